@@ -1,0 +1,17 @@
+"""numfuse: plain NumPy functions, traced, fused and run as CUDA kernels.
+
+    @numfuse.jit
+    def f(x, y):
+        z = np.exp(x) * y + 1.0
+        return z, z.sum(axis=1)
+
+`import numfuse` does not import numba.cuda; that happens at the first kernel launch, when
+numfuse also picks a GPU or, without a CUDA driver, Numba's CUDA simulator.
+"""
+
+from .errors import NumfuseError, TracingError, UnsupportedError
+from .jit import JitFunction, jit
+
+__version__ = "0.1.0"
+
+__all__ = ["jit", "JitFunction", "NumfuseError", "TracingError", "UnsupportedError", "__version__"]

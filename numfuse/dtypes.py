@@ -1,0 +1,58 @@
+"""The dtypes numfuse computes with, and their short printed names.
+
+Promotion is never decided here: NumPy decides it (ufunc.resolve_dtypes, np.result_type),
+see numpy_api.py. This module only says which dtypes kernels can hold.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import unsupported
+
+SUPPORTED = tuple(
+    np.dtype(name)
+    for name in (
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "float64",
+    )
+)
+
+_SHORT = {"b": "bool", "i": "i", "u": "u", "f": "f"}
+
+
+def short_name(dtype: np.dtype) -> str:
+    """'f32', 'i64', 'u8', 'bool': the names the printed IR uses (as jaxprs do)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return "bool"
+    return f"{_SHORT.get(dtype.kind, dtype.kind)}{dtype.itemsize * 8}"
+
+
+def check_supported(dtype, what: str) -> np.dtype:
+    """The dtype, or UnsupportedError naming it and what carried it."""
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise unsupported(f"dtype {dtype!r} ({what})") from None
+    if dtype not in SUPPORTED:
+        hint = ""
+        if dtype.kind == "f" and dtype.itemsize == 2:
+            hint = "float16 is not supported yet; cast to float32 with .astype(np.float32)"
+        elif dtype.kind == "c":
+            hint = "complex dtypes are not supported yet"
+        raise unsupported(f"dtype {dtype} ({what})", hint)
+    return dtype
+
+
+def is_float(dtype: np.dtype) -> bool:
+    return np.dtype(dtype).kind == "f"

@@ -1,0 +1,80 @@
+"""Errors numfuse raises, and how they name the user's source line."""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+from dataclasses import dataclass
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_NUMPY_DIR = None
+
+
+class NumfuseError(Exception):
+    """Base class of every error numfuse raises on its own account."""
+
+
+class UnsupportedError(NumfuseError, TypeError):
+    """A NumPy function, method, argument or dtype that numfuse cannot trace."""
+
+
+class TracingError(NumfuseError, TypeError):
+    """Python code asked for a concrete value of an array that only exists at run time."""
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A line of the user's code: where a traced operation came from."""
+
+    filename: str
+    lineno: int
+    function: str
+
+    @property
+    def text(self) -> str:
+        return linecache.getline(self.filename, self.lineno).strip()
+
+    def short(self) -> str:
+        return f"{os.path.basename(self.filename)}:{self.lineno}"
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.lineno} in {self.function}"
+
+
+def _is_internal(filename: str) -> bool:
+    global _NUMPY_DIR
+    if _NUMPY_DIR is None:
+        import numpy
+
+        _NUMPY_DIR = os.path.dirname(os.path.abspath(numpy.__file__))
+    path = os.path.abspath(filename)
+    return path.startswith(_PACKAGE_DIR + os.sep) or path.startswith(_NUMPY_DIR + os.sep)
+
+
+def user_location() -> SourceLoc | None:
+    """The innermost stack frame outside numfuse and NumPy: the user's line."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if not _is_internal(code.co_filename) and not code.co_filename.startswith("<frozen"):
+            return SourceLoc(code.co_filename, frame.f_lineno, code.co_name)
+        frame = frame.f_back
+    return None
+
+
+def at_user_line(message: str) -> str:
+    """`message`, followed by the user's file and line when one is on the stack."""
+    loc = user_location()
+    if loc is None:
+        return message
+    text = loc.text
+    where = f"{loc}" + (f": {text}" if text else "")
+    return f"{message}\n  at {where}"
+
+
+def unsupported(what: str, hint: str = "") -> UnsupportedError:
+    message = f"{what} is not supported by numfuse"
+    if hint:
+        message += f"; {hint}"
+    return UnsupportedError(at_user_line(message))

@@ -1,0 +1,288 @@
+"""`numfuse.jit`: trace once per input signature, plan, generate kernels, run.
+
+A call's signature is, for each argument: for arrays their kind (NumPy or device), shape, dtype
+and layout; for Python scalars their type (the value is a kernel argument); for NumPy scalars
+their dtype; for static arguments their value. The cache maps a signature to the traced graph,
+its plan and its kernels, so a second call with the same signature does no tracing, planning or
+compiling.
+
+A Python scalar argument that the function uses as a Python value (an axis, a loop count) cannot
+be traced; jit then retraces with that argument static, keyed by its value.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .codegen.cuda import KernelSource, render
+from .dtypes import check_supported
+from .errors import TracingError, UnsupportedError
+from .ir import Aval, format_graph
+from .planner import Plan, plan as make_plan
+from .tracer import ArgSpec, TraceResult, trace, unflatten_outputs
+
+
+def _is_device_array(x) -> bool:
+    return type(x).__module__.startswith("numba") and hasattr(x, "copy_to_host")
+
+
+def _layout(array) -> str:
+    flags = array.flags
+    c = flags["C_CONTIGUOUS"] if isinstance(flags, dict) else flags.c_contiguous
+    f = flags["F_CONTIGUOUS"] if isinstance(flags, dict) else flags.f_contiguous
+    return "C" if c else "F" if f else "A"
+
+
+def classify(name: str, value, static: bool):
+    """(signature key part, ArgSpec or a static marker) for one argument."""
+    if static:
+        try:
+            hash(value)
+        except TypeError:
+            raise UnsupportedError(f"static argument {name!r} must be hashable, got {type(value).__name__}") from None
+        return ("static", type(value), value), ("static", value)
+    if isinstance(value, np.ndarray):
+        dtype = check_supported(value.dtype, f"argument {name!r}")
+        return ("np", value.shape, dtype.str, _layout(value)), ArgSpec("array", Aval(value.shape, dtype))
+    if _is_device_array(value):
+        dtype = check_supported(value.dtype, f"argument {name!r}")
+        if _layout(value) != "C":
+            raise UnsupportedError(
+                f"argument {name!r} is a non-contiguous device array; strided device arrays are "
+                "not supported yet: pass a C-contiguous array"
+            )
+        return ("dev", value.shape, dtype.str), ArgSpec("array", Aval(tuple(value.shape), dtype))
+    if isinstance(value, (bool, np.bool_)) and not isinstance(value, np.generic):
+        return ("py", bool), ArgSpec("python", Aval((), np.dtype(bool)))
+    if isinstance(value, int):
+        return ("py", int), ArgSpec("python", Aval((), np.dtype(np.int64)))
+    if isinstance(value, float):
+        return ("py", float), ArgSpec("python", Aval((), np.dtype(np.float64)))
+    if isinstance(value, np.generic):
+        dtype = check_supported(value.dtype, f"argument {name!r}")
+        return ("npscalar", dtype.str), ArgSpec("scalar", Aval((), dtype))
+    if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
+        raise UnsupportedError(
+            f"argument {name!r} is a {type(value).__module__}.{type(value).__name__}; CuPy arrays, "
+            "PyTorch tensors and other CUDA arrays are not supported yet: pass a NumPy array or a "
+            "Numba device array (numba.cuda.as_cuda_array(x) wraps one without a copy)"
+        )
+    if isinstance(value, complex):
+        raise UnsupportedError(f"argument {name!r}: complex scalars are not supported")
+    try:
+        hash(value)
+    except TypeError:
+        raise UnsupportedError(
+            f"argument {name!r} of type {type(value).__name__} is neither an array, a scalar nor "
+            "a hashable static value"
+        ) from None
+    # Strings, None, tuples...: Python values that steer the function, keyed by value.
+    return ("static", type(value), value), ("static", value)
+
+
+@dataclass
+class Compiled:
+    """Everything cached for one signature."""
+
+    traced: TraceResult
+    plan: Plan
+    sources: list[KernelSource]
+    traced_positions: list[int]  # positions (in the bound argument list) of traced arguments
+    executable: Any = None
+    arg_names: list[str] = field(default_factory=list)
+
+
+def _kernel_header(plan: Plan, index: int) -> str:
+    kernel = plan.kernels[index]
+    lines = [f"numfuse kernel {kernel.name}, kernel #{index} of {plan.graph.name}()", "traced from:"]
+    for loc in kernel.nest.sources:
+        lines.append(f"  {loc.filename}:{loc.lineno} in {loc.function}: {loc.text}")
+    lines.append("")
+    lines.extend(str(kernel.nest).splitlines())
+    return "\n".join(lines)
+
+
+class JitFunction:
+    """A NumPy function compiled to fused CUDA kernels; see `jit`."""
+
+    def __init__(self, fn: Callable, static_argnums=(), static_argnames=()):
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._signature = inspect.signature(fn)
+        params = list(self._signature.parameters.values())
+        self._names = [p.name for p in params]
+        self._simple = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        self._static = set(static_argnames) | {self._names[i] for i in static_argnums if i < len(self._names)}
+        self._auto_static: set[str] = set()
+        self._cache: dict[tuple, Compiled] = {}
+
+    # -- arguments -----------------------------------------------------------------------------
+
+    def _bind(self, args, kwargs) -> tuple[list[str], list[Any], Callable]:
+        """Argument names and values in order, and how to call the function with new values."""
+        if self._simple and not kwargs and len(args) == len(self._names):
+            return self._names, list(args), lambda fn, vals: fn(*vals)
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        names, values, rebuild = [], [], []
+        for name, value in bound.arguments.items():
+            kind = self._signature.parameters[name].kind
+            if kind == inspect.Parameter.VAR_POSITIONAL:
+                rebuild.append(("*", name, len(value)))
+                names.extend(f"{name}[{i}]" for i in range(len(value)))
+                values.extend(value)
+            elif kind == inspect.Parameter.VAR_KEYWORD:
+                keys = sorted(value)
+                rebuild.append(("**", name, keys))
+                names.extend(f"{name}[{k!r}]" for k in keys)
+                values.extend(value[k] for k in keys)
+            else:
+                rebuild.append((kind, name, None))
+                names.append(name)
+                values.append(value)
+
+        def call(fn, vals):
+            vals = iter(vals)
+            pos, kw = [], {}
+            for kind, name, extra in rebuild:
+                if kind == "*":
+                    pos.extend(next(vals) for _ in range(extra))
+                elif kind == "**":
+                    kw.update({k: next(vals) for k in extra})
+                elif kind == inspect.Parameter.KEYWORD_ONLY:
+                    kw[name] = next(vals)
+                else:
+                    pos.append(next(vals))
+            return fn(*pos, **kw)
+
+        return names, values, call
+
+    def _compiled(self, args, kwargs) -> tuple[Compiled, list[Any]]:
+        names, values, call = self._bind(args, kwargs)
+        static = self._static | self._auto_static
+        key_parts, specs = [], []
+        for name, value in zip(names, values):
+            part, spec = classify(name, value, name in static)
+            key_parts.append(part)
+            specs.append(spec)
+        key = tuple(key_parts)
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self._compile(names, values, specs, call)
+            # The key under which it was found may have changed (arguments made static).
+            key = tuple(classify(n, v, n in self._static | self._auto_static)[0] for n, v in zip(names, values))
+            self._cache[key] = compiled
+        traced_values = [values[i] for i in compiled.traced_positions]
+        return compiled, traced_values
+
+    def _compile(self, names, values, specs, call) -> Compiled:
+        while True:
+            traced_positions = [i for i, s in enumerate(specs) if isinstance(s, ArgSpec)]
+            try:
+                fn_name = getattr(self._fn, "__name__", "f")
+                traced = trace(lambda *vals: call(self._fn, vals), specs, fn_name)
+                break
+            except TracingError as err:
+                position = getattr(err, "input_position", None)
+                if position is None:
+                    raise
+                # A scalar argument steers Python code: make it static and trace again.
+                i = traced_positions[position]
+                self._auto_static.add(names[i])
+                specs[i] = ("static", values[i])
+        scalar_inputs = {k for k, i in enumerate(traced_positions) if specs[i].kind != "array"}
+        plan = make_plan(traced.graph, scalar_inputs)
+        sources = [render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
+        return Compiled(traced, plan, sources, traced_positions, arg_names=names)
+
+    # -- public API ----------------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        compiled, traced_values = self._compiled(args, kwargs)
+        if compiled.executable is None:
+            from .runtime.executable import Executable
+
+            compiled.executable = Executable(compiled.plan, compiled.sources, compiled.traced.leaf_kinds)
+        outputs = compiled.executable(traced_values)
+        return unflatten_outputs(compiled.traced.out_tree, outputs)
+
+    def trace(self, *args, **kwargs) -> TraceResult:
+        return self._compiled(args, kwargs)[0].traced
+
+    def graph(self, *args, **kwargs):
+        """The traced graph for these arguments (nothing runs)."""
+        return self.trace(*args, **kwargs).graph
+
+    def plan(self, *args, **kwargs) -> Plan:
+        """The fusion plan for these arguments (nothing runs or compiles)."""
+        return self._compiled(args, kwargs)[0].plan
+
+    def kernel_sources(self, *args, **kwargs) -> list[KernelSource]:
+        return self._compiled(args, kwargs)[0].sources
+
+    def explain(self, *args, **kwargs) -> str:
+        """The graph, each kernel with why it is separate and its bytes, and the generated code."""
+        compiled = self._compiled(args, kwargs)[0]
+        return explain_text(compiled)
+
+    def __repr__(self) -> str:
+        return f"<numfuse.jit {getattr(self._fn, '__qualname__', self._fn)}>"
+
+
+def explain_text(compiled: Compiled) -> str:
+    from .runtime.kernel_cache import kernel_path
+
+    plan = compiled.plan
+    names = plan.names
+    graph = plan.graph
+    inputs = ", ".join(
+        f"{compiled.arg_names[p]}: {v.aval}" for p, v in zip(compiled.traced_positions, graph.inputs)
+    )
+    lines = [f"numfuse.jit({graph.name}) for ({inputs})", "", "== graph", format_graph(graph), ""]
+    ratio = plan.bytes_moved / plan.min_bytes if plan.min_bytes else 1.0
+    lines.append(
+        f"== plan: {len(plan.kernels)} kernel(s), {plan.bytes_moved} bytes moved, "
+        f"minimum {plan.min_bytes} ({ratio:.2f}x)"
+    )
+    for i, (kernel, source) in enumerate(zip(plan.kernels, compiled.sources)):
+        lines.append("")
+        lines.append(f"-- kernel #{i} {kernel.name} ({kernel.nest.kind}, {kernel.nest.schedule})")
+        lines.append(f"   what: {kernel.reason}")
+        held = [f"{names[e.out]} = {e.prim}" for e in kernel.computed]
+        lines.append(f"   holds: {', '.join(held) if held else '(copies only)'}")
+        lines.append(
+            f"   bytes: read {kernel.bytes_read}, written {kernel.bytes_written}"
+        )
+        lines.append("   loop nest:")
+        lines.extend("     " + line for line in str(kernel.nest).splitlines())
+        lines.append(f"   source ({os.path.basename(str(kernel_path(source)))}):")
+        code = source.source.split("\nimport math", 1)[-1]
+        lines.extend("     " + line for line in ("import math" + code).rstrip().splitlines())
+    out_kinds = [o.kind for o in plan.outputs]
+    if any(k != "buffer" for k in out_kinds):
+        lines.append("")
+        lines.append("outputs passed through unchanged: " + ", ".join(
+            names[o.var] for o in plan.outputs if o.kind != "buffer"
+        ))
+    return "\n".join(lines)
+
+
+def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=()):
+    """Compile a NumPy function into fused CUDA kernels.
+
+    Use as `@numfuse.jit` or `@numfuse.jit(static_argnames=("axis",))`. The function is traced
+    once per input signature; see JitFunction.plan and JitFunction.explain to inspect.
+    """
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    if fn is None:
+        return lambda f: JitFunction(f, static_argnums, static_argnames)
+    return JitFunction(fn, static_argnums, static_argnames)

@@ -1,0 +1,201 @@
+"""The loop nest of one kernel: what it iterates over, loads, computes, accumulates and stores.
+
+This description is target-neutral: it says nothing of threads or blocks, only which loops there
+are (outer dims, and for reductions inner dims reduced into accumulators), which statements run
+at each point, and a schedule hint that a target may use (the CUDA renderer maps it to a block per
+row or a thread per row). It prints as text:
+
+    kernel nf_red_exp_multiply_add_sum  reduction[block_per_row]
+      in  a:f32[n0,n1]  b:f32[n0,n1]
+      out e:f32[n0,n1]  f:f32[n0]
+      for o0 < n0:
+        acc0:f32 = 0.0 (add)
+        for r0 < n1:
+          v0 = load a[o0, r0]
+          ...
+          acc0 = add acc0 v3
+        store f[o0] = acc0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+import numpy as np
+
+from .dtypes import short_name
+from .errors import SourceLoc
+from .ir import Literal
+
+# An index is a loop variable's name or the constant 0 (a broadcast or size-one dimension).
+Index = Union[str, int]
+# An operand is a value's name or a typed constant.
+Operand = Union[str, Literal]
+
+
+@dataclass(frozen=True)
+class Dim:
+    """A loop: variable `name` runs over range(size); `param` is the kernel argument holding size."""
+
+    name: str
+    param: str
+    size: int
+
+
+@dataclass(frozen=True)
+class BufferParam:
+    """An array argument. `view` is the shape the kernel sees (a reshape of the buffer)."""
+
+    name: str
+    dtype: np.dtype
+    view: tuple[int, ...]
+    role: str  # "in" | "out"
+
+
+@dataclass(frozen=True)
+class ScalarParam:
+    """A runtime scalar argument of the traced function, already cast to `dtype`."""
+
+    name: str
+    dtype: np.dtype
+    input_index: int
+
+
+@dataclass(frozen=True)
+class Load:
+    dst: str
+    buffer: str
+    index: tuple[Index, ...]
+
+
+@dataclass(frozen=True)
+class Compute:
+    """dst = op(args) in `dtype`; `type_dtype` fills the template's T (the loop dtype)."""
+
+    dst: str
+    op: str  # an ops.ELEMENTWISE name, or "convert"
+    args: tuple[Operand, ...]
+    dtype: np.dtype
+    type_dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Store:
+    buffer: str
+    index: tuple[Index, ...]
+    src: Operand
+
+
+@dataclass(frozen=True)
+class Accumulate:
+    acc: str
+    src: Operand
+
+
+@dataclass(frozen=True)
+class Guard:
+    """Run `body` only where every loop variable in `zero` is 0 (a smaller output's points)."""
+
+    zero: tuple[str, ...]
+    body: tuple
+
+
+Stmt = Union[Load, Compute, Store, Accumulate, Guard]
+
+
+@dataclass(frozen=True)
+class Accumulator:
+    name: str
+    combine: str  # an ops.ELEMENTWISE name
+    dtype: np.dtype
+    identity: object  # a NumPy scalar of dtype
+
+
+@dataclass(frozen=True)
+class LoopNest:
+    name: str
+    kind: str  # "pointwise" | "reduction"
+    schedule: str  # "flat" | "block_per_row" | "thread_per_row"
+    buffers: tuple[BufferParam, ...]
+    scalars: tuple[ScalarParam, ...]
+    outer: tuple[Dim, ...]
+    inner: tuple[Dim, ...]
+    accumulators: tuple[Accumulator, ...]
+    body: tuple[Stmt, ...]
+    epilogue: tuple[Stmt, ...]
+    sources: tuple[SourceLoc, ...] = field(default=(), compare=False)
+
+    @property
+    def outer_size(self) -> int:
+        return int(np.prod([d.size for d in self.outer], dtype=np.int64))
+
+    @property
+    def inner_size(self) -> int:
+        return int(np.prod([d.size for d in self.inner], dtype=np.int64))
+
+    def buffer(self, name: str) -> BufferParam:
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def __str__(self) -> str:
+        return format_loopnest(self)
+
+
+def _operand(op: Operand) -> str:
+    return str(op) if isinstance(op, Literal) else op
+
+
+def _index(index: tuple[Index, ...]) -> str:
+    return ", ".join(str(i) for i in index)
+
+
+def _format_stmts(stmts, indent: str, dtypes: dict) -> list[str]:
+    lines = []
+    for s in stmts:
+        if isinstance(s, Load):
+            lines.append(f"{indent}{s.dst} = load {s.buffer}[{_index(s.index)}]")
+        elif isinstance(s, Compute):
+            args = " ".join(_operand(a) for a in s.args)
+            param = f"[{short_name(s.dtype)}]" if s.op == "convert" else ""
+            lines.append(f"{indent}{s.dst}:{short_name(s.dtype)} = {s.op}{param} {args}")
+        elif isinstance(s, Store):
+            lines.append(f"{indent}store {s.buffer}[{_index(s.index)}] = {_operand(s.src)}")
+        elif isinstance(s, Accumulate):
+            lines.append(f"{indent}{s.acc} = {dtypes[s.acc]} {s.acc} {_operand(s.src)}")
+        elif isinstance(s, Guard):
+            cond = " and ".join(f"{z} == 0" for z in s.zero)
+            lines.append(f"{indent}if {cond}:")
+            lines.extend(_format_stmts(s.body, indent + "  ", dtypes))
+    return lines
+
+
+def format_loopnest(nest: LoopNest) -> str:
+    def sig(b: BufferParam) -> str:
+        return f"{b.name}:{short_name(b.dtype)}[{','.join(map(str, b.view))}]"
+
+    lines = [f"kernel {nest.name}  {nest.kind}[{nest.schedule}]"]
+    ins = "  ".join(sig(b) for b in nest.buffers if b.role == "in")
+    ins += "".join(f"  {s.name}:{short_name(s.dtype)}" for s in nest.scalars)
+    outs = "  ".join(sig(b) for b in nest.buffers if b.role == "out")
+    lines.append(f"  in  {ins}".rstrip())
+    lines.append(f"  out {outs}".rstrip())
+    combine = {a.name: a.combine for a in nest.accumulators}
+    indent = "  "
+    for d in nest.outer:
+        lines.append(f"{indent}for {d.name} < {d.param}:  ({d.param}={d.size})")
+        indent += "  "
+    if not nest.outer:
+        lines.append(f"{indent}once:")
+        indent += "  "
+    for a in nest.accumulators:
+        lines.append(f"{indent}{a.name}:{short_name(a.dtype)} = {a.identity.item()!r} ({a.combine})")
+    body_indent = indent
+    for d in nest.inner:
+        lines.append(f"{body_indent}for {d.name} < {d.param}:  ({d.param}={d.size})")
+        body_indent += "  "
+    lines.extend(_format_stmts(nest.body, body_indent, combine))
+    lines.extend(_format_stmts(nest.epilogue, indent, combine))
+    return "\n".join(lines)

@@ -1,0 +1,397 @@
+"""Lowering: one planned kernel of the graph becomes a LoopNest.
+
+Values are evaluated at index maps. An index map gives, for each dimension of a value, the domain
+axis that indexes it, or None where the value has size one there (broadcast). Elementwise
+operations pass their map to their operands; `broadcast` drops axes; `transpose` permutes them;
+a reduction owned by the kernel is its accumulator (only in the epilogue, at the kept axes). So a
+whole DAG of elementwise work, broadcasts and transposes evaluates inside one loop nest, each
+(value, map) computed once.
+
+Afterwards adjacent domain axes that every buffer reads contiguously and in order are collapsed
+into one loop dimension (as CuPy's reduce_dims does), so a contiguous elementwise kernel indexes
+with one flat index and no division.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from .ir import Atom, Eqn, Graph, Literal, Var
+from .loopnest import (
+    Accumulate,
+    Accumulator,
+    BufferParam,
+    Compute,
+    Dim,
+    Guard,
+    Load,
+    LoopNest,
+    ScalarParam,
+    Store,
+)
+from .ops import ELEMENTWISE, REDUCTIONS, is_reduction
+
+IndexMap = tuple[Optional[int], ...]
+
+
+class NotFusable(Exception):
+    """A value cannot be evaluated in this kernel; the message says why."""
+
+
+@dataclass
+class KernelSpec:
+    """What the planner put in one kernel."""
+
+    index: int
+    kind: str  # "pointwise" | "reduction"
+    domain: tuple[int, ...]
+    reduce_axes: tuple[int, ...]
+    reductions: list[Eqn]
+    body_stores: list[Var]
+    epilogue_stores: list[Var]
+    reason: str = ""
+
+
+@dataclass
+class GraphInfo:
+    """Facts about the graph that every kernel's lowering consults."""
+
+    graph: Graph
+    producers: dict[Var, Eqn]
+    names: dict[Var, str]
+    scalar_inputs: dict[Var, int]  # runtime scalar arguments: graph input position
+    buffer_inputs: set[Var]  # array arguments and captured constants
+    owner: dict[Var, int]  # reduction result: index of the kernel that computes it
+    stored_by: dict[Var, int]  # values written to memory: index of the kernel that writes them
+
+
+@dataclass
+class Lowered:
+    nest: LoopNest
+    reads: dict[Var, str]  # buffers loaded: their parameter names
+    writes: dict[Var, str]  # buffers stored
+    external: set[Var]  # reduction results this kernel loads from earlier kernels
+    vars_computed: list[Eqn]
+
+
+def identity_map(shape: tuple[int, ...], axes: tuple[int, ...] | None = None) -> IndexMap:
+    axes = tuple(range(len(shape))) if axes is None else axes
+    return tuple(a if s != 1 else None for a, s in zip(axes, shape))
+
+
+def broadcast_map(shape: tuple[int, ...], domain: tuple[int, ...]) -> tuple[IndexMap, tuple[int, ...]]:
+    """Map of a value of `shape` broadcast into `domain`, and the domain axes it lacks (guards)."""
+    offset = len(domain) - len(shape)
+    imap = []
+    for k, size in enumerate(shape):
+        axis = k + offset
+        imap.append(axis if size != 1 else None)
+    present = {a for a in imap if a is not None}
+    missing = tuple(a for a, size in enumerate(domain) if size != 1 and a not in present)
+    return tuple(imap), missing
+
+
+def reduction_map(eqn: Eqn, domain: tuple[int, ...]) -> IndexMap:
+    """Canonical map of a reduction's result: its kept dimensions are the domain's kept axes."""
+    axes = eqn.param("axes")
+    if eqn.param("keepdims"):
+        return tuple(None if a in axes or s == 1 else a for a, s in enumerate(domain))
+    return tuple(a if s != 1 else None for a, s in enumerate(domain) if a not in axes)
+
+
+def epilogue_map(var: Var, eqn: Eqn, domain: tuple[int, ...]) -> IndexMap | None:
+    """Where `var` sits in a reduction kernel's epilogue: the shape of its reductions' results."""
+    axes = eqn.param("axes")
+    kept = tuple(s for a, s in enumerate(domain) if a not in axes)
+    with_ones = tuple(1 if a in axes else s for a, s in enumerate(domain))
+    if var.aval.shape == kept:
+        return tuple(a if s != 1 else None for a, s in enumerate(domain) if a not in axes)
+    if var.aval.shape == with_ones:
+        return tuple(None if a in axes or s == 1 else a for a, s in enumerate(domain))
+    return None
+
+
+class Lowerer:
+    def __init__(self, spec: KernelSpec, info: GraphInfo):
+        self.spec = spec
+        self.info = info
+        self.domain = spec.domain
+        self.owned = {eqn.out: i for i, eqn in enumerate(spec.reductions)}
+        self.counter = 0
+        self.reads: dict[Var, str] = {}
+        self.writes: dict[Var, str] = {}
+        self.scalars: dict[tuple[int, np.dtype], str] = {}
+        self.external: set[Var] = set()
+        self.computed: list[Eqn] = []
+        self.maps: list[tuple[str, IndexMap]] = []  # every (buffer, map) used: for collapsing
+
+    # -- values --------------------------------------------------------------------------------
+
+    def fresh(self) -> str:
+        self.counter += 1
+        return f"v{self.counter - 1}"
+
+    def buffer_name(self, var: Var, role: str) -> str:
+        table = self.reads if role == "in" else self.writes
+        if var not in table:
+            table[var] = f"{role}_{self.info.names[var]}"
+        return table[var]
+
+    def value(self, atom: Atom, imap: IndexMap, scope: dict, out: list, epilogue: bool):
+        if isinstance(atom, Literal):
+            return atom
+        key = (atom, imap)
+        if key in scope:
+            return scope[key]
+        result = self._evaluate(atom, imap, scope, out, epilogue)
+        scope[key] = result
+        return result
+
+    def _recompute_bytes(self, var: Var, seen: set) -> int:
+        """Bytes of memory that recomputing `var` here would read."""
+        if var in seen:
+            return 0
+        seen.add(var)
+        eqn = self.info.producers.get(var)
+        if eqn is None or is_reduction(eqn.prim):
+            return var.aval.nbytes if var not in self.info.scalar_inputs else 0
+        return sum(self._recompute_bytes(a, seen) for a in eqn.inputs if isinstance(a, Var))
+
+    def _evaluate(self, var: Var, imap: IndexMap, scope: dict, out: list, epilogue: bool):
+        info = self.info
+        if var in info.scalar_inputs:
+            return self._scalar(var, var.aval.dtype)
+        if var in info.buffer_inputs:
+            return self._load(var, imap, out)
+        eqn = info.producers[var]
+        stored = info.stored_by.get(var)
+        if is_reduction(eqn.prim):
+            if var in self.owned:
+                if not epilogue:
+                    raise NotFusable(f"{info.names[var]} is reduced in this kernel and used inside its loop")
+                if imap != reduction_map(eqn, self.domain):
+                    raise NotFusable(f"{info.names[var]} is read at other indices than it is reduced at")
+                return f"acc{self.owned[var]}"
+            owner = info.owner[var]
+            if owner >= self.spec.index:
+                raise NotFusable(f"{info.names[var]} ({eqn.prim}) is computed in a later kernel")
+            self.external.add(var)
+            return self._load(var, imap, out)
+        if stored is not None and stored < self.spec.index:
+            if self._recompute_bytes(var, set()) > var.aval.nbytes:
+                return self._load(var, imap, out)
+        return self._compute(eqn, imap, scope, out, epilogue)
+
+    def _load(self, var: Var, imap: IndexMap, out: list) -> str:
+        name = self.buffer_name(var, "in")
+        dst = self.fresh()
+        self.maps.append((name, imap))
+        out.append(Load(dst, name, imap))
+        return dst
+
+    def _scalar(self, var: Var, dtype: np.dtype) -> str:
+        key = (self.info.scalar_inputs[var], np.dtype(dtype))
+        if key not in self.scalars:
+            self.scalars[key] = f"s_{self.info.names[var]}" + ("" if dtype == var.aval.dtype else f"_{dtype.name}")
+        return self.scalars[key]
+
+    def _compute(self, eqn: Eqn, imap: IndexMap, scope: dict, out: list, epilogue: bool):
+        prim = eqn.prim
+        operand = eqn.inputs[0]
+        if prim == "broadcast":
+            if isinstance(operand, Literal):
+                return operand
+            in_map, _ = broadcast_map(operand.aval.shape, eqn.out.aval.shape)
+            mapped = tuple(None if a is None else imap[a] for a in in_map)
+            return self.value(operand, mapped, scope, out, epilogue)
+        if prim == "transpose":
+            perm = eqn.param("perm")
+            mapped = [None] * len(perm)
+            for k, p in enumerate(perm):
+                mapped[p] = imap[k]
+            return self.value(operand, tuple(mapped), scope, out, epilogue)
+        if is_reduction(prim):
+            raise NotFusable(f"{prim} cannot run inside this kernel")
+        if prim == "convert" and operand in self.info.scalar_inputs:
+            # Scalars are cast on the host: the kernel gets the value in the dtype it computes in.
+            return self._scalar(operand, eqn.out.aval.dtype)
+        args = tuple(self.value(a, imap, scope, out, epilogue) for a in eqn.inputs)
+        if prim == "convert":
+            type_dtype = operand.aval.dtype
+        else:
+            type_dtype = eqn.inputs[ELEMENTWISE[prim].type_from].aval.dtype
+        dst = self.fresh()
+        self.computed.append(eqn)
+        out.append(Compute(dst, prim, args, eqn.out.aval.dtype, type_dtype))
+        return dst
+
+    def _store(self, var: Var, imap: IndexMap, src, out: list) -> None:
+        name = self.buffer_name(var, "out")
+        self.maps.append((name, imap))
+        out.append(Store(name, imap, src))
+
+    # -- the kernel ----------------------------------------------------------------------------
+
+    def lower(self) -> Lowered:
+        spec = self.spec
+        body: list = []
+        body_scope: dict = {}
+        accumulators = []
+        for i, eqn in enumerate(spec.reductions):
+            red = REDUCTIONS[eqn.prim]
+            dtype = eqn.out.aval.dtype
+            src = self.value(eqn.inputs[0], identity_map(self.domain), body_scope, body, False)
+            accumulators.append(Accumulator(f"acc{i}", red.combine, dtype, red.identity(dtype)))
+            body.append(Accumulate(f"acc{i}", src))
+            self.computed.append(eqn)
+        # Outputs smaller than the domain are stored where the axes they lack are 0, from a
+        # scope that sees the values computed before the guard but not the other way round.
+        guarded: dict[tuple[int, ...], tuple[list, dict]] = {}
+        for var in spec.body_stores:
+            imap, missing = broadcast_map(var.aval.shape, self.domain)
+            if missing:
+                stmts, scope = guarded.setdefault(missing, ([], {}))
+            else:
+                stmts, scope = body, body_scope
+            src = self.value(var, imap, scope, stmts, False)
+            self._store(var, imap, src, stmts)
+        for missing, (stmts, _) in guarded.items():
+            body.append(Guard(tuple(missing), tuple(stmts)))
+        epilogue: list = []
+        epilogue_scope: dict = {}
+        for var in spec.epilogue_stores:
+            imap = epilogue_map(var, spec.reductions[0], self.domain)
+            if imap is None:
+                raise NotFusable(f"{self.info.names[var]} does not have the shape of the reduction's result")
+            src = self.value(var, imap, epilogue_scope, epilogue, True)
+            self._store(var, imap, src, epilogue)
+        return self._finish(body, epilogue, accumulators)
+
+    def _finish(self, body, epilogue, accumulators) -> Lowered:
+        spec = self.spec
+        chains = collapse_axes(self.domain, spec.reduce_axes, self.maps)
+        axis_dim: dict[int, str] = {}
+        outer: list[Dim] = []
+        inner: list[Dim] = []
+        for chain in chains:
+            reduced = chain[0] in spec.reduce_axes
+            dims = inner if reduced else outer
+            prefix = "r" if reduced else ("o" if spec.kind == "reduction" else "i")
+            k = len(dims)
+            name = f"{prefix}{k}"
+            size = int(np.prod([self.domain[a] for a in chain], dtype=np.int64))
+            dims.append(Dim(name, f"n{prefix}{k}" if prefix != "i" else f"n{k}", size))
+            for a in chain:
+                axis_dim[a] = name
+        views: dict[str, tuple[int, ...]] = {}
+
+        def rewrite_index(buffer: str, imap: IndexMap):
+            index, view = [], []
+            for a in imap:
+                if a is None:
+                    continue
+                dim = axis_dim[a]
+                if index and index[-1] == dim:
+                    view[-1] *= self.domain[a]
+                else:
+                    index.append(dim)
+                    view.append(self.domain[a])
+            if not index:
+                index, view = [0], [1]
+            known = views.setdefault(buffer, tuple(view))
+            assert known == tuple(view), f"{buffer} seen with two views {known} and {view}"
+            return tuple(index)
+
+        def rewrite(stmts):
+            result = []
+            for s in stmts:
+                if isinstance(s, Load):
+                    result.append(Load(s.dst, s.buffer, rewrite_index(s.buffer, s.index)))
+                elif isinstance(s, Store):
+                    result.append(Store(s.buffer, rewrite_index(s.buffer, s.index), s.src))
+                elif isinstance(s, Guard):
+                    zero = tuple(dict.fromkeys(axis_dim[a] for a in s.zero))
+                    result.append(Guard(zero, tuple(rewrite(s.body))))
+                else:
+                    result.append(s)
+            return result
+
+        body = rewrite(body)
+        epilogue = rewrite(epilogue)
+        buffers = tuple(
+            [BufferParam(n, v.aval.dtype, views[n], "in") for v, n in self.reads.items()]
+            + [BufferParam(n, v.aval.dtype, views[n], "out") for v, n in self.writes.items()]
+        )
+        scalars = tuple(ScalarParam(n, dtype, index) for (index, dtype), n in self.scalars.items())
+        nest = LoopNest(
+            name=kernel_name(spec, self.computed),
+            kind=spec.kind,
+            schedule=choose_schedule(spec, outer, inner, chains),
+            buffers=buffers,
+            scalars=scalars,
+            outer=tuple(outer),
+            inner=tuple(inner),
+            accumulators=tuple(accumulators),
+            body=tuple(body),
+            epilogue=tuple(epilogue),
+            sources=tuple(dict.fromkeys(e.loc for e in self.computed if e.loc is not None)),
+        )
+        return Lowered(nest, dict(self.reads), dict(self.writes), self.external, self.computed)
+
+
+def collapse_axes(domain, reduce_axes, maps) -> list[list[int]]:
+    """Group the domain's non-unit axes into chains that every access reads contiguously."""
+    active = [a for a, s in enumerate(domain) if s != 1]
+    stripped = []
+    for _, imap in maps:
+        axes = [a for a in imap if a is not None]
+        stripped.append({a: i for i, a in enumerate(axes)})
+    chains: list[list[int]] = []
+    for a in active:
+        if chains:
+            prev = chains[-1][-1]
+            same_class = (prev in reduce_axes) == (a in reduce_axes)
+            # Size-one axes between prev and a index nothing, so they do not separate them.
+            if same_class and all(_adjacent(pos, prev, a) for pos in stripped):
+                chains[-1].append(a)
+                continue
+        chains.append([a])
+    return chains
+
+
+def _adjacent(pos: dict, a: int, b: int) -> bool:
+    if a not in pos and b not in pos:
+        return True
+    if a in pos and b in pos:
+        return pos[b] == pos[a] + 1
+    return False
+
+
+def choose_schedule(spec: KernelSpec, outer, inner, chains) -> str:
+    """How a target should spread the loops over threads (see codegen/cuda.py)."""
+    if spec.kind == "pointwise":
+        return "flat"
+    innermost_reduced = bool(chains) and chains[-1][0] in spec.reduce_axes
+    if not outer or innermost_reduced:
+        return "block_per_row"
+    # The innermost axis is kept: a thread per output reads coalesced across threads, when there
+    # are enough outputs to keep threads busy; otherwise a block per output.
+    outer_size = int(np.prod([d.size for d in outer], dtype=np.int64))
+    inner_size = int(np.prod([d.size for d in inner], dtype=np.int64))
+    return "thread_per_row" if outer_size >= inner_size else "block_per_row"
+
+
+def kernel_name(spec: KernelSpec, computed: list[Eqn]) -> str:
+    ops = []
+    for eqn in computed:
+        name = eqn.prim.replace("reduce_", "")
+        if eqn.prim in ("convert", "broadcast", "transpose") or name in ops:
+            continue
+        ops.append(name)
+    if len(ops) > 6:
+        ops = ops[:6] + [f"{len(ops) - 6}more"]
+    kind = "pw" if spec.kind == "pointwise" else "red"
+    return "_".join(["nf", kind] + ops)

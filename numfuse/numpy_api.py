@@ -1,0 +1,402 @@
+"""NumPy's API on traced values: each entry point's rule for shapes and dtypes, and its lowering.
+
+Every rule asks NumPy itself for dtypes: `ufunc.resolve_dtypes` picks the loop (NEP 50 weak Python
+scalars included), and a call on zero-size or size-one stand-in arrays raises exactly the error
+NumPy would raise (Python integers out of range, empty reductions without identity, bad casts).
+Shapes come from `np.broadcast_shapes` and `normalize_axis_tuple`.
+
+Handlers take the trace context first; they never import the tracer (it imports this module).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
+
+from .dtypes import check_supported
+from .errors import at_user_line, unsupported
+from .ops import BY_UFUNC
+
+_PY_TYPES = {"b": bool, "i": int, "u": int, "f": float}
+_DEFAULT_DTYPE = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+
+
+@dataclass
+class Operand:
+    """One argument of a NumPy call, classified.
+
+    Exactly one of `tracer` (a traced array or runtime scalar) and `value` (a constant scalar) is
+    set. `weak` marks Python scalars, which NEP 50 lets the other operands' dtypes decide.
+    """
+
+    tracer: Any
+    value: Any
+    dtype: np.dtype
+    weak: bool
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.tracer.shape if self.tracer is not None else ()
+
+    def resolve_type(self):
+        """What `ufunc.resolve_dtypes` takes for this operand: a dtype, or int/float if weak."""
+        if self.weak and self.dtype.kind in "iuf":
+            return _PY_TYPES[self.dtype.kind]
+        return self.dtype
+
+    def stand_in(self):
+        """A value NumPy can run the operation on, to raise what it would raise."""
+        if self.tracer is None:
+            return self.value
+        if self.weak:
+            return _PY_TYPES[self.dtype.kind](0)
+        return np.empty((0,), self.dtype)
+
+
+def _broadcast_shape(operands: list[Operand]) -> tuple[int, ...]:
+    shapes = [op.shape for op in operands]
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        listed = " ".join(str(tuple(s)).replace(",)", ")").replace(" ", "") for s in shapes)
+        raise ValueError(
+            at_user_line(f"operands could not be broadcast together with shapes {listed}")
+        ) from None
+
+
+def _loop_dtypes(ufunc: np.ufunc, operands: list[Operand]) -> tuple[list[np.dtype], np.dtype]:
+    """The NumPy loop that runs `ufunc` on these operands: its input dtypes and output dtype."""
+    name = f"np.{ufunc.__name__}"
+    if all(op.weak for op in operands):
+        types = tuple(op.dtype for op in operands)
+    else:
+        types = tuple(op.resolve_type() for op in operands)
+    # Run NumPy on stand-ins first so that its own errors (bad dtypes, Python ints out of
+    # range for the array's dtype) surface unchanged.
+    with np.errstate(all="ignore"):
+        ufunc(*[op.stand_in() for op in operands])
+    resolved = ufunc.resolve_dtypes(types + (None,) * ufunc.nout)
+    ins, out = list(resolved[: ufunc.nin]), resolved[-1]
+    # NumPy compares Python ints against any integer dtype exactly (uint8 < 300 is True):
+    # widen such a loop rather than wrap the literal.
+    for i, op in enumerate(operands):
+        if op.tracer is None and op.weak and op.dtype.kind in "iu" and ins[i].kind in "iu":
+            info = np.iinfo(ins[i])
+            if not info.min <= op.value <= info.max:
+                wide = np.promote_types(ins[i], np.min_scalar_type(op.value))
+                ins = [wide if d.kind in "iu" else d for d in ins]
+    for dtype in ins + [out]:
+        check_supported(dtype, f"{name} computes in it")
+    return ins, out
+
+
+def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs) -> Any:
+    op = BY_UFUNC.get(ufunc)
+    name = f"np.{ufunc.__name__}"
+    if op is None:
+        raise unsupported(name)
+    for key, value in kwargs.items():
+        if key == "dtype" and value is not None:
+            raise unsupported(f"{name}(..., dtype=...)", "cast the result with .astype() instead")
+        if key != "casting" and value is not None:
+            raise unsupported(f"{name}(..., {key}=...)")
+    if len(args) != op.nin:
+        raise TypeError(at_user_line(f"{name} takes {op.nin} arguments, got {len(args)}"))
+    operands = [ctx.operand(a) for a in args]
+    shape = _broadcast_shape(operands)
+    ins, out = _loop_dtypes(ufunc, operands)
+    if ufunc is np.power:
+        fast = _power_fast_path(ctx, operands, ins)
+        if fast is not None:
+            return fast
+    if op.template(ins[op.type_from]) is None:
+        raise unsupported(f"{name} on {ins[op.type_from]}")
+    atoms = [ctx.coerce(o, dtype, shape) for o, dtype in zip(operands, ins)]
+    weak = all(o.weak for o in operands) and out.kind in "bif"
+    return ctx.bind(op.name, atoms, shape, out, weak=weak, numpy_scalar=True)
+
+
+def as_dtype(ctx, operand: Operand, dtype: np.dtype):
+    """The operand cast to `dtype`: a traced value, or a strong NumPy scalar."""
+    if operand.tracer is not None:
+        return ctx.convert(operand.tracer, dtype)
+    return np.array(operand.value).astype(dtype, casting="unsafe")[()]
+
+
+def _power_fast_path(ctx, operands, ins):
+    """x ** 2 is square and float x ** 0.5 is sqrt, as in NumPy; negative int powers raise."""
+    base, exponent = operands
+    if exponent.tracer is not None or base.tracer is None:
+        return None
+    value = exponent.value
+    if ins[0].kind in "iu" and value < 0:
+        raise ValueError(at_user_line("Integers to negative integer powers are not allowed."))
+    if value == 2:
+        return apply_ufunc(ctx, np.square, (as_dtype(ctx, base, ins[0]),), {})
+    if value == 0.5 and ins[0].kind == "f":
+        return apply_ufunc(ctx, np.sqrt, (as_dtype(ctx, base, ins[0]),), {})
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Reductions
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A NumPy reduction: its IR primitive and how NumPy picks its dtype."""
+
+    numpy_name: str
+    prim: str
+    stand_in: Callable  # NumPy's own function, run on a stand-in to get dtype and errors
+    converts_to_bool: bool = False
+
+
+_REDUCTIONS = {
+    "sum": Reduction("sum", "reduce_sum", np.sum),
+    "prod": Reduction("prod", "reduce_prod", np.prod),
+    "max": Reduction("max", "reduce_max", np.max),
+    "min": Reduction("min", "reduce_min", np.min),
+    "any": Reduction("any", "reduce_or", np.any, converts_to_bool=True),
+    "all": Reduction("all", "reduce_and", np.all, converts_to_bool=True),
+    "mean": Reduction("mean", "reduce_sum", np.mean),
+}
+
+
+def _axes(axis, ndim) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    try:
+        return normalize_axis_tuple(axis, ndim)
+    except np.exceptions.AxisError as err:
+        raise np.exceptions.AxisError(at_user_line(str(err))) from None
+
+
+def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    red = _REDUCTIONS[kind]
+    name = f"np.{red.numpy_name}"
+    for key, value in (("out", out), ("initial", initial), ("where", where)):
+        if value is not None and value is not np._NoValue:
+            raise unsupported(f"{name}(..., {key}=...)")
+    if keepdims is np._NoValue:
+        keepdims = False
+    xt = ctx.as_tracer(ctx.operand(a))
+    axes = _axes(axis, xt.ndim)
+    if dtype is not None:
+        dtype = check_supported(dtype, f"{name}(dtype=...)")
+    # NumPy on a stand-in of the same rank, size-one except where the input is empty: it
+    # gives the result dtype and raises what NumPy raises (an empty max has no identity).
+    stand_in = np.empty(tuple(0 if s == 0 else 1 for s in xt.shape), xt.dtype)
+    kwargs = {} if dtype is None else {"dtype": dtype}
+    with np.errstate(all="ignore"):
+        try:
+            result = red.stand_in(stand_in, axis=axes, keepdims=bool(keepdims), **kwargs)
+        except ValueError as err:
+            raise ValueError(at_user_line(str(err))) from None
+    out_dtype = check_supported(np.asarray(result).dtype, f"result of {name}")
+    acc = np.dtype(bool) if red.converts_to_bool else out_dtype
+    value = ctx.convert(xt, acc)
+    if axes:
+        shape = tuple(
+            1 if i in axes else s for i, s in enumerate(xt.shape) if keepdims or i not in axes
+        )
+        params = (("axes", axes), ("keepdims", bool(keepdims)))
+        value = ctx.bind(red.prim, [ctx.atom(value)], shape, acc, params=params, numpy_scalar=True)
+    if kind == "mean":
+        count = int(np.prod([xt.shape[i] for i in axes], dtype=np.int64))
+        value = apply_ufunc(ctx, np.true_divide, (value, count), {})
+        value = ctx.convert(value, out_dtype)
+    return value
+
+
+def ufunc_reduce(ctx, ufunc: np.ufunc, args, kwargs):
+    """np.add.reduce(x, axis=0) and friends; NumPy's default axis here is 0."""
+    kinds = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min", np.logical_or: "any", np.logical_and: "all"}
+    if ufunc not in kinds:
+        raise unsupported(f"np.{ufunc.__name__}.reduce")
+    a, *rest = args
+    if rest:
+        kwargs = dict(kwargs, axis=rest[0])
+    kwargs.setdefault("axis", 0)
+    kind = kinds[ufunc]
+    if kind in ("any", "all"):
+        a = ctx.convert(ctx.as_tracer(ctx.operand(a)), np.dtype(bool))
+        kwargs.pop("dtype", None)
+    return reduce(ctx, kind, a, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Array functions (np.where, np.clip, ...), reached through __array_function__
+
+
+def _where(ctx, condition, x=None, y=None):
+    if x is None or y is None:
+        raise unsupported("np.where with one argument (np.nonzero)", "its result's shape depends on the data")
+    operands = [ctx.operand(a) for a in (condition, x, y)]
+    shape = _broadcast_shape(operands)
+    with np.errstate(all="ignore"):
+        dtype = np.where(np.empty(0, bool), operands[1].stand_in(), operands[2].stand_in()).dtype
+    dtype = check_supported(dtype, "np.where's result")
+    mask = ctx.coerce(operands[0], np.dtype(bool), shape)
+    atoms = [mask, ctx.coerce(operands[1], dtype, shape), ctx.coerce(operands[2], dtype, shape)]
+    return ctx.bind("where", atoms, shape, dtype)
+
+
+def _clip(ctx, a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, max=np._NoValue, **kwargs):
+    if out is not None or kwargs:
+        raise unsupported("np.clip(..., out=...)")
+    lo = None if a_min is np._NoValue and min is np._NoValue else (a_min if a_min is not np._NoValue else min)
+    hi = None if a_max is np._NoValue and max is np._NoValue else (a_max if a_max is not np._NoValue else max)
+    if lo is None and hi is None:
+        raise ValueError(at_user_line("One of max or min must be given"))
+    # clip(a, lo, hi) is minimum(maximum(a, lo), hi) with NaN propagating, as NumPy's clip loop,
+    # computed in the dtype NumPy's clip picks for these operands.
+    x, low, high = (None if v is None else ctx.operand(v) for v in (a, lo, hi))
+    with np.errstate(all="ignore"):
+        dtype = np.clip(x.stand_in(), None if low is None else low.stand_in(), None if high is None else high.stand_in()).dtype
+    dtype = check_supported(dtype, "np.clip's result")
+    result = as_dtype(ctx, x, dtype)
+    if low is not None:
+        result = apply_ufunc(ctx, np.maximum, (result, as_dtype(ctx, low, dtype)), {})
+    if high is not None:
+        result = apply_ufunc(ctx, np.minimum, (result, as_dtype(ctx, high, dtype)), {})
+    return result
+
+
+def _fill_like(ctx, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    if shape is not None:
+        raise unsupported("np.*_like(..., shape=...)")
+    base = ctx.operand(a)
+    dtype = check_supported(base.dtype if dtype is None else dtype, "np.*_like(dtype=...)")
+    fill = as_dtype(ctx, ctx.operand(fill_value), dtype)
+    return ctx.broadcast(fill, base.shape)
+
+
+def _zeros_like(ctx, a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _fill_like(ctx, a, 0, dtype, order, subok, shape)
+
+
+def _ones_like(ctx, a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _fill_like(ctx, a, 1, dtype, order, subok, shape)
+
+
+def _astype(ctx, x, dtype, /, *, copy=True, device=None):
+    return ctx.astype(x, dtype)
+
+
+def _transpose(ctx, a, axes=None):
+    return ctx.transpose(ctx.as_tracer(ctx.operand(a)), axes)
+
+
+def _concrete(fn):
+    """np.shape and friends: answered from the aval, on a stand-in that holds no memory."""
+
+    def handler(ctx, a, *args, **kwargs):
+        operand = ctx.operand(a)
+        stand_in = np.broadcast_to(np.empty((), operand.dtype), operand.shape)
+        return fn(stand_in, *args, **kwargs)
+
+    return handler
+
+
+def _result_type(ctx, *arrays_and_dtypes):
+    stand_ins = []
+    for item in arrays_and_dtypes:
+        if isinstance(item, (np.dtype, type, str)):
+            stand_ins.append(item)
+        else:
+            operand = ctx.operand(item)
+            stand_ins.append(operand.resolve_type() if operand.weak else operand.dtype)
+    return np.result_type(*stand_ins)
+
+
+def _reduction(kind, numpy_function):
+    """A handler that takes the arguments exactly as NumPy's own function does."""
+    signature = inspect.signature(numpy_function)
+
+    def handler(ctx, *args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as err:
+            raise TypeError(at_user_line(f"np.{kind}(): {err}")) from None
+        return reduce(ctx, kind, **bound.arguments)
+
+    handler.__name__ = kind
+    return handler
+
+
+FUNCTIONS: dict[Callable, Callable] = {
+    np.sum: _reduction("sum", np.sum),
+    np.prod: _reduction("prod", np.prod),
+    np.max: _reduction("max", np.max),
+    np.amax: _reduction("max", np.amax),
+    np.min: _reduction("min", np.min),
+    np.amin: _reduction("min", np.amin),
+    np.any: _reduction("any", np.any),
+    np.all: _reduction("all", np.all),
+    np.mean: _reduction("mean", np.mean),
+    np.where: _where,
+    np.clip: _clip,
+    np.zeros_like: _zeros_like,
+    np.ones_like: _ones_like,
+    np.full_like: _fill_like,
+    np.astype: _astype,
+    np.transpose: _transpose,
+    np.shape: _concrete(np.shape),
+    np.ndim: _concrete(np.ndim),
+    np.size: _concrete(np.size),
+    np.result_type: _result_type,
+}
+
+
+def function_name(func) -> str:
+    module = getattr(func, "__module__", "") or ""
+    module = module.replace("numpy._core.", "numpy.").replace("numpy.core.", "numpy.")
+    module = "np" if module in ("numpy", "numpy.fromnumeric", "numpy.multiarray", "numpy.numeric") else module.replace("numpy", "np")
+    return f"{module}.{func.__name__}"
+
+
+def call_function(ctx, func, args, kwargs):
+    handler = FUNCTIONS.get(func)
+    if handler is None:
+        raise unsupported(function_name(func))
+    return handler(ctx, *args, **kwargs)
+
+
+# Python operators on traced values, and the NumPy calls they stand for.
+OPERATORS: dict[str, np.ufunc] = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "truediv": np.true_divide,
+    "floordiv": np.floor_divide,
+    "mod": np.remainder,
+    "pow": np.power,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+}
+UNARY_OPERATORS: dict[str, np.ufunc] = {
+    "neg": np.negative,
+    "pos": np.positive,
+    "abs": np.absolute,
+    "invert": np.invert,
+}
+
+# Everything in NumPy's namespace that numfuse traces, for the docs' operations table.
+SUPPORTED_UFUNCS = tuple(sorted(u.__name__ for u in BY_UFUNC))
+SUPPORTED_FUNCTIONS = tuple(sorted({function_name(f) for f in FUNCTIONS}))
+SUPPORTED_METHODS = ("sum", "prod", "max", "min", "mean", "any", "all", "astype", "clip", "transpose")
+SUPPORTED_ATTRIBUTES = ("T", "shape", "ndim", "dtype", "size", "itemsize", "nbytes")
+
+__all__ = ["apply_ufunc", "call_function", "reduce", "ufunc_reduce", "Operand", "OPERATORS", "UNARY_OPERATORS"]

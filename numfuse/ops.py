@@ -1,0 +1,190 @@
+"""The primitive table: every operation the IR knows, declared once.
+
+An elementwise primitive names the NumPy ufunc whose dtype resolution it follows, and the scalar
+template (scalar_impl.py) that computes it for each kind of loop dtype: 'b' bool, 'i' signed
+integer, 'u' unsigned integer, 'f' float. A kind missing from `impls` means NumPy has a loop that
+numfuse cannot run, which the tracer reports as UnsupportedError.
+
+Reduction primitives name the elementwise primitive that combines two partial results and the
+identity that starts an accumulator. Structural primitives (convert, broadcast, transpose) move or
+retype values without arithmetic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from . import scalar_impl as S
+
+
+@dataclass(frozen=True)
+class ElementwiseOp:
+    name: str
+    nin: int
+    impls: dict[str, Callable] = field(repr=False)
+    ufunc: np.ufunc | None = None
+    # Which operand's dtype the template's T(...) means (where: the value operands, not the mask).
+    type_from: int = 0
+
+    def template(self, dtype: np.dtype) -> Callable | None:
+        kind = np.dtype(dtype).kind
+        if kind == "u" and "u" not in self.impls:
+            kind = "i"
+        return self.impls.get(kind)
+
+
+@dataclass(frozen=True)
+class ReduceOp:
+    name: str
+    combine: str  # an ElementwiseOp name
+    ufunc: np.ufunc
+
+    def identity(self, dtype: np.dtype):
+        dtype = np.dtype(dtype)
+        if self.combine == "add":
+            return dtype.type(0)
+        if self.combine == "multiply":
+            return dtype.type(1)
+        if self.combine == "logical_or":
+            return np.bool_(False)
+        if self.combine == "logical_and":
+            return np.bool_(True)
+        if dtype.kind == "b":
+            return np.bool_(self.combine == "minimum")
+        if dtype.kind == "f":
+            return dtype.type(-np.inf if self.combine == "maximum" else np.inf)
+        info = np.iinfo(dtype)
+        return dtype.type(info.min if self.combine == "maximum" else info.max)
+
+
+def _all(fn):
+    return {"b": fn, "i": fn, "u": fn, "f": fn}
+
+
+def _num(fn):
+    return {"i": fn, "u": fn, "f": fn}
+
+
+def _ints(fn):
+    return {"b": fn, "i": fn, "u": fn}
+
+
+def _float(fn):
+    return {"f": fn}
+
+
+def _ew(ufunc, impls, name=None, nin=None, type_from=0):
+    return ElementwiseOp(
+        name=name or ufunc.__name__,
+        nin=nin if nin is not None else ufunc.nin,
+        impls=impls,
+        ufunc=ufunc,
+        type_from=type_from,
+    )
+
+
+_ELEMENTWISE = [
+    # arithmetic
+    _ew(np.add, _all(S.add)),
+    _ew(np.subtract, _num(S.subtract)),
+    _ew(np.multiply, _all(S.multiply)),
+    _ew(np.true_divide, _float(S.true_divide)),
+    _ew(np.floor_divide, {"i": S.floor_divide_int, "u": S.floor_divide_int, "f": S.floor_divide_float}),
+    _ew(np.remainder, {"i": S.remainder_int, "u": S.remainder_int, "f": S.remainder_float}),
+    _ew(np.fmod, {"i": S.fmod_int, "u": S.remainder_int, "f": S.fmod_float}),
+    _ew(np.power, {"i": S.power_int, "u": S.power_int, "f": S.power_float}),
+    _ew(np.negative, {"i": S.negative, "u": S.negative_unsigned, "f": S.negative}),
+    _ew(np.positive, _num(S.identity)),
+    _ew(np.absolute, {"b": S.identity, "i": S.absolute_int, "u": S.identity, "f": S.absolute_float}),
+    _ew(np.fabs, _float(S.absolute_float)),
+    _ew(np.square, _num(S.square)),
+    _ew(np.reciprocal, {"i": S.reciprocal_int, "u": S.reciprocal_unsigned, "f": S.reciprocal_float}),
+    _ew(np.sign, {"i": S.sign_int, "u": S.sign_unsigned, "f": S.sign_float}),
+    # comparisons
+    _ew(np.equal, _all(S.equal)),
+    _ew(np.not_equal, _all(S.not_equal)),
+    _ew(np.less, _all(S.less)),
+    _ew(np.less_equal, _all(S.less_equal)),
+    _ew(np.greater, _all(S.greater)),
+    _ew(np.greater_equal, _all(S.greater_equal)),
+    _ew(np.maximum, _all(S.maximum)),
+    _ew(np.minimum, _all(S.minimum)),
+    _ew(np.fmax, _all(S.fmax)),
+    _ew(np.fmin, _all(S.fmin)),
+    # bitwise and logical
+    _ew(np.bitwise_and, _ints(S.bitwise_and)),
+    _ew(np.bitwise_or, _ints(S.bitwise_or)),
+    _ew(np.bitwise_xor, _ints(S.bitwise_xor)),
+    _ew(np.invert, {"b": S.invert_bool, "i": S.invert_int, "u": S.invert_int}),
+    _ew(np.logical_and, {"b": S.logical_and}),
+    _ew(np.logical_or, {"b": S.logical_or}),
+    _ew(np.logical_xor, {"b": S.logical_xor}),
+    _ew(np.logical_not, {"b": S.logical_not}),
+    # exponents and logarithms
+    _ew(np.exp, _float(S.exp)),
+    _ew(np.exp2, _float(S.exp2)),
+    _ew(np.log, _float(S.log)),
+    _ew(np.log2, _float(S.log2)),
+    _ew(np.log10, _float(S.log10)),
+    _ew(np.log1p, _float(S.log1p)),
+    _ew(np.expm1, _float(S.expm1)),
+    _ew(np.sqrt, _float(S.sqrt)),
+    # trigonometric and hyperbolic
+    _ew(np.sin, _float(S.sin)),
+    _ew(np.cos, _float(S.cos)),
+    _ew(np.tan, _float(S.tan)),
+    _ew(np.arcsin, _float(S.arcsin)),
+    _ew(np.arccos, _float(S.arccos)),
+    _ew(np.arctan, _float(S.arctan)),
+    _ew(np.arctan2, _float(S.arctan2)),
+    _ew(np.hypot, _float(S.hypot)),
+    _ew(np.sinh, _float(S.sinh)),
+    _ew(np.cosh, _float(S.cosh)),
+    _ew(np.tanh, _float(S.tanh)),
+    _ew(np.arcsinh, _float(S.arcsinh)),
+    _ew(np.arccosh, _float(S.arccosh)),
+    _ew(np.arctanh, _float(S.arctanh)),
+    _ew(np.copysign, _float(S.copysign)),
+    # rounding
+    _ew(np.floor, {"b": S.identity, "i": S.identity, "u": S.identity, "f": S.floor}),
+    _ew(np.ceil, {"b": S.identity, "i": S.identity, "u": S.identity, "f": S.ceil}),
+    _ew(np.trunc, {"b": S.identity, "i": S.identity, "u": S.identity, "f": S.trunc}),
+    _ew(np.rint, _float(S.rint)),
+    # classification
+    _ew(np.isnan, {"b": S.never, "i": S.never, "u": S.never, "f": S.isnan}),
+    _ew(np.isinf, {"b": S.never, "i": S.never, "u": S.never, "f": S.isinf_float}),
+    _ew(np.isfinite, {"b": S.always, "i": S.always, "u": S.always, "f": S.isfinite_float}),
+    # not ufuncs: np.where's select, and the cast behind astype and every promotion
+    ElementwiseOp("where", 3, _all(S.where), type_from=1),
+]
+
+ELEMENTWISE: dict[str, ElementwiseOp] = {op.name: op for op in _ELEMENTWISE}
+BY_UFUNC: dict[np.ufunc, ElementwiseOp] = {op.ufunc: op for op in _ELEMENTWISE if op.ufunc}
+
+REDUCTIONS: dict[str, ReduceOp] = {
+    op.name: op
+    for op in [
+        ReduceOp("reduce_sum", "add", np.add),
+        ReduceOp("reduce_prod", "multiply", np.multiply),
+        ReduceOp("reduce_max", "maximum", np.maximum),
+        ReduceOp("reduce_min", "minimum", np.minimum),
+        ReduceOp("reduce_or", "logical_or", np.logical_or),
+        ReduceOp("reduce_and", "logical_and", np.logical_and),
+    ]
+}
+
+# convert[dtype] a           cast to dtype (C casts; to bool means != 0)
+# broadcast[shape] a         NumPy broadcasting of a to shape
+# transpose[perm] a          axis permutation
+STRUCTURAL = ("convert", "broadcast", "transpose")
+
+
+def is_elementwise(prim: str) -> bool:
+    return prim in ELEMENTWISE or prim == "convert"
+
+
+def is_reduction(prim: str) -> bool:
+    return prim in REDUCTIONS

@@ -1,0 +1,291 @@
+"""The fusion planner: a Graph becomes an ordered list of kernels, each a LoopNest.
+
+Rules, in the order they are tried for each value the function returns:
+
+1. A reduction runs in a reduction kernel together with every other reduction of the same
+   iteration space (input shape and reduced axes) at the same depth (the number of reductions on
+   its longest path from the inputs). Its elementwise producers run inside its loop.
+2. An elementwise value that needs reductions at depth d goes to the epilogue of a depth-d
+   reduction kernel when it can be evaluated at the kernel's output points (it does not need the
+   reduction broadcast back over the reduced axes).
+3. An elementwise value of the full iteration space of a later reduction kernel is stored from
+   that kernel's loop (a side output; the README's `z, z.sum(axis=1)` is one kernel).
+4. Otherwise it goes to a pointwise kernel at its level, shared with every other value at that
+   level whose shape broadcasts into the same domain (a smaller output is stored where the axes
+   it lacks are 0).
+
+Inside a kernel, elementwise producers are recomputed rather than stored, except that a value
+an earlier kernel already wrote is loaded when recomputing it would read more bytes. Every kernel
+after the first records why it could not join an earlier one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .ir import Graph, Literal, Var, var_names
+from .loopnest import LoopNest
+from .lower import GraphInfo, KernelSpec, Lowered, Lowerer, NotFusable
+from .ops import is_reduction
+
+
+@dataclass
+class Kernel:
+    nest: LoopNest
+    spec: KernelSpec
+    reads: dict[Var, str]  # buffers it loads, and their parameter names
+    writes: dict[Var, str]  # buffers it stores
+    reason: str
+    computed: list = field(default_factory=list)  # the equations it evaluates
+
+    @property
+    def buffer_vars(self) -> dict[str, Var]:
+        return {name: var for var, name in {**self.reads, **self.writes}.items()}
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(v.aval.nbytes for v in self.reads)
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(v.aval.nbytes for v in self.writes)
+
+    @property
+    def bytes_moved(self) -> int:
+        return self.bytes_read + self.bytes_written
+
+    @property
+    def name(self) -> str:
+        return self.nest.name
+
+
+@dataclass(frozen=True)
+class OutputSource:
+    """Where a returned value comes from: "buffer" (a kernel wrote it), "input" or "const"."""
+
+    kind: str
+    var: Var
+    input_index: int = -1
+
+
+@dataclass
+class Plan:
+    graph: Graph
+    kernels: list[Kernel]
+    outputs: list[OutputSource]
+    names: dict[Var, str]
+    temporaries: list[Var] = field(default_factory=list)
+
+    @property
+    def bytes_moved(self) -> int:
+        """Modeled global-memory traffic: every buffer a kernel reads, once, plus what it writes."""
+        return sum(k.bytes_moved for k in self.kernels)
+
+    @property
+    def min_bytes(self) -> int:
+        """Each used input read once and each returned array written once."""
+        used = set()
+        for eqn in self.graph.eqns:
+            used.update(a for a in eqn.inputs if isinstance(a, Var))
+        reads = sum(v.aval.nbytes for v in self.graph.inputs if v in used and v.aval.shape)
+        reads += sum(v.aval.nbytes for v in self.graph.consts if v in used)
+        writes = sum({o.var: o.var.aval.nbytes for o in self.outputs if o.kind == "buffer"}.values())
+        return reads + writes
+
+    def __str__(self) -> str:
+        lines = [f"plan: {len(self.kernels)} kernel(s), {self.bytes_moved} bytes moved (minimum {self.min_bytes})"]
+        for i, k in enumerate(self.kernels):
+            lines.append(f"#{i} {k.name}: {k.reason}")
+        return "\n".join(lines)
+
+
+def _live_eqns(graph: Graph):
+    """The equations the outputs depend on, in order (dead code is dropped)."""
+    producers = graph.producers()
+    live: set[Var] = set()
+    stack = [a for a in graph.outputs if isinstance(a, Var)]
+    while stack:
+        var = stack.pop()
+        if var in live:
+            continue
+        live.add(var)
+        eqn = producers.get(var)
+        if eqn is not None:
+            stack.extend(a for a in eqn.inputs if isinstance(a, Var))
+    return [e for e in graph.eqns if e.out in live]
+
+
+def _shape_str(shape) -> str:
+    return "[" + ",".join(map(str, shape)) + "]"
+
+
+class Planner:
+    def __init__(self, graph: Graph, scalar_inputs: set[int]):
+        self.graph = graph
+        self.eqns = _live_eqns(graph)
+        self.names = var_names(graph)
+        self.producers = {e.out: e for e in self.eqns}
+        scalar_vars = {v: i for i, v in enumerate(graph.inputs) if i in scalar_inputs}
+        buffers = {v for i, v in enumerate(graph.inputs) if i not in scalar_inputs} | set(graph.consts)
+        self.info = GraphInfo(graph, self.producers, self.names, scalar_vars, buffers, {}, {})
+        self.depth: dict[Var, int] = {}
+        for e in self.eqns:
+            below = [self.depth.get(a, 0) for a in e.inputs if isinstance(a, Var)]
+            self.depth[e.out] = max(below, default=0) + (1 if is_reduction(e.prim) else 0)
+        self.specs: list[KernelSpec] = []
+        self.notes: dict[int, list[str]] = {}  # spec position -> why values could not join others
+
+    # -- grouping ------------------------------------------------------------------------------
+
+    def _reduction_groups(self) -> None:
+        by_key: dict[tuple, KernelSpec] = {}
+        for e in self.eqns:
+            if not is_reduction(e.prim):
+                continue
+            domain = e.inputs[0].aval.shape
+            key = (self.depth[e.out], domain, e.param("axes"))
+            if key not in by_key:
+                spec = KernelSpec((key[0], 0, len(by_key)), "reduction", domain, e.param("axes"), [], [], [])
+                by_key[key] = spec
+                self.specs.append(spec)
+            by_key[key].reductions.append(e)
+            self.info.owner[e.out] = by_key[key].index
+
+    def _fits_epilogue(self, var: Var, spec: KernelSpec) -> str | None:
+        """None if `var` can be computed in `spec`'s epilogue, else the reason it cannot."""
+        trial = KernelSpec(spec.index, spec.kind, spec.domain, spec.reduce_axes, spec.reductions, [], [var])
+        try:
+            Lowerer(trial, self.info).lower()
+        except NotFusable as err:
+            return str(err)
+        return None
+
+    def _place(self, var: Var) -> None:
+        eqn = self.producers[var]
+        depth = self.depth[var]
+        if is_reduction(eqn.prim):
+            spec = self._spec_of(self.info.owner[var])
+            if var not in spec.epilogue_stores:
+                spec.epilogue_stores.append(var)
+            return
+        refusals = []
+        for spec in self.specs:
+            if spec.kind == "reduction" and spec.index[0] == depth:
+                why = self._fits_epilogue(var, spec)
+                if why is None:
+                    spec.epilogue_stores.append(var)
+                    return
+                refusals.append(why)
+        for spec in sorted(self.specs, key=lambda s: s.index):
+            if spec.kind == "reduction" and spec.index[0] > depth and spec.domain == var.aval.shape:
+                spec.body_stores.append(var)
+                return
+        shape = var.aval.shape
+        for position, spec in enumerate(self.specs):
+            if spec.kind != "pointwise" or spec.index[0] != depth:
+                continue
+            try:
+                joint = tuple(np.broadcast_shapes(spec.domain, shape))
+            except ValueError:
+                continue
+            if joint == spec.domain or joint == shape:
+                spec.domain = joint
+                spec.body_stores.append(var)
+                self.notes[position].extend(refusals)
+                return
+        index = (depth, 1, len(self.specs))
+        self.specs.append(KernelSpec(index, "pointwise", shape, (), [], [var], []))
+        self.notes[len(self.specs) - 1] = refusals
+
+    def _spec_of(self, index) -> KernelSpec:
+        return next(s for s in self.specs if s.index == index)
+
+    # -- the plan ------------------------------------------------------------------------------
+
+    def plan(self) -> Plan:
+        self._reduction_groups()
+        for position in range(len(self.specs)):
+            self.notes[position] = []
+        inputs = set(self.graph.inputs) | set(self.graph.consts)
+        for atom in dict.fromkeys(a for a in self.graph.outputs if isinstance(a, Var)):
+            if atom not in inputs:
+                self._place(atom)
+        order = sorted(range(len(self.specs)), key=lambda i: self.specs[i].index)
+        specs = [self.specs[i] for i in order]
+        notes = [self.notes.get(i, []) for i in order]
+        renumber = {s.index: i for i, s in enumerate(specs)}
+        for s in specs:
+            s.index = renumber[s.index]
+        self.info.owner = {v: renumber[i] for v, i in self.info.owner.items()}
+        # Lower until every reduction result that a later kernel loads is stored by its owner.
+        while True:
+            self.info.stored_by = {}
+            for s in specs:
+                for v in s.body_stores + s.epilogue_stores:
+                    self.info.stored_by.setdefault(v, s.index)
+            lowered = [Lowerer(s, self.info).lower() for s in specs]
+            missing = [(v, self.info.owner[v]) for low in lowered for v in low.external if v not in self.info.stored_by]
+            if not missing:
+                break
+            for var, owner in missing:
+                if var not in specs[owner].epilogue_stores:
+                    specs[owner].epilogue_stores.append(var)
+        kernels = [
+            Kernel(low.nest, s, low.reads, low.writes, self._reason(s, low, specs, lowered, note), low.vars_computed)
+            for s, low, note in zip(specs, lowered, notes)
+        ]
+        outputs = [self._output_source(a) for a in self.graph.outputs]
+        returned = {o.var for o in outputs}
+        temporaries = [v for v in self.info.stored_by if v not in returned]
+        return Plan(self.graph, kernels, outputs, self.names, temporaries)
+
+    def _output_source(self, atom) -> OutputSource:
+        assert not isinstance(atom, Literal)
+        if atom in self.graph.consts:
+            return OutputSource("const", atom)
+        if atom in self.graph.inputs:
+            return OutputSource("input", atom, self.graph.inputs.index(atom))
+        return OutputSource("buffer", atom)
+
+    def _reason(self, spec: KernelSpec, low: Lowered, specs, lowered, notes) -> str:
+        n = self.names
+        if spec.kind == "pointwise":
+            what = f"elementwise over {_shape_str(spec.domain)}"
+        else:
+            prims = ", ".join(f"{e.prim} {n[e.out]}" for e in spec.reductions)
+            what = f"{prims} over axes {spec.reduce_axes} of {_shape_str(spec.domain)}"
+        stores = ", ".join(n[v] for v in low.writes)
+        text = f"{what}; writes {stores}"
+        if spec.index == 0:
+            return text
+        needs = sorted({self.info.owner[v] for v in low.external} | {
+            self.info.stored_by[v] for v in low.reads if v in self.info.stored_by
+        })
+        whys = []
+        if needs:
+            used = ", ".join(
+                f"{n[v]} from #{self.info.stored_by.get(v, self.info.owner.get(v))}"
+                for v in low.reads
+                if v in self.info.stored_by
+            )
+            whys.append(f"it reads {used}, written by an earlier kernel")
+        whys.extend(notes)
+        if not whys:
+            earlier = specs[spec.index - 1]
+            if spec.kind == "reduction" and earlier.kind == "reduction":
+                whys.append(
+                    f"its iteration space ({_shape_str(spec.domain)} reduced over {spec.reduce_axes}) "
+                    f"differs from #{earlier.index}'s ({_shape_str(earlier.domain)} reduced over {earlier.reduce_axes})"
+                )
+            elif spec.kind == "pointwise":
+                whys.append(f"its domain {_shape_str(spec.domain)} matches no earlier kernel's loop")
+            else:
+                whys.append(f"its domain {_shape_str(spec.domain)} differs from #{earlier.index}'s")
+        return text + "; split because " + "; ".join(dict.fromkeys(whys))
+
+
+def plan(graph: Graph, scalar_inputs: set[int] = frozenset()) -> Plan:
+    """Plan `graph`. `scalar_inputs`: positions of inputs passed as kernel scalars, not buffers."""
+    return Planner(graph, set(scalar_inputs)).plan()

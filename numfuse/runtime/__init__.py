@@ -1,0 +1,1 @@
+"""Running plans: the CUDA device (or Numba's simulator), compiled kernels, launches."""

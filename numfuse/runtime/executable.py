@@ -1,0 +1,122 @@
+"""A planned function ready to run: buffers to allocate, kernels to launch, results to return.
+
+Array kinds: when every array argument is a NumPy array, inputs are copied to the device and the
+results come back as NumPy arrays (NumPy scalars where NumPy returns scalars). When any argument
+is a Numba device array, NumPy arguments are copied to the device, nothing is copied back, and
+results are Numba device arrays. Arguments are only read, never written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..codegen.cuda import KernelSource
+from ..ir import Var
+from ..planner import Plan
+from .device import backend
+from .kernel_cache import dispatcher
+
+
+@dataclass
+class _Launch:
+    source: KernelSource
+    grid: int
+    block: int
+    # One entry per kernel parameter: ("buffer", var, view) | ("scalar", input index, dtype)
+    # | ("size", value).
+    args: list[tuple]
+    empty: bool
+
+
+def is_device_array(x) -> bool:
+    """A Numba device array (real or simulated)."""
+    return type(x).__module__.startswith("numba") and hasattr(x, "copy_to_host")
+
+
+class Executable:
+    def __init__(self, plan: Plan, sources: Sequence[KernelSource], leaf_kinds: Sequence[str]):
+        self.plan = plan
+        self.leaf_kinds = list(leaf_kinds)
+        self.backend = backend()
+        self.input_vars = list(plan.graph.inputs)
+        self.scalar_positions = set()
+        launches = []
+        for kernel, source in zip(plan.kernels, sources):
+            nest = kernel.nest
+            views = {b.name: b.view for b in nest.buffers}
+            by_name = kernel.buffer_vars
+            args = []
+            for p in source.params:
+                if p.kind == "buffer":
+                    args.append(("buffer", by_name[p.name], views[p.name]))
+                elif p.kind == "scalar":
+                    scalar = next(s for s in nest.scalars if s.name == p.name)
+                    args.append(("scalar", scalar.input_index, scalar.dtype))
+                    self.scalar_positions.add(scalar.input_index)
+                else:
+                    args.append(("size", p.value))
+            rows = nest.outer_size
+            inner = nest.inner_size if nest.kind == "reduction" else 1
+            grid, block = self.backend.launch_config(nest.schedule, rows, inner)
+            launches.append(_Launch(source, grid, block, args, empty=rows == 0))
+        self.launches = launches
+        self._dispatchers = [None] * len(launches)
+        self._consts: dict[Var, Any] | None = None
+
+    def _device_consts(self) -> dict[Var, Any]:
+        if self._consts is None:
+            cuda = self.backend.cuda
+            self._consts = {v: cuda.to_device(a) for v, a in self.plan.graph.consts.items()}
+        return self._consts
+
+    def __call__(self, values: Sequence[Any]) -> list[Any]:
+        """Run on the traced arguments `values` (graph input order); the outputs, in order."""
+        cuda = self.backend.cuda
+        on_device = any(is_device_array(v) for v in values)
+        env: dict[Var, Any] = dict(self._device_consts())
+        for var, value in zip(self.input_vars, values):
+            if isinstance(value, np.ndarray):
+                env[var] = cuda.to_device(np.ascontiguousarray(value))
+            elif is_device_array(value):
+                env[var] = value
+        for kernel in self.plan.kernels:
+            for var in kernel.writes:
+                if var not in env:
+                    env[var] = cuda.device_array(var.aval.shape, var.aval.dtype)
+        with self.backend.launching():
+            for i, launch in enumerate(self.launches):
+                if launch.empty:
+                    continue
+                args = []
+                for arg in launch.args:
+                    if arg[0] == "buffer":
+                        array = env[arg[1]]
+                        args.append(array if array.shape == arg[2] else array.reshape(arg[2]))
+                    elif arg[0] == "scalar":
+                        args.append(arg[2].type(values[arg[1]]))
+                    else:
+                        args.append(arg[1])
+                compiled = self._dispatchers[i]
+                if compiled is None:
+                    compiled = self._dispatchers[i] = dispatcher(launch.source)
+                compiled[launch.grid, launch.block](*args)
+        return [self._output(o, kind, env, values, on_device) for o, kind in zip(self.plan.outputs, self.leaf_kinds)]
+
+    def _output(self, source, kind: str, env, values, on_device: bool):
+        if source.kind == "input":
+            return values[source.input_index]
+        if source.kind == "const":
+            array = self.plan.graph.consts[source.var]
+            return self.backend.cuda.to_device(array) if on_device else array.copy()
+        device = env[source.var]
+        if on_device:
+            return device
+        host = device.copy_to_host()
+        if kind == "numpy_scalar" and host.ndim == 0:
+            return host[()]
+        if kind == "python":
+            return host.item()
+        return host

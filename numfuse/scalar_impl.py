@@ -1,0 +1,409 @@
+"""Scalar semantics of every elementwise operation, as small Python template functions.
+
+These functions are never called. Code generators read their source and inline their bodies into
+kernels through the AST (see codegen/templates.py), so they are written in the subset that every
+target compiles: `math.*`, operators, `if` statements, and
+
+- `T(...)`: the operation's computation dtype (the NumPy loop dtype), filled in by the generator,
+  so that literals are typed (`float32(0.5)`, never a float64 `0.5`);
+- one `return`, as the last statement, whose value is the result.
+
+Each function copies NumPy's own C loop for that operation where NumPy's result is not what a
+plain `math` call gives (floor division, remainder, rint, maximum's NaN rule, ...).
+"""
+
+# ruff: noqa: F821  (T is a template placeholder)
+
+import math
+
+
+def identity(a):
+    return a
+
+
+def add(a, b):
+    return a + b
+
+
+def subtract(a, b):
+    return a - b
+
+
+def multiply(a, b):
+    return a * b
+
+
+def true_divide(a, b):
+    return a / b
+
+
+def negative(a):
+    return -a
+
+
+def negative_unsigned(a):
+    # Wraps like NumPy's unsigned negative: 0 - a modulo 2**bits.
+    return T(0) - a
+
+
+def absolute_float(a):
+    return math.fabs(a)
+
+
+def absolute_int(a):
+    return abs(a)
+
+
+def square(a):
+    return a * a
+
+
+def reciprocal_float(a):
+    return T(1) / a
+
+
+def reciprocal_int(a):
+    # NumPy computes 1.0 / a and truncates: 0 except for 1 and -1 (a == 0 is undefined there).
+    r = T(0)
+    if a == T(1) or a == T(-1):
+        r = a
+    return r
+
+
+def reciprocal_unsigned(a):
+    r = T(0)
+    if a == T(1):
+        r = a
+    return r
+
+
+def floor_divide_int(a, b):
+    # Python's floor rule; NumPy gives 0 for division by zero.
+    q = T(0)
+    if b != T(0):
+        q = a // b
+    return q
+
+
+def remainder_int(a, b):
+    # Sign of the divisor, as in Python; NumPy gives 0 for a zero divisor.
+    r = T(0)
+    if b != T(0):
+        r = a % b
+    return r
+
+
+def fmod_int(a, b):
+    # C's truncated remainder (sign of the dividend); 0 for a zero divisor.
+    r = T(0)
+    if b != T(0):
+        r = a % b
+        if r != T(0) and ((r < T(0)) != (a < T(0))):
+            r = r - b
+    return r
+
+
+def floor_divide_float(a, b):
+    # npy_floor_divide: divmod on fmod, then snap the quotient to an integer.
+    mod = math.fmod(a, b)
+    div = (a - mod) / b
+    if mod != T(0) and ((b < T(0)) != (mod < T(0))):
+        div = div - T(1)
+    q = math.floor(div)
+    if div - q > T(0.5):
+        q = q + T(1)
+    if div == T(0):
+        q = math.copysign(T(0), a / b)
+    if b == T(0):
+        q = a / b
+    return q
+
+
+def remainder_float(a, b):
+    # npy_remainder: fmod adjusted to the divisor's sign; a zero remainder takes b's sign.
+    mod = math.fmod(a, b)
+    if mod != T(0):
+        if (b < T(0)) != (mod < T(0)):
+            mod = mod + b
+    else:
+        mod = math.copysign(T(0), b)
+    if b == T(0):
+        mod = math.fmod(a, b)
+    return mod
+
+
+def fmod_float(a, b):
+    return math.fmod(a, b)
+
+
+def power_float(a, b):
+    return math.pow(a, b)
+
+
+def power_int(a, b):
+    # Exponentiation by squaring with wrap-around, as NumPy's integer power loop.
+    # A negative exponent (NumPy raises) gives 1 here; trace-time literals are checked instead.
+    result = T(1)
+    base = a
+    e = b
+    while e > T(0):
+        if e % T(2) == T(1):
+            result = T(result * base)
+        base = T(base * base)
+        e = e // T(2)
+    return result
+
+
+def equal(a, b):
+    return a == b
+
+
+def not_equal(a, b):
+    return a != b
+
+
+def less(a, b):
+    return a < b
+
+
+def less_equal(a, b):
+    return a <= b
+
+
+def greater(a, b):
+    return a > b
+
+
+def greater_equal(a, b):
+    return a >= b
+
+
+def bitwise_and(a, b):
+    return a & b
+
+
+def bitwise_or(a, b):
+    return a | b
+
+
+def bitwise_xor(a, b):
+    return a ^ b
+
+
+def invert_bool(a):
+    return not a
+
+
+def invert_int(a):
+    return ~a
+
+
+def logical_and(a, b):
+    return a and b
+
+
+def logical_or(a, b):
+    return a or b
+
+
+def logical_xor(a, b):
+    return a != b
+
+
+def logical_not(a):
+    return not a
+
+
+def exp(a):
+    return math.exp(a)
+
+
+def exp2(a):
+    return math.exp2(a)
+
+
+def log(a):
+    return math.log(a)
+
+
+def log2(a):
+    return math.log2(a)
+
+
+def log10(a):
+    return math.log10(a)
+
+
+def log1p(a):
+    return math.log1p(a)
+
+
+def expm1(a):
+    return math.expm1(a)
+
+
+def sqrt(a):
+    return math.sqrt(a)
+
+
+def sin(a):
+    return math.sin(a)
+
+
+def cos(a):
+    return math.cos(a)
+
+
+def tan(a):
+    return math.tan(a)
+
+
+def arcsin(a):
+    return math.asin(a)
+
+
+def arccos(a):
+    return math.acos(a)
+
+
+def arctan(a):
+    return math.atan(a)
+
+
+def arcsinh(a):
+    return math.asinh(a)
+
+
+def arccosh(a):
+    return math.acosh(a)
+
+
+def arctanh(a):
+    return math.atanh(a)
+
+
+def arctan2(a, b):
+    return math.atan2(a, b)
+
+
+def hypot(a, b):
+    return math.hypot(a, b)
+
+
+def copysign(a, b):
+    return math.copysign(a, b)
+
+
+def sinh(a):
+    return math.sinh(a)
+
+
+def cosh(a):
+    return math.cosh(a)
+
+
+def tanh(a):
+    return math.tanh(a)
+
+
+def floor(a):
+    return math.floor(a)
+
+
+def ceil(a):
+    return math.ceil(a)
+
+
+def trunc(a):
+    return math.trunc(a)
+
+
+def rint(a):
+    # Round half to even, keeping the sign of zero (rint(-0.4) is -0.0).
+    f = math.floor(a)
+    d = a - f
+    if d > T(0.5) or (d == T(0.5) and math.fmod(f, T(2)) != T(0)):
+        f = f + T(1)
+    return math.copysign(f, a)
+
+
+def sign_float(a):
+    s = a
+    if a > T(0):
+        s = T(1)
+    if a < T(0):
+        s = T(-1)
+    if a == T(0):
+        s = T(0)
+    return s
+
+
+def sign_int(a):
+    s = T(0)
+    if a > T(0):
+        s = T(1)
+    if a < T(0):
+        s = T(-1)
+    return s
+
+
+def sign_unsigned(a):
+    s = T(0)
+    if a > T(0):
+        s = T(1)
+    return s
+
+
+def maximum(a, b):
+    # NumPy: (a >= b || isnan(a)) ? a : b, so NaN wins from either side.
+    return a if (a >= b or a != a) else b
+
+
+def minimum(a, b):
+    return a if (a <= b or a != a) else b
+
+
+def fmax(a, b):
+    # NumPy: (a >= b || isnan(b)) ? a : b, so NaN loses unless both are NaN.
+    return a if (a >= b or b != b) else b
+
+
+def fmin(a, b):
+    return a if (a <= b or b != b) else b
+
+
+def isnan(a):
+    return a != a
+
+
+def isinf_float(a):
+    return math.isinf(a)
+
+
+def isfinite_float(a):
+    return math.isfinite(a)
+
+
+def never(a):
+    # isinf of an integer: a != a is False for every integer, typed as a boolean.
+    return a != a
+
+
+def always(a):
+    return a == a
+
+
+def where(c, a, b):
+    return a if c else b
+
+
+def to_bool(a):
+    return a != T(0)
+
+
+def logical_or_reduce(a, b):
+    return a or b
+
+
+def logical_and_reduce(a, b):
+    return a and b

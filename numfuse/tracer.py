@@ -1,0 +1,427 @@
+"""Tracing: run the user's NumPy function on proxy arrays and record what it does as a Graph.
+
+A Tracer stands for an array (or a runtime scalar) whose shape and dtype are known and whose values
+are not. Operators, ufuncs (`__array_ufunc__`) and NumPy functions (`__array_function__`) on
+tracers go to numpy_api.py, whose rules bind new equations in the TraceContext.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import numpy_api
+from .dtypes import check_supported
+from .errors import TracingError, UnsupportedError, at_user_line, unsupported, user_location
+from .ir import Atom, Aval, Eqn, Graph, Literal, Var, check_graph
+from .numpy_api import Operand
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """What a traced argument is: an array, a NumPy scalar (strong), or a Python scalar (weak)."""
+
+    kind: str  # "array" | "scalar" | "python"
+    aval: Aval
+
+    @property
+    def weak(self) -> bool:
+        return self.kind == "python" and self.aval.dtype.kind != "b"
+
+
+class TraceContext:
+    """The equations recorded while one function is traced."""
+
+    def __init__(self) -> None:
+        self.inputs: list[Var] = []
+        self.eqns: list[Eqn] = []
+        self.consts: dict[Var, np.ndarray] = {}
+        self._const_by_id: dict[int, Var] = {}
+        self._cse: dict[tuple, Var] = {}
+
+    # -- values --------------------------------------------------------------------------------
+
+    def new_input(self, spec: ArgSpec) -> "Tracer":
+        var = Var(spec.aval)
+        self.inputs.append(var)
+        mutable = spec.kind == "array"
+        tracer = Tracer(self, var, weak=spec.weak, numpy_scalar=not mutable, argument=mutable)
+        if not mutable:
+            tracer._input_position = len(self.inputs) - 1
+        return tracer
+
+    def operand(self, x) -> Operand:
+        """Classify a NumPy call's argument (see numpy_api.Operand)."""
+        if isinstance(x, Tracer):
+            if x._ctx is not self:
+                raise TracingError(
+                    at_user_line("a traced array from another numfuse.jit trace leaked into this one")
+                )
+            return Operand(x, None, x.dtype, x._weak)
+        if isinstance(x, (bool, np.bool_)):
+            return Operand(None, np.bool_(x), np.dtype(bool), False)
+        if isinstance(x, int):
+            return Operand(None, x, np.dtype(np.int64), True)
+        if isinstance(x, float):
+            return Operand(None, x, np.dtype(np.float64), True)
+        if isinstance(x, np.generic):
+            dtype = check_supported(x.dtype, f"the NumPy scalar {x!r}")
+            return Operand(None, x, dtype, False)
+        if isinstance(x, (np.ndarray, list, tuple)):
+            array = np.asarray(x)
+            dtype = check_supported(array.dtype, "a constant array captured by the function")
+            if array.ndim == 0:
+                return Operand(None, array[()], dtype, False)
+            return Operand(self._const(array), None, dtype, False)
+        raise unsupported(f"an operand of type {type(x).__name__}")
+
+    def _const(self, array: np.ndarray) -> "Tracer":
+        var = self._const_by_id.get(id(array))
+        if var is None:
+            var = Var(Aval(array.shape, array.dtype))
+            # Copied: the graph keeps the value it was traced with, as JAX does.
+            self.consts[var] = np.ascontiguousarray(array).copy()
+            self._const_by_id[id(array)] = var
+        return Tracer(self, var)
+
+    def as_tracer(self, operand: Operand) -> "Tracer":
+        if operand.tracer is not None:
+            return operand.tracer
+        return self.broadcast(operand.dtype.type(operand.value), ())
+
+    def atom(self, tracer: "Tracer") -> Var:
+        return tracer._var
+
+    # -- equations -----------------------------------------------------------------------------
+
+    def bind(self, prim, atoms, shape, dtype, params=(), weak=False, numpy_scalar=False) -> "Tracer":
+        """Record `prim[params] atoms` (or find it already recorded) and return its value."""
+        aval = Aval(tuple(int(s) for s in shape), np.dtype(dtype))
+        key = (prim, tuple(_atom_key(a) for a in atoms), params, aval)
+        var = self._cse.get(key)
+        if var is None:
+            var = Var(aval)
+            self.eqns.append(Eqn(prim, tuple(atoms), var, tuple(params), user_location()))
+            self._cse[key] = var
+        # A fresh Tracer even for a repeated equation: in-place updates change one Python object.
+        return Tracer(self, var, weak=weak, numpy_scalar=numpy_scalar and not shape)
+
+    def coerce(self, operand: Operand, dtype: np.dtype, shape) -> Atom:
+        """The operand as an equation input of `dtype`: a Literal, or a Var broadcast to `shape`."""
+        if operand.tracer is None:
+            return Literal(np.array(operand.value).astype(dtype, casting="unsafe")[()])
+        value = self.convert(operand.tracer, dtype)
+        if value.shape != tuple(shape):
+            value = self.broadcast(value, shape)
+        return value._var
+
+    def convert(self, tracer: "Tracer", dtype) -> "Tracer":
+        dtype = np.dtype(dtype)
+        if tracer.dtype == dtype:
+            return tracer
+        check_supported(dtype, "astype")
+        return self.bind("convert", [tracer._var], tracer.shape, dtype, params=(("dtype", dtype),))
+
+    def broadcast(self, value, shape) -> "Tracer":
+        """NumPy broadcasting of a traced value or a NumPy scalar to `shape`."""
+        shape = tuple(shape)
+        atom = value._var if isinstance(value, Tracer) else Literal(value)
+        dtype = atom.aval.dtype
+        if isinstance(value, Tracer) and value.shape == shape:
+            return value
+        return self.bind("broadcast", [atom], shape, dtype, params=(("shape", shape),))
+
+    def transpose(self, tracer: "Tracer", axes=None) -> "Tracer":
+        ndim = tracer.ndim
+        if axes is None:
+            perm = tuple(reversed(range(ndim)))
+        else:
+            perm = numpy_api.normalize_axis_tuple(axes, ndim)
+            if len(perm) != ndim:
+                raise ValueError(at_user_line("axes don't match array"))
+        if perm == tuple(range(ndim)):
+            result = Tracer(self, tracer._var)
+        else:
+            shape = tuple(tracer.shape[p] for p in perm)
+            result = self.bind("transpose", [tracer._var], shape, tracer.dtype, params=(("perm", perm),))
+        result._view = True
+        return result
+
+    def astype(self, x, dtype) -> "Tracer":
+        operand = self.operand(x)
+        dtype = check_supported(dtype, "astype")
+        return self.convert(self.as_tracer(operand), dtype)
+
+    def graph(self, outputs: list[Atom], name: str) -> Graph:
+        graph = Graph(list(self.inputs), list(self.eqns), outputs, dict(self.consts), name)
+        check_graph(graph)
+        return graph
+
+
+def _atom_key(atom: Atom):
+    if isinstance(atom, Var):
+        return ("v", atom.id)
+    return ("l", atom.aval.dtype.str, atom.value.tobytes())
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class UnsupportedAttributeError(UnsupportedError, AttributeError):
+    """An ndarray attribute or method that numfuse does not trace."""
+
+
+def _concrete_value_error(what: str, tracer: "Tracer | None" = None) -> TracingError:
+    """The error for Python code that needs a traced value. For a scalar argument used that
+    way, `error.input_position` says which, so that jit can retrace with it static."""
+    error = TracingError(
+        at_user_line(
+            f"{what} needs the value of a traced array, which exists only when the kernel runs. "
+            "numfuse traces the function once per input signature, so Python control flow and "
+            "conversions cannot depend on array values: write data-dependent choices with "
+            "np.where(condition, a, b), and pass values that steer the Python code (an axis, "
+            "a count) as static arguments: numfuse.jit(static_argnames=(...))"
+        )
+    )
+    error.input_position = None if tracer is None else tracer._input_position
+    return error
+
+
+def _binary(ufunc: np.ufunc, reflected: bool = False) -> Callable:
+    if reflected:
+        return lambda self, other: numpy_api.apply_ufunc(self._ctx, ufunc, (other, self), {})
+    return lambda self, other: numpy_api.apply_ufunc(self._ctx, ufunc, (self, other), {})
+
+
+def _inplace(ufunc: np.ufunc) -> Callable:
+    def update(self, other):
+        return self._update_in_place(ufunc, other)
+
+    return update
+
+
+def _unary(ufunc: np.ufunc) -> Callable:
+    return lambda self: numpy_api.apply_ufunc(self._ctx, ufunc, (self,), {})
+
+
+def _method(function: Callable) -> Callable:
+    return lambda self, *args, **kwargs: function(self, *args, **kwargs)
+
+
+class Tracer:
+    """A proxy array seen by the user's function while it is traced."""
+
+    __slots__ = ("_ctx", "_var", "_weak", "_numpy_scalar", "_argument", "_view", "_input_position")
+    __array_priority__ = 1000
+
+    def __init__(self, ctx, var, weak=False, numpy_scalar=False, argument=False):
+        self._ctx = ctx
+        self._var = var
+        self._weak = weak
+        self._numpy_scalar = numpy_scalar
+        self._argument = argument
+        self._view = False
+        self._input_position = None  # for a scalar argument: its position among traced inputs
+
+    # -- attributes ----------------------------------------------------------------------------
+    shape = property(lambda self: self._var.aval.shape)
+    dtype = property(lambda self: self._var.aval.dtype)
+    ndim = property(lambda self: self._var.aval.ndim)
+    size = property(lambda self: self._var.aval.size)
+    itemsize = property(lambda self: self._var.aval.dtype.itemsize)
+    nbytes = property(lambda self: self._var.aval.nbytes)
+    T = property(lambda self: self._ctx.transpose(self))
+
+    def __repr__(self) -> str:
+        return f"Tracer<{self._var.aval}>"
+
+    # -- NumPy protocols -----------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if kwargs.get("out") is not None:
+            raise unsupported(f"np.{ufunc.__name__}(..., out=...)", "write `x = ...` instead")
+        kwargs.pop("out", None)
+        if method == "__call__":
+            return numpy_api.apply_ufunc(self._ctx, ufunc, inputs, kwargs)
+        if method == "reduce":
+            return numpy_api.ufunc_reduce(self._ctx, ufunc, inputs, kwargs)
+        raise unsupported(f"np.{ufunc.__name__}.{method}")
+
+    def __array_function__(self, func, types, args, kwargs):
+        return numpy_api.call_function(self._ctx, func, args, kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        raise _concrete_value_error("Converting a traced array to a NumPy array (np.asarray)")
+
+    # -- operators -----------------------------------------------------------------------------
+    __add__, __radd__ = _binary(np.add), _binary(np.add, True)
+    __sub__, __rsub__ = _binary(np.subtract), _binary(np.subtract, True)
+    __mul__, __rmul__ = _binary(np.multiply), _binary(np.multiply, True)
+    __truediv__, __rtruediv__ = _binary(np.true_divide), _binary(np.true_divide, True)
+    __floordiv__, __rfloordiv__ = _binary(np.floor_divide), _binary(np.floor_divide, True)
+    __mod__, __rmod__ = _binary(np.remainder), _binary(np.remainder, True)
+    __pow__, __rpow__ = _binary(np.power), _binary(np.power, True)
+    __and__, __rand__ = _binary(np.bitwise_and), _binary(np.bitwise_and, True)
+    __or__, __ror__ = _binary(np.bitwise_or), _binary(np.bitwise_or, True)
+    __xor__, __rxor__ = _binary(np.bitwise_xor), _binary(np.bitwise_xor, True)
+    __lshift__, __rlshift__ = _binary(np.left_shift), _binary(np.left_shift, True)
+    __rshift__, __rrshift__ = _binary(np.right_shift), _binary(np.right_shift, True)
+    __lt__, __le__ = _binary(np.less), _binary(np.less_equal)
+    __gt__, __ge__ = _binary(np.greater), _binary(np.greater_equal)
+    __eq__, __ne__ = _binary(np.equal), _binary(np.not_equal)
+    __hash__ = None
+    __neg__, __pos__ = _unary(np.negative), _unary(np.positive)
+    __abs__, __invert__ = _unary(np.absolute), _unary(np.invert)
+    __iadd__, __isub__ = _inplace(np.add), _inplace(np.subtract)
+    __imul__, __itruediv__ = _inplace(np.multiply), _inplace(np.true_divide)
+    __ifloordiv__, __imod__ = _inplace(np.floor_divide), _inplace(np.remainder)
+    __ipow__, __iand__ = _inplace(np.power), _inplace(np.bitwise_and)
+    __ior__, __ixor__ = _inplace(np.bitwise_or), _inplace(np.bitwise_xor)
+
+    def _update_in_place(self, ufunc, other):
+        """`x op= y`: NumPy writes into x's memory, so every name for x sees the new value."""
+        result = numpy_api.apply_ufunc(self._ctx, ufunc, (self, other), {})
+        if self._weak or self._numpy_scalar:
+            return result  # Python and NumPy scalars are immutable: `s += 1` rebinds s
+        if self._argument:
+            raise unsupported(
+                "an in-place update of an argument array (it would modify the caller's array)",
+                "compute a new array instead (x = x + 1)",
+            )
+        if self._view:
+            raise unsupported("an in-place update of a view (such as x.T)", "compute a new array instead")
+        other_operand = self._ctx.operand(other)
+        with np.errstate(all="ignore"):
+            ufunc(np.empty((0,), self.dtype), other_operand.stand_in(), out=np.empty((0,), self.dtype))
+        if result.shape != self.shape:
+            raise ValueError(
+                at_user_line(
+                    f"non-broadcastable output operand with shape {self.shape} doesn't match "
+                    f"the broadcast shape {result.shape}"
+                )
+            )
+        self._var = self._ctx.convert(result, self.dtype)._var
+        return self
+
+    def __matmul__(self, other):
+        raise unsupported("the @ operator (np.matmul)")
+
+    __rmatmul__ = __matmul__
+
+    def __divmod__(self, other):
+        raise unsupported("divmod (np.divmod)")
+
+    # -- Python conversions that need values ---------------------------------------------------
+    def __bool__(self):
+        raise _concrete_value_error("Python's `if`, `while`, `and`, `or`, `not` or bool() on an array", self)
+
+    def __float__(self):
+        raise _concrete_value_error("float() of a traced array", self)
+
+    def __int__(self):
+        raise _concrete_value_error("int() of a traced array", self)
+
+    def __index__(self):
+        raise _concrete_value_error("Using a traced value as an index, axis or size", self)
+
+    def __complex__(self):
+        raise _concrete_value_error("complex() of a traced array", self)
+
+    def item(self, *args):
+        raise _concrete_value_error(".item() of a traced array")
+
+    def tolist(self):
+        raise _concrete_value_error(".tolist() of a traced array")
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        raise unsupported("iterating over a traced array", "indexing and slicing are not supported yet")
+
+    def __getitem__(self, index):
+        raise unsupported("indexing and slicing a traced array (x[...])")
+
+    def __setitem__(self, index, value):
+        raise unsupported("item assignment (x[...] = value)")
+
+    # -- methods -------------------------------------------------------------------------------
+    sum = _method(np.sum)
+    prod = _method(np.prod)
+    max = _method(np.max)
+    min = _method(np.min)
+    mean = _method(np.mean)
+    any = _method(np.any)
+    all = _method(np.all)
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        return self._ctx.astype(self, dtype)
+
+    def clip(self, min=None, max=None, out=None, **kwargs):
+        return np.clip(self, min, max, out=out, **kwargs)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return self._ctx.transpose(self, axes or None)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)  # protocol probes (hasattr) must see a plain miss
+        error = unsupported(f"ndarray.{name}")
+        raise UnsupportedAttributeError(str(error))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TraceResult:
+    graph: Graph
+    out_tree: Any  # the return value's structure; see flatten_outputs
+    leaf_kinds: list[str]  # per graph output: "array", "numpy_scalar" or "python"
+
+
+def flatten_outputs(value, leaves: list) -> Any:
+    """The return value with each Tracer replaced by ('__leaf__', index) into `leaves`."""
+    if isinstance(value, Tracer):
+        leaves.append(value)
+        return ("__leaf__", len(leaves) - 1)
+    if isinstance(value, tuple):
+        return ("__tuple__", [flatten_outputs(v, leaves) for v in value])
+    if isinstance(value, list):
+        return ("__list__", [flatten_outputs(v, leaves) for v in value])
+    if isinstance(value, dict):
+        return ("__dict__", {k: flatten_outputs(v, leaves) for k, v in value.items()})
+    return ("__const__", value)
+
+
+def unflatten_outputs(tree, values: Sequence) -> Any:
+    tag, body = tree
+    if tag == "__leaf__":
+        return values[body]
+    if tag == "__tuple__":
+        return tuple(unflatten_outputs(t, values) for t in body)
+    if tag == "__list__":
+        return [unflatten_outputs(t, values) for t in body]
+    if tag == "__dict__":
+        return {k: unflatten_outputs(t, values) for k, t in body.items()}
+    return body
+
+
+def trace(fn: Callable, specs: Sequence[ArgSpec | tuple[str, Any]], name: str | None = None) -> TraceResult:
+    """Trace `fn` once. Each spec is an ArgSpec (a traced argument) or ("static", value)."""
+    ctx = TraceContext()
+    args = [ctx.new_input(s) if isinstance(s, ArgSpec) else s[1] for s in specs]
+    result = fn(*args)
+    leaves: list[Tracer] = []
+    tree = flatten_outputs(result, leaves)
+    for leaf in leaves:
+        if leaf._ctx is not ctx:
+            raise TracingError("the function returned a traced array from another trace")
+    kinds = ["python" if t._weak else "numpy_scalar" if t._numpy_scalar else "array" for t in leaves]
+    graph = ctx.graph([t._var for t in leaves], name or getattr(fn, "__name__", "f"))
+    return TraceResult(graph, tree, kinds)
