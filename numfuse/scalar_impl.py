@@ -214,6 +214,23 @@ def logical_not(a):
     return not a
 
 
+# NumPy's logical ufuncs also loop over numbers (truth: != 0, so NaN is true).
+def logical_and_num(a, b):
+    return a != T(0) and b != T(0)
+
+
+def logical_or_num(a, b):
+    return a != T(0) or b != T(0)
+
+
+def logical_xor_num(a, b):
+    return (a != T(0)) != (b != T(0))
+
+
+def logical_not_num(a):
+    return a == T(0)
+
+
 def exp(a):
     return math.exp(a)
 

@@ -1,0 +1,112 @@
+"""Every generated kernel compiles to sm_90 PTX with numba-cuda's real compiler (no GPU needed);
+float32 kernels compute in float32, and nothing spills."""
+
+import numpy as np
+import pytest
+
+import numfuse
+from numfuse.dtypes import SUPPORTED
+from numfuse.errors import UnsupportedError
+from numfuse.ops import BY_UFUNC
+from numfuse.runtime.ptx import compile_kernel, only_libdevice_trig_f64, ptxas_usage
+from numfuse_tests.programs import PROGRAMS
+
+TRIG = {np.sin, np.cos, np.tan}
+
+
+def compile_all(fn, *args):
+    jf = numfuse.jit(fn)
+    plan = jf.plan(*args)
+    sources = jf.kernel_sources(*args)
+    assert len(sources) == len(plan.kernels)
+    return [(kernel, compile_kernel(source, kernel.nest)) for kernel, source in zip(plan.kernels, sources)]
+
+
+def assert_no_spills(report):
+    usage = ptxas_usage(report)
+    if usage is not None:
+        assert usage.spill_stores == 0 and usage.spill_loads == 0, (report.name, usage)
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_program_kernels_compile(program):
+    args = program.args(np.random.default_rng(0))
+    for kernel, report in compile_all(program.fn, *args):
+        assert ".entry" in report.ptx
+        assert_no_spills(report)
+
+
+def _ufuncs_for(dtype, exclude=()):
+    """The ufuncs numfuse traces on two arrays of `dtype` (NumPy's loop decides the dtypes)."""
+    x = np.ones((2, 3), dtype)
+    usable = []
+    for ufunc in BY_UFUNC:
+        if ufunc in exclude:
+            continue
+        try:
+            numfuse.jit(lambda x, y, u=ufunc: u(*(x, y)[: u.nin])).plan(x, x)
+        except (UnsupportedError, TypeError):
+            continue
+        usable.append(ufunc)
+    return usable
+
+
+@pytest.mark.parametrize("dtype", SUPPORTED, ids=str)
+def test_every_elementwise_template_compiles(dtype):
+    """One kernel per dtype applying every ufunc numfuse supports on it."""
+    ufuncs = _ufuncs_for(dtype)
+    assert len(ufuncs) >= 30
+
+    def every_op(x, y):
+        return tuple(u(*(x, y)[: u.nin]) for u in ufuncs) + (np.where(x > y, x, y), x.astype(np.float32))
+
+    x = np.ones((4, 8), dtype)
+    (kernel, report), = compile_all(every_op, x, x)
+    assert_no_spills(report)
+
+
+@pytest.mark.parametrize("dtype", SUPPORTED, ids=str)
+def test_every_reduction_and_schedule_compiles(dtype):
+    def reductions(x):
+        return (x.sum(axis=1), x.prod(axis=1), x.max(axis=1), x.min(axis=1), x.any(axis=1), x.all(axis=1),
+                x.mean(axis=1), x.sum(axis=0), x.max(axis=0), x.any(axis=0), x.sum(), x.min())
+
+    x = np.ones((16, 4), dtype)  # axis 1: block per row; axis 0 of a wide matrix: thread per row
+    wide = np.ones((4, 16), dtype)
+    schedules = set()
+    for arg in (x, wide):
+        for kernel, report in compile_all(reductions, arg):
+            schedules.add(kernel.nest.schedule)
+            assert_no_spills(report)
+    assert schedules == {"block_per_row", "thread_per_row"}
+
+
+def test_float32_kernels_compute_in_float32():
+    ufuncs = _ufuncs_for(np.float32, exclude=TRIG)
+
+    def every_op(x, y):
+        outs = tuple(u(*(x, y)[: u.nin]) for u in ufuncs)
+        return outs + (x.sum(axis=1), x.max(axis=0), x.mean(), np.clip(x * 0.5, -1, 1))
+
+    x = np.ones((8, 8), np.float32)
+    for kernel, report in compile_all(every_op, x, x):
+        assert report.f64_instructions == [], (kernel.name, report.f64_instructions[:5])
+
+
+def test_float32_trig_uses_float64_only_in_libdevice_argument_reduction():
+    x = np.ones(8, np.float32)
+    (kernel, report), = compile_all(lambda x: (np.sin(x), np.cos(x), np.tan(x)), x)
+    assert only_libdevice_trig_f64(report), report.f64_instructions
+
+
+def test_python_float_scalar_argument_is_cast_on_the_host():
+    x = np.ones(8, np.float32)
+    (kernel, report), = compile_all(lambda x, s: x * s + 1.0, x, 2.5)
+    assert report.f64_instructions == []
+
+
+def test_quickstart_kernel_is_one_reduction_kernel_in_float32():
+    x = np.ones((64, 128), np.float32)
+    (kernel, report), = compile_all(PROGRAMS[0].fn, x, x)
+    assert kernel.nest.kind == "reduction"
+    assert report.f64_instructions == []

@@ -1,0 +1,77 @@
+"""Comparing numfuse against NumPy: same structure, types, shapes and dtypes; values within a
+tolerance that depends on the dtype and on how many elements were reduced."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import numfuse
+
+# Relative tolerance per float dtype for elementwise results: GPU math libraries (and the
+# simulator's NumPy) may differ from NumPy's by a few ulp.
+RTOL = {np.dtype(np.float32): 2e-6 * 8, np.dtype(np.float64): 1e-15 * 8}
+
+
+def tolerance(dtype, reduced: int = 1) -> tuple[float, float]:
+    """(rtol, atol) for results of `dtype` that each combine `reduced` inputs."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        return 0.0, 0.0
+    eps = float(np.finfo(dtype).eps)
+    # Summation order differs (a tree on the device, pairwise in NumPy): the error grows with
+    # the number of terms. Generous but far below what a wrong identity or index would give.
+    rtol = eps * 16 * max(1.0, float(np.sqrt(reduced))) * (4 if reduced > 1 else 1)
+    atol = eps * 16 * max(1.0, float(reduced))
+    return rtol, atol
+
+
+def assert_same(got, expected, reduced: int = 1, path: str = "result"):
+    """Structure, Python type, shape, dtype and values of `got` match `expected`."""
+    if isinstance(expected, (tuple, list)):
+        assert type(got) is type(expected), f"{path}: {type(got).__name__} != {type(expected).__name__}"
+        assert len(got) == len(expected), f"{path}: length {len(got)} != {len(expected)}"
+        for i, (g, e) in enumerate(zip(got, expected)):
+            assert_same(g, e, reduced, f"{path}[{i}]")
+        return
+    if isinstance(expected, dict):
+        assert isinstance(got, dict) and set(got) == set(expected), path
+        for k in expected:
+            assert_same(got[k], expected[k], reduced, f"{path}[{k!r}]")
+        return
+    if isinstance(expected, np.ndarray):
+        assert isinstance(got, np.ndarray), f"{path}: got {type(got).__name__}, NumPy gives an ndarray"
+    elif isinstance(expected, np.generic):
+        assert isinstance(got, np.generic), f"{path}: got {type(got).__name__}, NumPy gives a NumPy scalar"
+    elif isinstance(expected, (bool, int, float)):
+        assert type(got) is type(expected), f"{path}: got {type(got).__name__}, NumPy gives {type(expected).__name__}"
+    got_a, exp_a = np.asarray(got), np.asarray(expected)
+    assert got_a.shape == exp_a.shape, f"{path}: shape {got_a.shape} != NumPy's {exp_a.shape}"
+    assert got_a.dtype == exp_a.dtype, f"{path}: dtype {got_a.dtype} != NumPy's {exp_a.dtype}"
+    if exp_a.dtype.kind == "f":
+        rtol, atol = tolerance(exp_a.dtype, reduced)
+        np.testing.assert_allclose(got_a, exp_a, rtol=rtol, atol=atol, equal_nan=True, err_msg=path)
+        # NaN and inf in the same places, with the same signs.
+        np.testing.assert_array_equal(np.isnan(got_a), np.isnan(exp_a), err_msg=f"{path}: NaN positions")
+        np.testing.assert_array_equal(np.isposinf(got_a), np.isposinf(exp_a), err_msg=f"{path}: +inf positions")
+        np.testing.assert_array_equal(np.isneginf(got_a), np.isneginf(exp_a), err_msg=f"{path}: -inf positions")
+    else:
+        np.testing.assert_array_equal(got_a, exp_a, err_msg=path)
+
+
+def run_both(fn, *args, **kwargs):
+    """(numfuse's result, NumPy's result) of fn(*args), checking the caller's arrays stay intact."""
+    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    with np.errstate(all="ignore"):
+        expected = fn(*args, **kwargs)
+    got = numfuse.jit(fn)(*args, **kwargs)
+    for before, after in zip(copies, args):
+        if isinstance(before, np.ndarray):
+            np.testing.assert_array_equal(after, before, err_msg="numfuse modified an argument")
+    return got, expected
+
+
+def check(fn, *args, reduced: int = 1, **kwargs):
+    """Assert that numfuse.jit(fn) gives what NumPy gives."""
+    got, expected = run_both(fn, *args, **kwargs)
+    assert_same(got, expected, reduced)
+    return got

@@ -1,0 +1,16 @@
+"""The trace tier runs with numba made unimportable: tracing and planning must not need it."""
+
+import importlib.abc
+import os
+import sys
+
+
+class _BlockNumba(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "numba" or name.startswith(("numba.", "numba_cuda")):
+            raise ImportError(f"the trace tier must not import {name}")
+        return None
+
+
+if os.environ.get("NUMFUSE_TESTS_BLOCK_NUMBA") == "1":
+    sys.meta_path.insert(0, _BlockNumba())
