@@ -63,6 +63,16 @@ def user_location() -> SourceLoc | None:
     return None
 
 
+def user_stacklevel() -> int:
+    """The `stacklevel` that makes warnings.warn point at the user's line (from the caller)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 def at_user_line(message: str) -> str:
     """`message`, followed by the user's file and line when one is on the stack."""
     loc = user_location()

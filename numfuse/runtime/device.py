@@ -16,6 +16,8 @@ import sys
 import warnings
 from dataclasses import dataclass
 
+from ..errors import user_stacklevel
+
 
 class SimulatorWarning(UserWarning):
     """numfuse found no CUDA driver and runs kernels on Numba's CUDA simulator."""
@@ -102,7 +104,7 @@ def backend() -> Backend:
                 "numfuse found no CUDA driver or GPU and runs kernels on Numba's CUDA simulator, "
                 "which is slow: use it for testing with small arrays",
                 SimulatorWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
     from numba import cuda
     from numba.cuda.core import config

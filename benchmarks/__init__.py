@@ -1,0 +1,1 @@
+"""numfuse benchmarks: workloads timed against NumPy and CuPy (see gpu_check.sh)."""

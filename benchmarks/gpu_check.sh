@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Validate numfuse on a machine with a GPU: bash benchmarks/gpu_check.sh DIR
+#
+# Needs a Python that already has numba-cuda (with its CUDA toolkit wheels), NumPy, pytest and
+# hypothesis; CuPy is used when present. Installs nothing and runs from this source tree:
+#   1. the whole test suite, the execution tier on the real GPU  -> DIR/test-log.txt
+#   2. the quickstart workloads, a 10-op elementwise chain and a row sum at 256 MB, timed
+#      against NumPy (CPU) and plain CuPy                      -> DIR/gpu_quick.md, .json
+# Finishes within 8 minutes (each step has its own time limit).
+set -u -o pipefail
+out=${1:?usage: bash benchmarks/gpu_check.sh DIR}
+root=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cd "$root"
+export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONUNBUFFERED=1
+unset NUMBA_ENABLE_CUDASIM
+# Generated kernels go to a fresh cache, so compile times are those of a first run.
+NUMFUSE_CACHE_DIR=$(mktemp -d)
+export NUMFUSE_CACHE_DIR
+python -c "import numba, numba.cuda as c; print('numba', numba.__version__, '| GPU:', c.get_current_device().name)" 2>&1 | tee "$out/env.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | tee -a "$out/env.txt"
+
+timeout 330 python -m numfuse_tests --gpu 2>&1 | tee "$out/test-log.txt"
+tests=$?
+timeout 120 python -m benchmarks.gpu_quick --out "$out" --size-mb "${NUMFUSE_BENCH_MB:-256}" 2>&1 | tee "$out/bench-log.txt"
+bench=$?
+echo "gpu_check: tests exit $tests, benchmark exit $bench; results in $out"
+[ "$tests" -eq 0 ] && [ "$bench" -eq 0 ]

@@ -1,0 +1,57 @@
+"""The table of supported operations, generated from the op table and the NumPy API registry.
+
+    python -m numfuse.support      # prints the markdown table that README.md and docs/ embed
+
+A trace-tier test fails when the copy in README.md is stale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .dtypes import SUPPORTED
+from .numpy_api import FUNCTIONS, SUPPORTED_ATTRIBUTES, SUPPORTED_METHODS, function_name
+from .ops import BY_UFUNC, REDUCTIONS
+
+_OPERATORS = r"`+ - * / // % **`, unary `- + abs() ~`, `== != < <= > >=`, `&`, `\|`, `^`, in-place `+=` (on local arrays)"
+
+_GROUPS = [
+    ("Arithmetic", ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power",
+                    "negative", "positive", "absolute", "fabs", "square", "reciprocal", "sign"]),
+    ("Comparison and selection", ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+                                  "maximum", "minimum", "fmax", "fmin"]),
+    ("Bitwise and logical", ["bitwise_and", "bitwise_or", "bitwise_xor", "invert", "logical_and",
+                             "logical_or", "logical_xor", "logical_not"]),
+    ("Exponents and logarithms", ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt"]),
+    ("Trigonometric and hyperbolic", ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "hypot",
+                                      "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "copysign"]),
+    ("Rounding", ["floor", "ceil", "trunc", "rint"]),
+    ("Classification", ["isnan", "isinf", "isfinite"]),
+]
+
+
+def _dtype_names() -> str:
+    return ", ".join(str(d) for d in SUPPORTED)
+
+
+def supported_operations_markdown() -> str:
+    ufuncs = {u.__name__ for u in BY_UFUNC}
+    grouped = {name for _, names in _GROUPS for name in names}
+    missing = sorted(ufuncs - grouped)
+    assert not missing, f"ufuncs missing from the docs groups: {missing}"
+    lines = ["| kind | operations |", "|---|---|"]
+    lines.append(f"| Python operators | {_OPERATORS} |")
+    for title, names in _GROUPS:
+        lines.append(f"| {title} (ufuncs) | {', '.join(f'`np.{n}`' for n in names if n in ufuncs)} |")
+    functions = sorted(function_name(f) for f in FUNCTIONS)
+    lines.append(f"| NumPy functions | {', '.join(f'`{n}`' for n in dict.fromkeys(functions))} |")
+    reductions = sorted(f"`np.{op.ufunc.__name__}.reduce`" for op in REDUCTIONS.values())
+    lines.append(f"| Ufunc reductions | {', '.join(reductions)} |")
+    lines.append(f"| Array methods | {', '.join(f'`.{m}()`' for m in SUPPORTED_METHODS)} |")
+    lines.append(f"| Array attributes | {', '.join(f'`.{a}`' for a in SUPPORTED_ATTRIBUTES)} |")
+    lines.append(f"| Dtypes | {_dtype_names()} (results follow NumPy 2 promotion, NEP 50) |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(supported_operations_markdown())
