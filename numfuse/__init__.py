@@ -10,7 +10,7 @@ numfuse also picks a GPU or, without a CUDA driver, Numba's CUDA simulator.
 """
 
 from .errors import NumfuseError, TracingError, UnsupportedError
-from .jit import JitFunction, jit
+from .jit_function import JitFunction, jit
 
 __version__ = "0.1.0"
 

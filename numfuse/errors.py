@@ -19,8 +19,11 @@ class UnsupportedError(NumfuseError, TypeError):
     """A NumPy function, method, argument or dtype that numfuse cannot trace."""
 
 
-class TracingError(NumfuseError, TypeError):
-    """Python code asked for a concrete value of an array that only exists at run time."""
+class TracingError(NumfuseError):
+    """Python code asked for a concrete value of an array that only exists at run time.
+
+    Deliberately not a TypeError: code that probes conversions (`operator.index` inside
+    NumPy's axis handling, say) must not swallow it and carry on with a wrong guess."""
 
 
 @dataclass(frozen=True)

@@ -210,7 +210,7 @@ def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, i
         count = int(np.prod([xt.shape[i] for i in axes], dtype=np.int64))
         value = apply_ufunc(ctx, np.true_divide, (value, count), {})
         value = ctx.convert(value, out_dtype)
-    return value
+    return ctx.numpy_scalar(value)  # NumPy's reductions return scalars for 0-d results
 
 
 def ufunc_reduce(ctx, ufunc: np.ufunc, args, kwargs):

@@ -94,6 +94,10 @@ class TraceContext:
     def atom(self, tracer: "Tracer") -> Var:
         return tracer._var
 
+    def numpy_scalar(self, tracer: "Tracer") -> "Tracer":
+        """The same value, as NumPy returns it from a reduction: a scalar when 0-d."""
+        return Tracer(self, tracer._var, weak=tracer._weak, numpy_scalar=not tracer.shape)
+
     # -- equations -----------------------------------------------------------------------------
 
     def bind(self, prim, atoms, shape, dtype, params=(), weak=False, numpy_scalar=False) -> "Tracer":
@@ -340,6 +344,8 @@ class Tracer:
         return self.shape[0]
 
     def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
         raise unsupported("iterating over a traced array", "indexing and slicing are not supported yet")
 
     def __getitem__(self, index):

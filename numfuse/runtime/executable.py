@@ -107,7 +107,10 @@ class Executable:
 
     def _output(self, source, kind: str, env, values, on_device: bool):
         if source.kind == "input":
-            return values[source.input_index]
+            value = values[source.input_index]
+            if kind == "numpy_scalar" and isinstance(value, np.ndarray) and value.ndim == 0:
+                return value[()]
+            return value
         if source.kind == "const":
             array = self.plan.graph.consts[source.var]
             return self.backend.cuda.to_device(array) if on_device else array.copy()
