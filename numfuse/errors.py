@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import linecache
 import os
 import sys
+import sysconfig
 from dataclasses import dataclass
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-_NUMPY_DIR = None
 
 
 class NumfuseError(Exception):
@@ -45,14 +47,25 @@ class SourceLoc:
         return f"{self.filename}:{self.lineno} in {self.function}"
 
 
-def _is_internal(filename: str) -> bool:
-    global _NUMPY_DIR
-    if _NUMPY_DIR is None:
-        import numpy
+@functools.lru_cache(maxsize=None)
+def _internal_dirs() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """numfuse, NumPy and the standard library (contextlib, functools) are never the user's
+    code; site-packages below the standard library may be."""
+    import numpy
 
-        _NUMPY_DIR = os.path.dirname(os.path.abspath(numpy.__file__))
+    paths = sysconfig.get_paths()
+    numpy_dir = os.path.dirname(os.path.abspath(numpy.__file__))
+    internal = tuple(os.path.abspath(d) + os.sep for d in (_PACKAGE_DIR, numpy_dir, paths["stdlib"]))
+    external = tuple(os.path.abspath(paths[k]) + os.sep for k in ("purelib", "platlib"))
+    return internal, external
+
+
+def _is_internal(filename: str) -> bool:
     path = os.path.abspath(filename)
-    return path.startswith(_PACKAGE_DIR + os.sep) or path.startswith(_NUMPY_DIR + os.sep)
+    internal, external = _internal_dirs()
+    if path.startswith(internal[:2]):
+        return True
+    return path.startswith(internal[2:]) and not path.startswith(external)
 
 
 def user_location() -> SourceLoc | None:
@@ -84,6 +97,18 @@ def at_user_line(message: str) -> str:
     text = loc.text
     where = f"{loc}" + (f": {text}" if text else "")
     return f"{message}\n  at {where}"
+
+
+@contextlib.contextmanager
+def user_line_noted():
+    """Let NumPy's own errors through unchanged, with a note naming the user's line."""
+    loc = user_location()
+    try:
+        yield
+    except Exception as err:
+        if loc is not None and hasattr(err, "add_note"):
+            err.add_note(f"  (traced by numfuse at {loc}: {loc.text})")
+        raise
 
 
 def unsupported(what: str, hint: str = "") -> UnsupportedError:

@@ -18,11 +18,10 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from .dtypes import check_supported
-from .errors import at_user_line, unsupported
+from .errors import at_user_line, unsupported, user_line_noted
 from .ops import BY_UFUNC
 
 _PY_TYPES = {"b": bool, "i": int, "u": int, "f": float}
-_DEFAULT_DTYPE = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64)}
 
 
 @dataclass
@@ -77,7 +76,7 @@ def _loop_dtypes(ufunc: np.ufunc, operands: list[Operand]) -> tuple[list[np.dtyp
         types = tuple(op.resolve_type() for op in operands)
     # Run NumPy on stand-ins first so that its own errors (bad dtypes, Python ints out of
     # range for the array's dtype) surface unchanged.
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), user_line_noted():
         ufunc(*[op.stand_in() for op in operands])
     resolved = ufunc.resolve_dtypes(types + (None,) * ufunc.nout)
     ins, out = list(resolved[: ufunc.nin]), resolved[-1]
@@ -192,11 +191,8 @@ def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, i
     # gives the result dtype and raises what NumPy raises (an empty max has no identity).
     stand_in = np.empty(tuple(0 if s == 0 else 1 for s in xt.shape), xt.dtype)
     kwargs = {} if dtype is None else {"dtype": dtype}
-    with np.errstate(all="ignore"):
-        try:
-            result = red.stand_in(stand_in, axis=axes, keepdims=bool(keepdims), **kwargs)
-        except ValueError as err:
-            raise ValueError(at_user_line(str(err))) from None
+    with np.errstate(all="ignore"), user_line_noted():
+        result = red.stand_in(stand_in, axis=axes, keepdims=bool(keepdims), **kwargs)
     out_dtype = check_supported(np.asarray(result).dtype, f"result of {name}")
     acc = np.dtype(bool) if red.converts_to_bool else out_dtype
     value = ctx.convert(xt, acc)
