@@ -88,9 +88,10 @@ def _ew(ufunc, impls, name=None, nin=None, type_from=0):
 
 _ELEMENTWISE = [
     # arithmetic
-    _ew(np.add, _all(S.add)),
+    # On bools NumPy adds as `or` and multiplies as `and` (Numba would give an int).
+    _ew(np.add, {"b": S.logical_or, **_num(S.add)}),
     _ew(np.subtract, _num(S.subtract)),
-    _ew(np.multiply, _all(S.multiply)),
+    _ew(np.multiply, {"b": S.logical_and, **_num(S.multiply)}),
     _ew(np.true_divide, _float(S.true_divide)),
     _ew(np.floor_divide, {"i": S.floor_divide_int, "u": S.floor_divide_int, "f": S.floor_divide_float}),
     _ew(np.remainder, {"i": S.remainder_int, "u": S.remainder_int, "f": S.remainder_float}),

@@ -8,6 +8,7 @@ spills. This module needs the real numba.cuda (not the simulator).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..codegen.cuda import KernelSource
+from ..loopnest import Compute, Guard, Load
 from .kernel_cache import load_function
 
 _F64_OP = re.compile(r"^\s*(?:@%p\d+\s+)?([a-z][a-z0-9_.]*\.f64)\b")
@@ -32,6 +34,10 @@ class PTXReport:
     name: str
     ptx: str
     f64_instructions: list[str]
+    # Each kernel variable whose Numba type differs from the dtype the loop nest gives it:
+    # (variable, Numba's type, the loop nest's dtype). The simulator infers no types, so this is
+    # where a template that computes in the wrong type shows up without a GPU.
+    type_mismatches: list[tuple[str, str, str]]
 
     @property
     def computes_in_f64(self) -> bool:
@@ -55,20 +61,72 @@ def argument_types(kernel: KernelSource, views: dict[str, tuple[np.dtype, int]],
     return tuple(result)
 
 
+def _expected_types(nest) -> dict[str, np.dtype]:
+    """The dtype the loop nest gives each kernel variable it names."""
+    buffers = {b.name: b.dtype for b in nest.buffers}
+    expected = {s.name: s.dtype for s in nest.scalars}
+    expected.update({a.name: a.dtype for a in nest.accumulators})
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, Load):
+                expected[s.dst] = buffers[s.buffer]
+            elif isinstance(s, Compute):
+                expected[s.dst] = s.dtype
+            elif isinstance(s, Guard):
+                visit(s.body)
+
+    visit(nest.body)
+    visit(nest.epilogue)
+    return expected
+
+
+@contextlib.contextmanager
+def _capture_compile_result():
+    """numba-cuda's compile_ptx returns no typing; catch the compile result it builds on."""
+    from numba.cuda import compiler
+
+    captured = []
+    real = compiler.compile_cuda
+
+    def spy(*args, **kwargs):
+        result = real(*args, **kwargs)
+        captured.append(result)
+        return result
+
+    compiler.compile_cuda = spy
+    try:
+        yield captured
+    finally:
+        compiler.compile_cuda = real
+
+
 def compile_kernel(kernel: KernelSource, nest, cc=(9, 0)) -> PTXReport:
     """Compile one generated kernel (with its LoopNest for the parameter types) to PTX."""
     from numba import cuda
+    from numba.cuda.np.numpy_support import from_dtype
+    from numba.cuda.types import unliteral
 
     _, fn = load_function(kernel)
     views = {b.name: (b.dtype, len(b.view)) for b in nest.buffers}
     scalars = {s.name: s.dtype for s in nest.scalars}
-    ptx, _ = cuda.compile_ptx(fn, argument_types(kernel, views, scalars), cc=cc)
+    with _capture_compile_result() as captured:
+        ptx, _ = cuda.compile_ptx(fn, argument_types(kernel, views, scalars), cc=cc)
+    if not captured:
+        raise RuntimeError("numba-cuda's compile_ptx no longer goes through compile_cuda")
+    typemap = captured[-1].type_annotation.typemap
+    mismatches = []
+    for var, dtype in _expected_types(nest).items():
+        want = from_dtype(dtype)
+        for name, numba_type in typemap.items():
+            if name.split(".")[0] == var and unliteral(numba_type) != want:
+                mismatches.append((name, str(numba_type), str(want)))
     f64 = []
     for line in ptx.splitlines():
         match = _F64_OP.match(line)
         if match and not match.group(1).startswith(".reg"):
             f64.append(line.strip())
-    return PTXReport(kernel.name, ptx, f64)
+    return PTXReport(kernel.name, ptx, f64, mismatches)
 
 
 def only_libdevice_trig_f64(report: PTXReport) -> bool:

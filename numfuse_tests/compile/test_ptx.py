@@ -1,5 +1,5 @@
 """Every generated kernel compiles to sm_90 PTX with numba-cuda's real compiler (no GPU needed);
-float32 kernels compute in float32, and nothing spills."""
+every value has the dtype the IR gives it, float32 kernels compute in float32, nothing spills."""
 
 import numpy as np
 import pytest
@@ -19,7 +19,11 @@ def compile_all(fn, *args):
     plan = jf.plan(*args)
     sources = jf.kernel_sources(*args)
     assert len(sources) == len(plan.kernels)
-    return [(kernel, compile_kernel(source, kernel.nest)) for kernel, source in zip(plan.kernels, sources)]
+    reports = [(kernel, compile_kernel(source, kernel.nest)) for kernel, source in zip(plan.kernels, sources)]
+    for kernel, report in reports:
+        # Numba infers each value's type from the generated code; it must be the IR's dtype.
+        assert report.type_mismatches == [], (kernel.name, report.type_mismatches)
+    return reports
 
 
 def assert_no_spills(report):
