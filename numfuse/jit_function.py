@@ -24,6 +24,7 @@ from .codegen.cuda import KernelSource, render
 from .dtypes import check_supported
 from .errors import TracingError, UnsupportedError
 from .ir import Aval, format_graph
+from .loopnest import format_loopnest
 from .planner import Plan, plan as make_plan
 from .tracer import ArgSpec, TraceResult, trace, unflatten_outputs
 
@@ -58,15 +59,16 @@ def classify(name: str, value, static: bool):
                 "not supported yet: pass a C-contiguous array"
             )
         return ("dev", value.shape, dtype.str), ArgSpec("array", Aval(tuple(value.shape), dtype))
-    if isinstance(value, (bool, np.bool_)) and not isinstance(value, np.generic):
+    # NumPy scalars first: np.float64 is a subclass of float, yet strongly typed.
+    if isinstance(value, np.generic):
+        dtype = check_supported(value.dtype, f"argument {name!r}")
+        return ("npscalar", dtype.str), ArgSpec("scalar", Aval((), dtype))
+    if isinstance(value, bool):
         return ("py", bool), ArgSpec("python", Aval((), np.dtype(bool)))
     if isinstance(value, int):
         return ("py", int), ArgSpec("python", Aval((), np.dtype(np.int64)))
     if isinstance(value, float):
         return ("py", float), ArgSpec("python", Aval((), np.dtype(np.float64)))
-    if isinstance(value, np.generic):
-        dtype = check_supported(value.dtype, f"argument {name!r}")
-        return ("npscalar", dtype.str), ArgSpec("scalar", Aval((), dtype))
     if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
         raise UnsupportedError(
             f"argument {name!r} is a {type(value).__module__}.{type(value).__name__}; CuPy arrays, "
@@ -104,7 +106,8 @@ def _kernel_header(plan: Plan, index: int) -> str:
     for loc in kernel.nest.sources:
         lines.append(f"  {loc.filename}:{loc.lineno} in {loc.function}: {loc.text}")
     lines.append("")
-    lines.extend(str(kernel.nest).splitlines())
+    # Without sizes: kernels of the same code for other shapes share this file and its binary.
+    lines.extend(format_loopnest(kernel.nest, sizes=False).splitlines())
     return "\n".join(lines)
 
 
@@ -163,9 +166,9 @@ class JitFunction:
 
         return names, values, call
 
-    def _compiled(self, args, kwargs) -> tuple[Compiled, list[Any]]:
+    def _compiled(self, args, kwargs, also_static=frozenset()) -> tuple[Compiled, list[Any]]:
         names, values, call = self._bind(args, kwargs)
-        static = self._static | self._auto_static
+        static = self._static | self._auto_static | also_static
         key_parts, specs = [], []
         for name, value in zip(names, values):
             part, spec = classify(name, value, name in static)
@@ -176,7 +179,8 @@ class JitFunction:
         if compiled is None:
             compiled = self._compile(names, values, specs, call)
             # The key under which it was found may have changed (arguments made static).
-            key = tuple(classify(n, v, n in self._static | self._auto_static)[0] for n, v in zip(names, values))
+            static = self._static | self._auto_static | also_static
+            key = tuple(classify(n, v, n in static)[0] for n, v in zip(names, values))
             self._cache[key] = compiled
         traced_values = [values[i] for i in compiled.traced_positions]
         return compiled, traced_values
@@ -204,12 +208,21 @@ class JitFunction:
     # -- public API ----------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        compiled, traced_values = self._compiled(args, kwargs)
-        if compiled.executable is None:
-            from .runtime.executable import Executable
+        from .runtime.executable import Executable, ScalarOutOfRange
 
-            compiled.executable = Executable(compiled.plan, compiled.sources, compiled.traced.leaf_kinds)
-        outputs = compiled.executable(traced_values)
+        also_static: frozenset = frozenset()
+        while True:
+            compiled, traced_values = self._compiled(args, kwargs, also_static)
+            if compiled.executable is None:
+                compiled.executable = Executable(compiled.plan, compiled.sources, compiled.traced.leaf_kinds)
+            try:
+                outputs = compiled.executable(traced_values)
+                break
+            except ScalarOutOfRange as err:
+                # Trace this call again with that Python int as a constant: NumPy's rules then
+                # see its value (and raise, or compare exactly) as they do at a real call.
+                position = compiled.traced_positions[err.input_index]
+                also_static = also_static | {compiled.arg_names[position]}
         return unflatten_outputs(compiled.traced.out_tree, outputs)
 
     def trace(self, *args, **kwargs) -> TraceResult:

@@ -172,9 +172,12 @@ def _format_stmts(stmts, indent: str, dtypes: dict) -> list[str]:
     return lines
 
 
-def format_loopnest(nest: LoopNest) -> str:
+def format_loopnest(nest: LoopNest, sizes: bool = True) -> str:
+    """The loop nest as text; without `sizes`, the same text for every shape it serves."""
+
     def sig(b: BufferParam) -> str:
-        return f"{b.name}:{short_name(b.dtype)}[{','.join(map(str, b.view))}]"
+        view = ",".join(map(str, b.view)) if sizes else ",".join("_" * len(b.view))
+        return f"{b.name}:{short_name(b.dtype)}[{view}]"
 
     lines = [f"kernel {nest.name}  {nest.kind}[{nest.schedule}]"]
     ins = "  ".join(sig(b) for b in nest.buffers if b.role == "in")
@@ -185,7 +188,7 @@ def format_loopnest(nest: LoopNest) -> str:
     combine = {a.name: a.combine for a in nest.accumulators}
     indent = "  "
     for d in nest.outer:
-        lines.append(f"{indent}for {d.name} < {d.param}:  ({d.param}={d.size})")
+        lines.append(f"{indent}for {d.name} < {d.param}:" + (f"  ({d.param}={d.size})" if sizes else ""))
         indent += "  "
     if not nest.outer:
         lines.append(f"{indent}once:")
@@ -194,7 +197,7 @@ def format_loopnest(nest: LoopNest) -> str:
         lines.append(f"{indent}{a.name}:{short_name(a.dtype)} = {a.identity.item()!r} ({a.combine})")
     body_indent = indent
     for d in nest.inner:
-        lines.append(f"{body_indent}for {d.name} < {d.param}:  ({d.param}={d.size})")
+        lines.append(f"{body_indent}for {d.name} < {d.param}:" + (f"  ({d.param}={d.size})" if sizes else ""))
         body_indent += "  "
     lines.extend(_format_stmts(nest.body, body_indent, combine))
     lines.extend(_format_stmts(nest.epilogue, indent, combine))

@@ -14,6 +14,7 @@ with one flat index and no division.
 
 from __future__ import annotations
 
+from collections import ChainMap
 from dataclasses import dataclass
 from typing import Optional
 
@@ -247,13 +248,14 @@ class Lowerer:
             accumulators.append(Accumulator(f"acc{i}", red.combine, dtype, red.identity(dtype)))
             body.append(Accumulate(f"acc{i}", src))
             self.computed.append(eqn)
-        # Outputs smaller than the domain are stored where the axes they lack are 0, from a
-        # scope that sees the values computed before the guard but not the other way round.
-        guarded: dict[tuple[int, ...], tuple[list, dict]] = {}
+        # Outputs smaller than the domain are stored where the axes they lack are 0. The guard
+        # blocks come after the whole loop body, so their scope sees every value computed there,
+        # while what they compute stays inside them.
+        guarded: dict[tuple[int, ...], tuple[list, ChainMap]] = {}
         for var in spec.body_stores:
             imap, missing = broadcast_map(var.aval.shape, self.domain)
             if missing:
-                stmts, scope = guarded.setdefault(missing, ([], {}))
+                stmts, scope = guarded.setdefault(missing, ([], ChainMap({}, body_scope)))
             else:
                 stmts, scope = body, body_scope
             src = self.value(var, imap, scope, stmts, False)

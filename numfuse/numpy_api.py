@@ -22,6 +22,7 @@ from .errors import at_user_line, unsupported, user_line_noted
 from .ops import BY_UFUNC
 
 _PY_TYPES = {"b": bool, "i": int, "u": int, "f": float}
+_COMPARISONS = (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal)
 
 
 @dataclass
@@ -61,7 +62,7 @@ def _broadcast_shape(operands: list[Operand]) -> tuple[int, ...]:
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
-        listed = " ".join(str(tuple(s)).replace(",)", ")").replace(" ", "") for s in shapes)
+        listed = " ".join(str(tuple(s)).replace(" ", "") for s in shapes)
         raise ValueError(
             at_user_line(f"operands could not be broadcast together with shapes {listed}")
         ) from None
@@ -80,20 +81,21 @@ def _loop_dtypes(ufunc: np.ufunc, operands: list[Operand]) -> tuple[list[np.dtyp
         ufunc(*[op.stand_in() for op in operands])
     resolved = ufunc.resolve_dtypes(types + (None,) * ufunc.nout)
     ins, out = list(resolved[: ufunc.nin]), resolved[-1]
-    # NumPy compares Python ints against any integer dtype exactly (uint8 < 300 is True):
-    # widen such a loop rather than wrap the literal.
-    for i, op in enumerate(operands):
-        if op.tracer is None and op.weak and op.dtype.kind in "iu" and ins[i].kind in "iu":
-            info = np.iinfo(ins[i])
-            if not info.min <= op.value <= info.max:
-                wide = np.promote_types(ins[i], np.min_scalar_type(op.value))
-                ins = [wide if d.kind in "iu" else d for d in ins]
+    # NumPy compares Python ints with integer arrays exactly, even beyond the array's dtype
+    # (a literal out of range folds to a constant, see _out_of_range_comparison). For a Python
+    # int passed as an argument, whose value is unknown here, compare in int64 (uint64 arrays
+    # excepted: there a negative value raises when it is passed).
+    if ufunc in _COMPARISONS and any(op.tracer is not None and op.weak and op.dtype.kind in "iu" for op in operands):
+        ins = [np.dtype(np.int64) if d.kind in "biu" and d != np.uint64 else d for d in ins]
     for dtype in ins + [out]:
         check_supported(dtype, f"{name} computes in it")
     return ins, out
 
 
-def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs) -> Any:
+def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs, python_operator: bool = False) -> Any:
+    """A ufunc call. `python_operator`: reached through `+`, `<`, ... rather than np.add, ...,
+    which matters only for Python scalars: 1.5 * 2 is a Python float, np.multiply(1.5, 2) is
+    an np.float64."""
     op = BY_UFUNC.get(ufunc)
     name = f"np.{ufunc.__name__}"
     if op is None:
@@ -106,17 +108,63 @@ def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs) -> Any:
     if len(args) != op.nin:
         raise TypeError(at_user_line(f"{name} takes {op.nin} arguments, got {len(args)}"))
     operands = [ctx.operand(a) for a in args]
+    if python_operator and all(o.weak for o in operands):
+        operands = _python_bools_as_ints(ctx, ufunc, operands)
+    ins, out = _loop_dtypes(ufunc, operands)  # NumPy checks the loop before the shapes
     shape = _broadcast_shape(operands)
-    ins, out = _loop_dtypes(ufunc, operands)
+    constant = _out_of_range_comparison(ufunc, operands, ins)
+    if constant is not None:
+        return ctx.broadcast(np.bool_(constant), shape)
     if ufunc is np.power:
-        fast = _power_fast_path(ctx, operands, ins)
+        fast = _power_fast_path(ctx, operands, ins, python_operator)
         if fast is not None:
             return fast
     if op.template(ins[op.type_from]) is None:
         raise unsupported(f"{name} on {ins[op.type_from]}")
     atoms = [ctx.coerce(o, dtype, shape) for o, dtype in zip(operands, ins)]
-    weak = all(o.weak for o in operands) and out.kind in "bif"
+    weak = python_operator and all(o.weak for o in operands) and out.kind in "bif"
     return ctx.bind(op.name, atoms, shape, out, weak=weak, numpy_scalar=True)
+
+
+_PY_COMPARE = {np.equal: "__eq__", np.not_equal: "__ne__", np.less: "__lt__", np.less_equal: "__le__",
+               np.greater: "__gt__", np.greater_equal: "__ge__"}
+
+
+def _out_of_range_comparison(ufunc, operands, ins) -> bool | None:
+    """NumPy compares integers with Python ints beyond their dtype exactly (uint8 < 300 is
+    True everywhere): the result is the same for every element, found from the dtype's bounds."""
+    if ufunc not in _PY_COMPARE or len(operands) != 2:
+        return None
+    for i, op in enumerate(operands):
+        other = operands[1 - i]
+        if op.tracer is None and op.weak and op.dtype.kind in "iu" and other.dtype.kind in "biu":
+            info = np.iinfo(ins[1 - i]) if ins[1 - i].kind in "iu" else None
+            low, high = (info.min, info.max) if info else (0, 1)
+            if not low <= op.value <= high:
+                bound = low  # every element compares with op.value as the bound does
+                pair = (bound, op.value) if i == 1 else (op.value, bound)
+                return bool(getattr(pair[0], _PY_COMPARE[ufunc])(pair[1]))
+    return None
+
+
+def _python_bools_as_ints(ctx, ufunc, operands: list[Operand]) -> list[Operand]:
+    """Python's own arithmetic on Python scalars: a bool is the int 0 or 1 (True + True is 2,
+    -True is -1), except in comparisons and in &, |, ^ between bools."""
+    bools = [o.dtype.kind == "b" for o in operands]
+    if not any(bools) or ufunc in _PY_COMPARE:
+        return operands
+    if all(bools) and ufunc in (np.bitwise_and, np.bitwise_or, np.bitwise_xor):
+        return operands
+    int64 = np.dtype(np.int64)
+    result = []
+    for o, is_bool in zip(operands, bools):
+        if not is_bool:
+            result.append(o)
+        elif o.tracer is None:
+            result.append(Operand(None, int(o.value), int64, True))
+        else:
+            result.append(Operand(ctx.convert(o.tracer, int64), None, int64, True))
+    return result
 
 
 def as_dtype(ctx, operand: Operand, dtype: np.dtype):
@@ -126,7 +174,7 @@ def as_dtype(ctx, operand: Operand, dtype: np.dtype):
     return np.array(operand.value).astype(dtype, casting="unsafe")[()]
 
 
-def _power_fast_path(ctx, operands, ins):
+def _power_fast_path(ctx, operands, ins, python_operator):
     """x ** 2 is square and float x ** 0.5 is sqrt, as in NumPy; negative int powers raise."""
     base, exponent = operands
     if exponent.tracer is not None or base.tracer is None:
@@ -135,6 +183,9 @@ def _power_fast_path(ctx, operands, ins):
     if ins[0].kind in "iu" and value < 0:
         raise ValueError(at_user_line("Integers to negative integer powers are not allowed."))
     if value == 2:
+        if python_operator and type(value) is int:
+            # ndarray.__pow__ squares the array itself: bool ** 2 is int8 (np.power gives int64).
+            return apply_ufunc(ctx, np.square, (base.tracer,), {})
         return apply_ufunc(ctx, np.square, (as_dtype(ctx, base, ins[0]),), {})
     if value == 0.5 and ins[0].kind == "f":
         return apply_ufunc(ctx, np.sqrt, (as_dtype(ctx, base, ins[0]),), {})
@@ -166,33 +217,28 @@ _REDUCTIONS = {
 }
 
 
-def _axes(axis, ndim) -> tuple[int, ...]:
-    if axis is None:
-        return tuple(range(ndim))
-    try:
-        return normalize_axis_tuple(axis, ndim)
-    except np.exceptions.AxisError as err:
-        raise np.exceptions.AxisError(at_user_line(str(err))) from None
-
-
-def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+           stand_in: Callable | None = None):
+    """A reduction as NumPy computes it; `stand_in` is the NumPy callable that decides its
+    dtype and errors (np.sum and friends, or a ufunc's reduce)."""
     red = _REDUCTIONS[kind]
     name = f"np.{red.numpy_name}"
     for key, value in (("out", out), ("initial", initial), ("where", where)):
-        if value is not None and value is not np._NoValue:
+        if value is not None and value is not np._NoValue and not (key == "where" and value is True):
             raise unsupported(f"{name}(..., {key}=...)")
     if keepdims is np._NoValue:
         keepdims = False
     xt = ctx.as_tracer(ctx.operand(a))
-    axes = _axes(axis, xt.ndim)
     if dtype is not None:
         dtype = check_supported(dtype, f"{name}(dtype=...)")
     # NumPy on a stand-in of the same rank, size-one except where the input is empty: it
-    # gives the result dtype and raises what NumPy raises (an empty max has no identity).
-    stand_in = np.empty(tuple(0 if s == 0 else 1 for s in xt.shape), xt.dtype)
+    # gives the result dtype and raises what NumPy raises (a bad axis, an empty max).
+    array = np.empty(tuple(0 if s == 0 else 1 for s in xt.shape), xt.dtype)
     kwargs = {} if dtype is None else {"dtype": dtype}
     with np.errstate(all="ignore"), user_line_noted():
-        result = red.stand_in(stand_in, axis=axes, keepdims=bool(keepdims), **kwargs)
+        result = (stand_in or red.stand_in)(array, axis=axis, keepdims=bool(keepdims), **kwargs)
+    # A 0-d array reduces over nothing, whatever axis 0 or -1 NumPy accepted for it.
+    axes = () if xt.ndim == 0 else tuple(range(xt.ndim)) if axis is None else normalize_axis_tuple(axis, xt.ndim)
     out_dtype = check_supported(np.asarray(result).dtype, f"result of {name}")
     acc = np.dtype(bool) if red.converts_to_bool else out_dtype
     value = ctx.convert(xt, acc)
@@ -209,20 +255,28 @@ def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, i
     return ctx.numpy_scalar(value)  # NumPy's reductions return scalars for 0-d results
 
 
+_UFUNC_REDUCTIONS = {
+    np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+    np.logical_or: "any", np.logical_and: "all",
+}
+
+
 def ufunc_reduce(ctx, ufunc: np.ufunc, args, kwargs):
     """np.add.reduce(x, axis=0) and friends; NumPy's default axis here is 0."""
-    kinds = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min", np.logical_or: "any", np.logical_and: "all"}
-    if ufunc not in kinds:
+    kind = _UFUNC_REDUCTIONS.get(ufunc)
+    if kind is None:
         raise unsupported(f"np.{ufunc.__name__}.reduce")
-    a, *rest = args
-    if rest:
-        kwargs = dict(kwargs, axis=rest[0])
-    kwargs.setdefault("axis", 0)
-    kind = kinds[ufunc]
-    if kind in ("any", "all"):
-        a = ctx.convert(ctx.as_tracer(ctx.operand(a)), np.dtype(bool))
-        kwargs.pop("dtype", None)
-    return reduce(ctx, kind, a, **kwargs)
+    names = ("array", "axis", "dtype", "out", "keepdims", "initial", "where")
+    bound = dict(zip(names, args), **kwargs)
+    bound.setdefault("axis", 0)
+    a = bound.pop("array")
+    return reduce(ctx, kind, a, **bound, stand_in=ufunc.reduce)
+
+
+def any_all_method(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """ndarray.any and .all, which (unlike np.any) take a dtype, as logical_or.reduce does."""
+    stand_in = None if dtype is None else (np.logical_or if kind == "any" else np.logical_and).reduce
+    return reduce(ctx, kind, a, axis, dtype, out, keepdims, where=where, stand_in=stand_in)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,8 +322,15 @@ def _fill_like(ctx, a, fill_value, dtype=None, order="K", subok=True, shape=None
         raise unsupported("np.*_like(..., shape=...)")
     base = ctx.operand(a)
     dtype = check_supported(base.dtype if dtype is None else dtype, "np.*_like(dtype=...)")
-    fill = as_dtype(ctx, ctx.operand(fill_value), dtype)
-    return ctx.broadcast(fill, base.shape)
+    operand = ctx.operand(fill_value)
+    if operand.tracer is None:
+        # NumPy's full_like copies the value in with unsafe casting, which still refuses a
+        # Python int out of range.
+        fill = np.empty((), dtype)
+        with user_line_noted():
+            np.copyto(fill, operand.value, casting="unsafe")
+        return ctx.broadcast(fill[()], base.shape)
+    return ctx.broadcast(ctx.convert(operand.tracer, dtype), base.shape)
 
 
 def _zeros_like(ctx, a, dtype=None, order="K", subok=True, shape=None, *, device=None):
@@ -281,7 +342,7 @@ def _ones_like(ctx, a, dtype=None, order="K", subok=True, shape=None, *, device=
 
 
 def _astype(ctx, x, dtype, /, *, copy=True, device=None):
-    return ctx.astype(x, dtype)
+    return ctx.astype(x, dtype, copy)
 
 
 def _transpose(ctx, a, axes=None):

@@ -77,6 +77,8 @@ class Plan:
     outputs: list[OutputSource]
     names: dict[Var, str]
     temporaries: list[Var] = field(default_factory=list)
+    array_inputs_read: list[Var] = field(default_factory=list)  # by the live equations
+    scalar_inputs: frozenset[int] = frozenset()  # input positions passed as kernel scalars
 
     @property
     def bytes_moved(self) -> int:
@@ -85,12 +87,8 @@ class Plan:
 
     @property
     def min_bytes(self) -> int:
-        """Each used input read once and each returned array written once."""
-        used = set()
-        for eqn in self.graph.eqns:
-            used.update(a for a in eqn.inputs if isinstance(a, Var))
-        reads = sum(v.aval.nbytes for v in self.graph.inputs if v in used and v.aval.shape)
-        reads += sum(v.aval.nbytes for v in self.graph.consts if v in used)
+        """Each array input the outputs depend on read once, each returned array written once."""
+        reads = sum(v.aval.nbytes for v in self.array_inputs_read)
         writes = sum({o.var: o.var.aval.nbytes for o in self.outputs if o.kind == "buffer"}.values())
         return reads + writes
 
@@ -210,7 +208,8 @@ class Planner:
             self.notes[position] = []
         inputs = set(self.graph.inputs) | set(self.graph.consts)
         for atom in dict.fromkeys(a for a in self.graph.outputs if isinstance(a, Var)):
-            if atom not in inputs:
+            # An empty output needs no kernel: the runtime only allocates it.
+            if atom not in inputs and atom.aval.size > 0:
                 self._place(atom)
         order = sorted(range(len(self.specs)), key=lambda i: self.specs[i].index)
         specs = [self.specs[i] for i in order]
@@ -239,7 +238,11 @@ class Planner:
         outputs = [self._output_source(a) for a in self.graph.outputs]
         returned = {o.var for o in outputs}
         temporaries = [v for v in self.info.stored_by if v not in returned]
-        return Plan(self.graph, kernels, outputs, self.names, temporaries)
+        used = {a for e in self.eqns for a in e.inputs if isinstance(a, Var)}
+        everything = list(self.graph.inputs) + list(self.graph.consts)
+        arrays_read = [v for v in everything if v in self.info.buffer_inputs and v in used]
+        scalars = frozenset(self.info.scalar_inputs.values())
+        return Plan(self.graph, kernels, outputs, self.names, temporaries, arrays_read, scalars)
 
     def _output_source(self, atom) -> OutputSource:
         assert not isinstance(atom, Literal)

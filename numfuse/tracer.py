@@ -28,7 +28,7 @@ class ArgSpec:
 
     @property
     def weak(self) -> bool:
-        return self.kind == "python" and self.aval.dtype.kind != "b"
+        return self.kind == "python"
 
 
 class TraceContext:
@@ -60,15 +60,16 @@ class TraceContext:
                     at_user_line("a traced array from another numfuse.jit trace leaked into this one")
                 )
             return Operand(x, None, x.dtype, x._weak)
-        if isinstance(x, (bool, np.bool_)):
-            return Operand(None, np.bool_(x), np.dtype(bool), False)
+        # NumPy scalars first: np.float64 is a subclass of float, yet strongly typed.
+        if isinstance(x, np.generic):
+            dtype = check_supported(x.dtype, f"the NumPy scalar {x!r}")
+            return Operand(None, x, dtype, False)
+        if isinstance(x, bool):
+            return Operand(None, np.bool_(x), np.dtype(bool), True)
         if isinstance(x, int):
             return Operand(None, x, np.dtype(np.int64), True)
         if isinstance(x, float):
             return Operand(None, x, np.dtype(np.float64), True)
-        if isinstance(x, np.generic):
-            dtype = check_supported(x.dtype, f"the NumPy scalar {x!r}")
-            return Operand(None, x, dtype, False)
         if isinstance(x, (np.ndarray, list, tuple)):
             array = np.asarray(x)
             dtype = check_supported(array.dtype, "a constant array captured by the function")
@@ -145,18 +146,23 @@ class TraceContext:
             perm = numpy_api.normalize_axis_tuple(axes, ndim)
             if len(perm) != ndim:
                 raise ValueError(at_user_line("axes don't match array"))
-        if perm == tuple(range(ndim)):
-            result = Tracer(self, tracer._var)
-        else:
-            shape = tuple(tracer.shape[p] for p in perm)
-            result = self.bind("transpose", [tracer._var], shape, tracer.dtype, params=(("perm", perm),))
-        result._view = True
-        return result
+        return _TransposeView(self, tracer, perm)
 
-    def astype(self, x, dtype) -> "Tracer":
-        operand = self.operand(x)
+    def transpose_var(self, var: Var, perm: tuple[int, ...]) -> Var:
+        if perm == tuple(range(len(perm))):
+            return var
+        shape = tuple(var.aval.shape[p] for p in perm)
+        return self.bind("transpose", [var], shape, var.aval.dtype, params=(("perm", perm),))._var
+
+    def astype(self, x, dtype, copy: bool = True) -> "Tracer":
+        tracer = self.as_tracer(self.operand(x))
         dtype = check_supported(dtype, "astype")
-        return self.convert(self.as_tracer(operand), dtype)
+        result = self.convert(tracer, dtype)
+        if result is tracer and copy:
+            result = Tracer(self, tracer._var)  # a copy: in-place updates of it stay its own
+        if tracer._numpy_scalar:
+            result = self.numpy_scalar(result)  # np.float64(1).astype(np.float32) is a scalar
+        return result
 
     def graph(self, outputs: list[Atom], name: str) -> Graph:
         graph = Graph(list(self.inputs), list(self.eqns), outputs, dict(self.consts), name)
@@ -195,8 +201,8 @@ def _concrete_value_error(what: str, tracer: "Tracer | None" = None) -> TracingE
 
 def _binary(ufunc: np.ufunc, reflected: bool = False) -> Callable:
     if reflected:
-        return lambda self, other: numpy_api.apply_ufunc(self._ctx, ufunc, (other, self), {})
-    return lambda self, other: numpy_api.apply_ufunc(self._ctx, ufunc, (self, other), {})
+        return lambda self, other: numpy_api.apply_ufunc(self._ctx, ufunc, (other, self), {}, True)
+    return lambda self, other: numpy_api.apply_ufunc(self._ctx, ufunc, (self, other), {}, True)
 
 
 def _inplace(ufunc: np.ufunc) -> Callable:
@@ -207,7 +213,7 @@ def _inplace(ufunc: np.ufunc) -> Callable:
 
 
 def _unary(ufunc: np.ufunc) -> Callable:
-    return lambda self: numpy_api.apply_ufunc(self._ctx, ufunc, (self,), {})
+    return lambda self: numpy_api.apply_ufunc(self._ctx, ufunc, (self,), {}, True)
 
 
 def _method(function: Callable) -> Callable:
@@ -285,7 +291,7 @@ class Tracer:
 
     def _update_in_place(self, ufunc, other):
         """`x op= y`: NumPy writes into x's memory, so every name for x sees the new value."""
-        result = numpy_api.apply_ufunc(self._ctx, ufunc, (self, other), {})
+        result = numpy_api.apply_ufunc(self._ctx, ufunc, (self, other), {}, True)
         if self._weak or self._numpy_scalar:
             return result  # Python and NumPy scalars are immutable: `s += 1` rebinds s
         if self._argument:
@@ -360,11 +366,15 @@ class Tracer:
     max = _method(np.max)
     min = _method(np.min)
     mean = _method(np.mean)
-    any = _method(np.any)
-    all = _method(np.all)
+
+    def any(self, *args, **kwargs):
+        return numpy_api.any_all_method(self._ctx, "any", self, *args, **kwargs)
+
+    def all(self, *args, **kwargs):
+        return numpy_api.any_all_method(self._ctx, "all", self, *args, **kwargs)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        return self._ctx.astype(self, dtype)
+        return self._ctx.astype(self, dtype, copy)
 
     def clip(self, min=None, max=None, out=None, **kwargs):
         return np.clip(self, min, max, out=out, **kwargs)
@@ -379,6 +389,31 @@ class Tracer:
             raise AttributeError(name)  # protocol probes (hasattr) must see a plain miss
         error = unsupported(f"ndarray.{name}")
         raise UnsupportedAttributeError(str(error))
+
+
+class _TransposeView(Tracer):
+    """x.T: like a NumPy view it shows later in-place updates of x (writing through it is
+    refused in _update_in_place)."""
+
+    __slots__ = ("_base", "_perm", "_seen")
+
+    def __init__(self, ctx, base: Tracer, perm: tuple[int, ...]):
+        self._ctx = ctx
+        self._base = base
+        self._perm = perm
+        self._seen = (None, None)
+        self._weak = False
+        self._numpy_scalar = False
+        self._argument = False
+        self._view = True
+        self._input_position = None
+
+    @property
+    def _var(self) -> Var:
+        base_var = self._base._var
+        if self._seen[0] is not base_var:
+            self._seen = (base_var, self._ctx.transpose_var(base_var, self._perm))
+        return self._seen[1]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,6 +31,26 @@ class _Launch:
     empty: bool
 
 
+class ScalarOutOfRange(Exception):
+    """A Python int argument does not fit a dtype the plan casts it to. NumPy's answer then
+    depends on the value (an exact comparison, or an OverflowError), so the caller retraces
+    with that argument static."""
+
+    def __init__(self, input_index: int):
+        super().__init__(input_index)
+        self.input_index = input_index
+
+
+def _scalar_casts(plan: Plan) -> list[tuple[int, np.dtype]]:
+    """(input position, dtype) for every dtype each scalar argument is used in."""
+    position = {v: i for i, v in enumerate(plan.graph.inputs) if i in plan.scalar_inputs}
+    casts = {(i, v.aval.dtype) for v, i in position.items()}
+    for eqn in plan.graph.eqns:
+        if eqn.prim == "convert" and eqn.inputs[0] in position:
+            casts.add((position[eqn.inputs[0]], eqn.out.aval.dtype))
+    return sorted(casts, key=lambda c: (c[0], c[1].str))
+
+
 def is_device_array(x) -> bool:
     """A Numba device array (real or simulated)."""
     return type(x).__module__.startswith("numba") and hasattr(x, "copy_to_host")
@@ -42,7 +62,7 @@ class Executable:
         self.leaf_kinds = list(leaf_kinds)
         self.backend = backend()
         self.input_vars = list(plan.graph.inputs)
-        self.scalar_positions = set()
+        self.scalar_casts = _scalar_casts(plan)
         launches = []
         for kernel, source in zip(plan.kernels, sources):
             nest = kernel.nest
@@ -54,8 +74,7 @@ class Executable:
                     args.append(("buffer", by_name[p.name], views[p.name]))
                 elif p.kind == "scalar":
                     scalar = next(s for s in nest.scalars if s.name == p.name)
-                    args.append(("scalar", scalar.input_index, scalar.dtype))
-                    self.scalar_positions.add(scalar.input_index)
+                    args.append(("scalar", (scalar.input_index, scalar.dtype)))
                 else:
                     args.append(("size", p.value))
             rows = nest.outer_size
@@ -75,6 +94,14 @@ class Executable:
     def __call__(self, values: Sequence[Any]) -> list[Any]:
         """Run on the traced arguments `values` (graph input order); the outputs, in order."""
         cuda = self.backend.cuda
+        # Every scalar argument is cast to each dtype it is used in before anything runs, so a
+        # Python int out of range raises OverflowError as in NumPy, whatever the sizes.
+        scalars = {}
+        for i, dtype in self.scalar_casts:
+            try:
+                scalars[i, dtype] = dtype.type(values[i])
+            except OverflowError:
+                raise ScalarOutOfRange(i) from None
         on_device = any(is_device_array(v) for v in values)
         env: dict[Var, Any] = dict(self._device_consts())
         for var, value in zip(self.input_vars, values):
@@ -82,10 +109,11 @@ class Executable:
                 env[var] = cuda.to_device(np.ascontiguousarray(value))
             elif is_device_array(value):
                 env[var] = value
-        for kernel in self.plan.kernels:
-            for var in kernel.writes:
-                if var not in env:
-                    env[var] = cuda.device_array(var.aval.shape, var.aval.dtype)
+        written = [v for k in self.plan.kernels for v in k.writes]
+        empty_outputs = [o.var for o in self.plan.outputs if o.kind == "buffer"]
+        for var in written + empty_outputs:
+            if var not in env:
+                env[var] = cuda.device_array(var.aval.shape, var.aval.dtype)
         with self.backend.launching():
             for i, launch in enumerate(self.launches):
                 if launch.empty:
@@ -96,7 +124,7 @@ class Executable:
                         array = env[arg[1]]
                         args.append(array if array.shape == arg[2] else array.reshape(arg[2]))
                     elif arg[0] == "scalar":
-                        args.append(arg[2].type(values[arg[1]]))
+                        args.append(scalars[arg[1]])
                     else:
                         args.append(arg[1])
                 compiled = self._dispatchers[i]

@@ -1,0 +1,374 @@
+"""What numfuse refuses, and how it says so: at trace time, naming the user's file and line."""
+
+import inspect
+import os
+
+import numpy as np
+import pytest
+
+import numfuse
+from numfuse.ir import format_graph
+
+HERE = os.path.basename(__file__)
+X = np.ones((4, 5), np.float32)
+
+
+def line_of(fn, offset: int) -> int:
+    """The line number `offset` lines below `fn`'s `def` line."""
+    return inspect.getsourcelines(fn)[1] + offset
+
+
+# -- unsupported NumPy functions -----------------------------------------------------------------
+
+
+def sort(x):
+    return np.sort(x)
+
+
+def fft(x):
+    return np.fft.fft(x)
+
+
+def norm(x):
+    return np.linalg.norm(x)
+
+
+def cumsum(x):
+    return np.cumsum(x)
+
+
+def cumsum_method(x):
+    return x.cumsum(axis=0)
+
+
+def matmul(x):
+    return x @ x.T
+
+
+@pytest.mark.parametrize(
+    "fn, name",
+    [(sort, "np.sort"), (fft, "np.fft.fft"), (norm, "np.linalg.norm"), (cumsum, "np.cumsum"),
+     (cumsum_method, "cumsum"), (matmul, "np.matmul")],
+    ids=lambda v: v if isinstance(v, str) else v.__name__,
+)
+def test_unsupported_function_names_itself_and_the_line(fn, name):
+    with pytest.raises(numfuse.UnsupportedError) as info:
+        numfuse.jit(fn).graph(X)
+    message = str(info.value)
+    assert name in message
+    assert "not supported" in message
+    assert f"{HERE}:{line_of(fn, 1)}" in message, message
+
+
+# -- Python control flow on traced values --------------------------------------------------------
+
+
+def branch(x):
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def to_float(x):
+    return x * float(x)
+
+
+def to_int(x):
+    return int(x.max())
+
+
+def while_loop(x):
+    while (x > 1).any():
+        x = x / 2
+    return x
+
+
+@pytest.mark.parametrize("fn, offset", [(branch, 1), (to_float, 1), (to_int, 1), (while_loop, 1)],
+                         ids=lambda v: getattr(v, "__name__", str(v)))
+def test_concrete_value_needed_raises_tracing_error(fn, offset):
+    with pytest.raises(numfuse.TracingError) as info:
+        numfuse.jit(fn).graph(X)
+    message = str(info.value)
+    assert "np.where" in message
+    assert f"{HERE}:{line_of(fn, offset)}" in message, message
+
+
+def test_tracing_error_is_a_numfuse_error():
+    assert issubclass(numfuse.TracingError, numfuse.NumfuseError)
+    assert issubclass(numfuse.UnsupportedError, numfuse.NumfuseError)
+
+
+# -- unsupported dtypes --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.ones(3, np.complex64),
+        np.ones(3, np.complex128),
+        np.ones(3, np.float16),
+        np.array([1, "a", None], dtype=object),
+        np.array(["2024-01-01"], dtype="datetime64[D]"),
+        np.array([1, 2], dtype="timedelta64[s]"),
+        np.array(["abc", "de"]),
+        np.array([b"abc"]),
+    ],
+    ids=lambda a: str(a.dtype),
+)
+def test_unsupported_dtype_argument(array):
+    def f(x):
+        return x + x
+
+    with pytest.raises(numfuse.UnsupportedError) as info:
+        numfuse.jit(f).graph(array)
+    assert str(array.dtype) in str(info.value)
+    assert "'x'" in str(info.value)  # the argument's name
+
+
+@pytest.mark.parametrize("scalar", [np.float16(1), np.complex64(1), 1j])
+def test_unsupported_scalar_argument(scalar):
+    def f(x, s):
+        return x * s
+
+    with pytest.raises(numfuse.UnsupportedError):
+        numfuse.jit(f).graph(X, scalar)
+
+
+def test_unsupported_dtype_in_astype_names_it():
+    def f(x):
+        return x.astype(np.complex64)
+
+    with pytest.raises(numfuse.UnsupportedError, match="complex64"):
+        numfuse.jit(f).graph(X)
+
+
+def test_unsupported_captured_constant():
+    table = np.ones(5, np.float16)
+
+    def f(x):
+        return x + table
+
+    with pytest.raises(numfuse.UnsupportedError, match="float16"):
+        numfuse.jit(f).graph(X)
+
+
+# -- indexing and in-place updates ---------------------------------------------------------------
+
+
+def index(x):
+    return x[0]
+
+
+def slice_(x):
+    return x[:, 1:]
+
+
+def setitem(x):
+    y = x * 2
+    y[0] = 1
+    return y
+
+
+@pytest.mark.parametrize("fn", [index, slice_, setitem], ids=lambda f: f.__name__)
+def test_indexing_is_unsupported(fn):
+    with pytest.raises(numfuse.UnsupportedError) as info:
+        numfuse.jit(fn).graph(X)
+    assert HERE in str(info.value)
+
+
+def inplace_argument(x):
+    x += 1
+    return x
+
+
+def inplace_argument_mul(x):
+    x *= 2
+    return x.sum()
+
+
+def ufunc_out(x):
+    np.add(x, 1, out=x)
+    return x
+
+
+@pytest.mark.parametrize("fn", [inplace_argument, inplace_argument_mul, ufunc_out], ids=lambda f: f.__name__)
+def test_inplace_update_of_an_argument_is_unsupported(fn):
+    with pytest.raises(numfuse.UnsupportedError) as info:
+        numfuse.jit(fn).graph(X)
+    assert f"{HERE}:{line_of(fn, 1)}" in str(info.value)
+
+
+def test_inplace_update_of_a_local_follows_numpy_aliasing():
+    def f(x):
+        y = x * 2
+        z = y
+        z += 1
+        return y
+
+    x = np.ones(3, np.float32)
+    assert list(f(x)) == [3, 3, 3]  # NumPy: y and z are one array
+    assert format_graph(numfuse.jit(f).graph(x), with_locs=False) == (
+        "{ lambda a:f32[3] .\n"
+        "  let b:f32[3] = multiply a 2.0:f32\n"
+        "      c:f32[3] = add b 1.0:f32\n"
+        "  in (c) }"
+    )
+
+
+def test_inplace_update_keeps_the_local_dtype():
+    def f(x, w):
+        y = x * 2
+        y += w  # float64 added into a float32 array stays float32
+        return y
+
+    x = np.ones((2, 3), np.float32)
+    w = np.ones(3)
+    assert f(x, w).dtype == np.float32
+    assert format_graph(numfuse.jit(f).graph(x, w), with_locs=False) == (
+        "{ lambda a:f32[2,3] b:f64[3] .\n"
+        "  let c:f32[2,3] = multiply a 2.0:f32\n"
+        "      d:f64[2,3] = convert[dtype=f64] c\n"
+        "      e:f64[2,3] = broadcast[shape=(2,3)] b\n"
+        "      f:f64[2,3] = add d e\n"
+        "      g:f32[2,3] = convert[dtype=f32] f\n"
+        "  in (g) }"
+    )
+
+
+def test_inplace_update_raises_numpys_errors():
+    def cast(x):
+        y = (x * 2).astype(np.int32)
+        y += 1.5  # float64 into int32: NumPy refuses (same_kind casting)
+        return y
+
+    def grow(x):
+        y = x * 2
+        y += np.ones((3, 4, 5), np.float32)  # would need a bigger y
+        return y
+
+    for fn, error in [(cast, TypeError), (grow, ValueError)]:
+        with pytest.raises(error):
+            fn(X)
+        with pytest.raises(error):
+            numfuse.jit(fn).graph(X)
+
+
+def test_astype_copies():
+    """x.astype(x.dtype) is a new array in NumPy (copy=True): updating it in place changes
+    neither the local it came from nor the argument."""
+
+    def local(x):
+        y = x * 2
+        z = y.astype(np.float32)
+        z += 1
+        return y, z
+
+    def argument(x):
+        z = x.astype(np.float32)
+        z += 1
+        return z
+
+    x = np.ones(3, np.float32)
+    y, z = local(x)
+    assert list(y) == [2, 2, 2] and list(z) == [3, 3, 3]
+    graph = numfuse.jit(local).graph(x)
+    assert format_graph(graph, with_locs=False) == (
+        "{ lambda a:f32[3] .\n"
+        "  let b:f32[3] = multiply a 2.0:f32\n"
+        "      c:f32[3] = add b 1.0:f32\n"
+        "  in (b, c) }"
+    )
+    assert list(argument(x)) == [2, 2, 2] and list(x) == [1, 1, 1]
+    graph = numfuse.jit(argument).graph(x)
+    assert [e.prim for e in graph.eqns] == ["add"]
+
+
+def test_view_of_a_local_sees_a_later_inplace_update():
+    """t = y.T is a view: NumPy's t shows y's later in-place update. numfuse must either
+    follow that or refuse it, never return the stale value."""
+
+    def f(x):
+        y = x * 2
+        t = y.T
+        y += 1
+        return t
+
+    x = np.ones((2, 3), np.float32)
+    assert (f(x) == 3).all()
+    try:
+        graph = numfuse.jit(f).graph(x)
+    except numfuse.UnsupportedError:
+        return
+    producers = graph.producers()
+    out = producers[graph.outputs[0]]
+    assert out.prim == "transpose", str(graph)
+    assert producers[out.inputs[0]].prim == "add", f"the transpose reads y before its update:\n{graph}"
+
+
+def test_python_scalar_argument_may_be_updated_in_place():
+    def f(x, s):
+        s += 1  # rebinds s: Python scalars are immutable
+        return x * s
+
+    graph = numfuse.jit(f).graph(np.ones(3, np.float32), 2.0)
+    assert [e.prim for e in graph.eqns][-1] == "multiply"
+
+
+# -- Python values steering the code -------------------------------------------------------------
+
+
+def test_python_int_axis_argument_works():
+    def f(x, axis):
+        return x.sum(axis=axis)
+
+    jf = numfuse.jit(f)
+    assert format_graph(jf.graph(X, 1), with_locs=False) == (
+        "{ lambda a:f32[4,5] .\n"
+        "  let b:f32[4] = reduce_sum[axes=(1,) keepdims=False] a\n"
+        "  in (b) }"
+    )
+    assert format_graph(jf.graph(X, -2), with_locs=False) == (
+        "{ lambda a:f32[4,5] .\n"
+        "  let b:f32[5] = reduce_sum[axes=(0,) keepdims=False] a\n"
+        "  in (b) }"
+    )
+    with pytest.raises(np.exceptions.AxisError):
+        jf.graph(X, 2)
+
+
+def test_python_int_axis_keyword_argument_works():
+    def f(x, *, axis=0, keepdims=False):
+        return x.max(axis=axis, keepdims=keepdims)
+
+    jf = numfuse.jit(f)
+    assert jf.graph(X, axis=1).outputs[0].aval.shape == (4,)
+    assert jf.graph(X, axis=1, keepdims=True).outputs[0].aval.shape == (4, 1)
+    assert jf.graph(X).outputs[0].aval.shape == (5,)
+
+
+def test_static_argnames():
+    jf = numfuse.jit(lambda x, axis: x.mean(axis=axis), static_argnames="axis")
+    assert jf.graph(X, (0, 1)).outputs[0].aval.shape == ()
+    assert jf.graph(X, None).outputs[0].aval.shape == ()
+    assert jf.graph(X, 0).outputs[0].aval.shape == (5,)
+
+
+def test_unhashable_static_argument():
+    jf = numfuse.jit(lambda x, axis: x.sum(axis=axis), static_argnames="axis")
+    with pytest.raises(numfuse.UnsupportedError):
+        jf.graph(X, [0])
+
+
+def test_leaked_tracer_from_another_trace():
+    leaked = []
+
+    def keep(x):
+        leaked.append(x)
+        return x + 1
+
+    def use(y):
+        return y + leaked[0]
+
+    numfuse.jit(keep).graph(X)
+    with pytest.raises(numfuse.TracingError):
+        numfuse.jit(use).graph(X)
