@@ -110,7 +110,6 @@ def main(argv=None) -> int:
     dst = cuda.device_array(n_bytes // 4, np.float32)
     copy_ms = _median_ms(lambda: dst.copy_to_device(src), args.repeats, timer)
     copy_gbs = 2 * src.nbytes / copy_ms / 1e6
-    del src, dst
 
     rows = []
     for w in WORKLOADS:
@@ -143,9 +142,7 @@ def main(argv=None) -> int:
         if cp is not None:
             cp_args = [cp.asarray(a) for a in host_args]
             row["cupy_ms"] = _median_ms(lambda: w.fn(*cp_args), args.repeats, _cupy_timer(cp))
-            del cp_args
         rows.append(row)
-        del dev_args
         print(json.dumps(row), flush=True)
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()

@@ -3,18 +3,23 @@
 This description is target-neutral: it says nothing of threads or blocks, only which loops there
 are (outer dims, and for reductions inner dims reduced into accumulators), which statements run
 at each point, and a schedule hint that a target may use (the CUDA renderer maps it to a block per
-row or a thread per row). It prints as text:
+row or a thread per row). It prints as text; here the README's
+`z = np.exp(x) * y + 1.0; return z, z.sum(axis=1)` on (4, 6) arrays:
 
     kernel nf_red_exp_multiply_add_sum  reduction[block_per_row]
-      in  a:f32[n0,n1]  b:f32[n0,n1]
-      out e:f32[n0,n1]  f:f32[n0]
-      for o0 < n0:
+      in  in_a:f32[4,6]  in_b:f32[4,6]
+      out out_e:f32[4,6]  out_f:f32[4]
+      for o0 < no0:  (no0=4)
         acc0:f32 = 0.0 (add)
-        for r0 < n1:
-          v0 = load a[o0, r0]
-          ...
-          acc0 = add acc0 v3
-        store f[o0] = acc0
+        for r0 < nr0:  (nr0=6)
+          v0 = load in_a[o0, r0]
+          v1:f32 = exp v0
+          v2 = load in_b[o0, r0]
+          v3:f32 = multiply v1 v2
+          v4:f32 = add v3 1.0:f32
+          acc0 = add acc0 v4
+          store out_e[o0, r0] = v4
+        store out_f[o0] = acc0
 """
 
 from __future__ import annotations

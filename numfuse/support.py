@@ -7,7 +7,6 @@ A trace-tier test fails when the copy in README.md is stale.
 
 from __future__ import annotations
 
-import numpy as np
 
 from .dtypes import SUPPORTED
 from .numpy_api import FUNCTIONS, SUPPORTED_ATTRIBUTES, SUPPORTED_METHODS, function_name

@@ -75,3 +75,37 @@ def check(fn, *args, reduced: int = 1, **kwargs):
     got, expected = run_both(fn, *args, **kwargs)
     assert_same(got, expected, reduced)
     return got
+
+
+def numpy_outcome(fn, *args):
+    """('ok', result) or ('raises', exception) for NumPy."""
+    try:
+        with np.errstate(all="ignore"):
+            return "ok", fn(*args)
+    except Exception as err:  # noqa: BLE001 - which error NumPy raises is what we compare
+        return "raises", err
+
+
+def check_like_numpy(fn, *args, reduced: int = 1, jitted=None):
+    """numfuse.jit(fn) gives NumPy's result, or raises the error NumPy raises; where NumPy
+    computes in float16, which numfuse does not hold, it raises UnsupportedError."""
+    import pytest
+
+    jitted = jitted or numfuse.jit(fn)
+    status, expected = numpy_outcome(fn, *args)
+    if status == "raises":
+        with pytest.raises(type(expected)):
+            jitted(*args)
+        return None
+    flat = list(expected) if isinstance(expected, tuple) else [expected]
+    if any(np.asarray(e).dtype == np.float16 for e in flat):
+        with pytest.raises(numfuse.UnsupportedError):
+            jitted(*args)
+        return None
+    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    got = jitted(*args)
+    for before, after in zip(copies, args):
+        if isinstance(before, np.ndarray):
+            np.testing.assert_array_equal(after, before, err_msg="numfuse modified an argument")
+    assert_same(got, expected, reduced)
+    return got

@@ -25,7 +25,7 @@ from hypothesis.extra import numpy as hnp
 import numfuse
 from numfuse.dtypes import SUPPORTED
 from numfuse.ops import ELEMENTWISE
-from numfuse_tests.helpers import assert_same
+from numfuse_tests.helpers import check_like_numpy
 
 DTYPES = list(SUPPORTED)
 UNARY = sorted(name for name, op in ELEMENTWISE.items() if op.ufunc is not None and op.nin == 1)
@@ -121,36 +121,6 @@ def arrays(dtype, shape, dom: Domain):
 
 
 # -- comparing ----------------------------------------------------------------------------------
-
-
-def numpy_outcome(fn, *args):
-    """('ok', result) or ('raises', exception) for NumPy."""
-    try:
-        with np.errstate(all="ignore"):
-            return "ok", fn(*args)
-    except Exception as err:  # noqa: BLE001 - which error NumPy raises is what we compare
-        return "raises", err
-
-
-def check_like_numpy(fn, *args):
-    """numfuse.jit(fn) gives NumPy's result, or raises what NumPy raises (UnsupportedError
-    where NumPy computes in float16)."""
-    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    status, expected = numpy_outcome(fn, *args)
-    if status == "raises":
-        with pytest.raises(type(expected)):
-            numfuse.jit(fn)(*args)
-        return
-    flat = list(expected) if isinstance(expected, tuple) else [expected]
-    if any(np.asarray(e).dtype == np.float16 for e in flat):
-        with pytest.raises(numfuse.UnsupportedError):
-            numfuse.jit(fn)(*args)
-        return
-    got = numfuse.jit(fn)(*args)
-    for before, after in zip(copies, args):
-        if isinstance(before, np.ndarray):
-            np.testing.assert_array_equal(after, before, err_msg="numfuse modified an argument")
-    assert_same(got, expected)
 
 
 def loop_kind(ufunc, in_dtypes) -> str | None:

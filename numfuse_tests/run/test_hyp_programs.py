@@ -11,14 +11,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numfuse
 from numfuse.dtypes import SUPPORTED
-from numfuse_tests.helpers import assert_same, check
+from numfuse_tests.helpers import assert_same, check, check_like_numpy
 
 DTYPES = list(SUPPORTED)
 SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck))
@@ -28,30 +27,6 @@ CAP = 1e6  # no value of a generated program grows past this: no integer overflo
 def grid(lo: float, hi: float):
     """Multiples of 1/16: exact in every float dtype, sums exact in any order."""
     return st.integers(int(lo * 16), int(hi * 16)).map(lambda k: k / 16)
-
-
-def outcome(fn, *args):
-    try:
-        with np.errstate(all="ignore"):
-            return "ok", fn(*args)
-    except Exception as err:  # noqa: BLE001
-        return "raises", err
-
-
-def check_like_numpy(fn, *args, reduced: int = 1):
-    """NumPy's result, or the error NumPy raises (UnsupportedError where NumPy computes in
-    float16)."""
-    status, expected = outcome(fn, *args)
-    if status == "raises":
-        with pytest.raises(type(expected)):
-            numfuse.jit(fn)(*args)
-        return None
-    flat = list(expected) if isinstance(expected, tuple) else [expected]
-    if any(np.asarray(e).dtype == np.float16 for e in flat):
-        with pytest.raises(numfuse.UnsupportedError):
-            numfuse.jit(fn)(*args)
-        return None
-    return check(fn, *args, reduced=reduced)
 
 
 # -- layouts ------------------------------------------------------------------------------------

@@ -20,9 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import numfuse
 from numfuse.dtypes import SUPPORTED
-from numfuse_tests.helpers import assert_same
+from numfuse_tests.helpers import check_like_numpy
 
 DTYPES = list(SUPPORTED)
 KINDS = ["sum", "prod", "max", "min", "mean", "any", "all"]
@@ -76,26 +75,6 @@ def reduced_count(shape, axis) -> int:
     else:
         axes = [a % len(shape) for a in ((axis,) if isinstance(axis, int) else axis)]
     return max(1, int(np.prod([shape[a] for a in axes], dtype=np.int64)))
-
-
-def outcome(fn, *args):
-    try:
-        with np.errstate(all="ignore"):
-            return "ok", fn(*args)
-    except Exception as err:  # noqa: BLE001
-        return "raises", err
-
-
-def check_like_numpy(fn, *args, reduced: int = 1):
-    """NumPy's result (types, shapes, dtypes, values), or the error NumPy raises."""
-    status, expected = outcome(fn, *args)
-    if status == "raises":
-        with pytest.raises(type(expected)):
-            numfuse.jit(fn)(*args)
-        return None
-    got = numfuse.jit(fn)(*args)
-    assert_same(got, expected, reduced)
-    return got
 
 
 def reduction(kind: str, form: str, axis, keepdims: bool, dtype=None):

@@ -19,7 +19,7 @@ from hypothesis.extra import numpy as hnp
 
 import numfuse
 from numfuse.dtypes import SUPPORTED
-from numfuse_tests.helpers import assert_same
+from numfuse_tests.helpers import assert_same, check_like_numpy
 
 DTYPES = list(SUPPORTED)
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5)
@@ -93,32 +93,6 @@ def array_values(dtype, symbol: str):
     if dtype.kind in "iu":
         return st.integers(0 if dtype.kind == "u" else -20, 20)
     return st.one_of(st.floats(-20, 20, width=dtype.itemsize * 8), st.sampled_from([math.nan, math.inf, -0.0]))
-
-
-def outcome(fn, *args):
-    try:
-        with np.errstate(all="ignore"):
-            return "ok", fn(*args)
-    except Exception as err:  # noqa: BLE001 - which error NumPy raises is what we compare
-        return "raises", err
-
-
-def check_like_numpy(fn, *args, jitted=None):
-    """numfuse gives NumPy's result, or raises the error NumPy raises."""
-    jitted = jitted or numfuse.jit(fn)
-    status, expected = outcome(fn, *args)
-    if status == "raises":
-        with pytest.raises(type(expected)):
-            jitted(*args)
-        return None
-    flat = list(expected) if isinstance(expected, tuple) else [expected]
-    if any(np.asarray(e).dtype == np.float16 for e in flat):
-        with pytest.raises(numfuse.UnsupportedError):
-            jitted(*args)  # NumPy computes in float16, which numfuse does not hold
-        return None
-    got = jitted(*args)
-    assert_same(got, expected)
-    return got
 
 
 @pytest.mark.parametrize("symbol", list(OPS))
