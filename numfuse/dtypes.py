@@ -1,7 +1,7 @@
 """The dtypes numfuse computes with, and their short printed names.
 
 Promotion is never decided here: NumPy decides it (ufunc.resolve_dtypes, np.result_type),
-see numpy_api.py. This module only says which dtypes kernels can hold.
+see numpy_api.py. This module only says which dtypes kernels can hold, and which they compute in.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ SUPPORTED = tuple(
         "uint16",
         "uint32",
         "uint64",
+        "float16",
         "float32",
         "float64",
     )
@@ -46,9 +47,7 @@ def check_supported(dtype, what: str) -> np.dtype:
         raise unsupported(f"dtype {dtype!r} ({what})") from None
     if dtype not in SUPPORTED:
         hint = ""
-        if dtype.kind == "f" and dtype.itemsize == 2:
-            hint = "float16 is not supported yet; cast to float32 with .astype(np.float32)"
-        elif dtype.kind == "c":
+        if dtype.kind == "c":
             hint = "complex dtypes are not supported yet"
         raise unsupported(f"dtype {dtype} ({what})", hint)
     return dtype
@@ -56,3 +55,10 @@ def check_supported(dtype, what: str) -> np.dtype:
 
 def is_float(dtype: np.dtype) -> bool:
     return np.dtype(dtype).kind == "f"
+
+
+def compute_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype arithmetic on `dtype` runs in: float16 is stored as float16 and computed in
+    float32, rounding after each operation, as NumPy's half-precision loops do."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype == np.float16 else dtype

@@ -241,6 +241,8 @@ def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, i
     axes = () if xt.ndim == 0 else tuple(range(xt.ndim)) if axis is None else normalize_axis_tuple(axis, xt.ndim)
     out_dtype = check_supported(np.asarray(result).dtype, f"result of {name}")
     acc = np.dtype(bool) if red.converts_to_bool else out_dtype
+    if kind == "mean" and dtype is None and out_dtype == np.float16:
+        acc = np.dtype(np.float32)  # NumPy's mean of float16 sums and divides in float32
     value = ctx.convert(xt, acc)
     if axes:
         shape = tuple(

@@ -159,7 +159,9 @@ class TraceContext:
         dtype = check_supported(dtype, "astype")
         result = self.convert(tracer, dtype)
         if result is tracer and copy:
-            result = Tracer(self, tracer._var)  # a copy: in-place updates of it stay its own
+            # A copy, as in NumPy: a new array object, whose in-place updates stay its own (if
+            # it is returned as it is, trace() makes it a real copy).
+            result = Tracer(self, tracer._var)
         if tracer._numpy_scalar:
             result = self.numpy_scalar(result)  # np.float64(1).astype(np.float32) is a scalar
         return result
@@ -457,6 +459,7 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple[str, Any]], name: str | 
     """Trace `fn` once. Each spec is an ArgSpec (a traced argument) or ("static", value)."""
     ctx = TraceContext()
     args = [ctx.new_input(s) if isinstance(s, ArgSpec) else s[1] for s in specs]
+    arguments = [a for a in args if isinstance(a, Tracer)]
     result = fn(*args)
     leaves: list[Tracer] = []
     tree = flatten_outputs(result, leaves)
@@ -464,5 +467,12 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple[str, Any]], name: str | 
         if leaf._ctx is not ctx:
             raise TracingError("the function returned a traced array from another trace")
     kinds = ["python" if t._weak else "numpy_scalar" if t._numpy_scalar else "array" for t in leaves]
-    graph = ctx.graph([t._var for t in leaves], name or getattr(fn, "__name__", "f"))
+    outputs = []
+    for t in leaves:
+        var = t._var
+        if (var in ctx.consts or var in ctx.inputs) and not any(t is a for a in arguments):
+            # Not the argument itself but a copy of it (x.astype(x.dtype)): a new array.
+            var = ctx.bind("convert", [var], t.shape, t.dtype, params=(("dtype", t.dtype),))._var
+        outputs.append(var)
+    graph = ctx.graph(outputs, name or getattr(fn, "__name__", "f"))
     return TraceResult(graph, tree, kinds)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import scalar_impl
-from ..dtypes import SUPPORTED
+from ..dtypes import SUPPORTED, compute_dtype
 from ..ir import Literal
 from ..loopnest import Accumulate, Compute, Dim, Guard, Load, LoopNest, Store
 from ..ops import ELEMENTWISE
@@ -119,13 +119,28 @@ def unravel(linear: str, dims: tuple[Dim, ...]) -> list[ast.stmt]:
 
 
 class _Body:
-    """Statements of a LoopNest rendered as Python AST."""
+    """Statements of a LoopNest rendered as Python AST.
+
+    Tracks the type each kernel variable holds, which differs from the IR's dtype in one case:
+    float16 values are computed in float32 (compute_dtype) and rounded to float16 after each
+    operation, as NumPy's half-precision loops do; float16 accumulators stay float32 until the
+    epilogue rounds them."""
 
     def __init__(self, nest: LoopNest):
         self.accumulators = {a.name: a for a in nest.accumulators}
+        self.types: dict[str, np.dtype] = {s.name: s.dtype for s in nest.scalars}
+        self.types.update({a.name: compute_dtype(a.dtype) for a in nest.accumulators})
+        self.buffers = {b.name: b.dtype for b in nest.buffers}
+        self.renamed: dict[str, str] = {}
 
-    def operand(self, op) -> ast.expr:
-        return literal(op.value) if isinstance(op, Literal) else _name(op)
+    def operand(self, op, dtype=None) -> ast.expr:
+        """An operand as an expression, converted to `dtype` if given."""
+        if isinstance(op, Literal):
+            value = op.value if dtype is None else np.asarray(op.value).astype(dtype)[()]
+            return literal(value)
+        name = self.renamed.get(op, op)
+        expr = _name(name)
+        return expr if dtype is None else convert(expr, self.types[name], np.dtype(dtype))
 
     def apply(self, fn, args: list[ast.expr], type_dtype, out_dtype, prefix: str) -> tuple[list, ast.expr]:
         """Inline scalar template `fn`, casting its value to `out_dtype` (bools need no cast)."""
@@ -135,34 +150,55 @@ class _Body:
         return stmts, expr
 
     def compute(self, s: Compute) -> list[ast.stmt]:
-        args = [self.operand(a) for a in s.args]
+        self.types[s.dst] = s.dtype
         if s.op == "convert":
-            if s.dtype.kind == "b":
-                stmts, expr = self.apply(scalar_impl.to_bool, args, s.type_dtype, s.dtype, f"{s.dst}_")
-            else:
-                stmts, expr = [], _call(type_name(s.dtype), args[0])
-        else:
-            template = ELEMENTWISE[s.op].template(s.type_dtype)
-            assert template is not None, (s.op, s.type_dtype)
-            stmts, expr = self.apply(template, args, s.type_dtype, s.dtype, f"{s.dst}_")
+            return [_assign(s.dst, self.operand(s.args[0], s.dtype))]
+        cd = compute_dtype(s.type_dtype)
+        # Operands of the loop dtype are computed in its compute dtype; others (where's mask)
+        # stay as they are.
+        args = [
+            self.operand(a, cd if self._dtype(a) == s.type_dtype else None) for a in s.args
+        ]
+        template = ELEMENTWISE[s.op].template(cd)
+        assert template is not None, (s.op, s.type_dtype)
+        stmts, expr = self.apply(template, args, cd, s.dtype, f"{s.dst}_")
         return stmts + [_assign(s.dst, expr)]
 
+    def _dtype(self, op) -> np.dtype:
+        if isinstance(op, Literal):
+            return op.aval.dtype
+        return self.types[self.renamed.get(op, op)]
+
     def combine(self, acc_name: str, left: ast.expr, right: ast.expr, prefix: str) -> tuple[list, ast.expr]:
-        acc = self.accumulators[acc_name]
-        template = ELEMENTWISE[acc.combine].template(acc.dtype)
-        return self.apply(template, [left, right], acc.dtype, acc.dtype, prefix)
+        cd = compute_dtype(self.accumulators[acc_name].dtype)
+        template = ELEMENTWISE[self.accumulators[acc_name].combine].template(cd)
+        return self.apply(template, [left, right], cd, cd, prefix)
+
+    def round_accumulators(self) -> list[ast.stmt]:
+        """Before the epilogue: accumulators computed wider than their dtype are rounded."""
+        stmts = []
+        for a in self.accumulators.values():
+            if compute_dtype(a.dtype) != a.dtype:
+                rounded = f"{a.name}_r"
+                stmts.append(_assign(rounded, convert(_name(a.name), compute_dtype(a.dtype), a.dtype)))
+                self.types[rounded] = a.dtype
+                self.renamed[a.name] = rounded
+        return stmts
 
     def stmts(self, stmts) -> list[ast.stmt]:
         result: list[ast.stmt] = []
         for s in stmts:
             if isinstance(s, Load):
+                self.types[s.dst] = self.buffers[s.buffer]
                 result.append(_assign(s.dst, _subscript(s.buffer, s.index)))
             elif isinstance(s, Compute):
                 result.extend(self.compute(s))
             elif isinstance(s, Store):
-                result.append(ast.Assign([_subscript(s.buffer, s.index, True)], self.operand(s.src)))
+                value = self.operand(s.src, self.buffers[s.buffer])
+                result.append(ast.Assign([_subscript(s.buffer, s.index, True)], value))
             elif isinstance(s, Accumulate):
-                pre, expr = self.combine(s.acc, _name(s.acc), self.operand(s.src), f"{s.acc}_")
+                cd = self.types[s.acc]
+                pre, expr = self.combine(s.acc, _name(s.acc), self.operand(s.src, cd), f"{s.acc}_")
                 result.extend(pre + [_assign(s.acc, expr)])
             elif isinstance(s, Guard):
                 tests = [ast.Compare(_name(z), [ast.Eq()], [ast.Constant(0)]) for z in s.zero]
@@ -171,6 +207,24 @@ class _Body:
             else:
                 raise TypeError(s)
         return result
+
+
+def convert(expr: ast.expr, source: np.dtype, target: np.dtype) -> ast.expr:
+    """`expr` of dtype `source` cast to `target` as NumPy casts (C casts; to bool: != 0)."""
+    source, target = np.dtype(source), np.dtype(target)
+    if source == target:
+        return expr
+    if target.kind == "b":
+        cd = compute_dtype(source)
+        stmts, value = inline(scalar_impl.to_bool, [convert(expr, source, cd)], type_name(cd), "unused_")
+        assert not stmts
+        return value
+    if source == np.float16 and target.kind != "f":
+        # Numba rounds float16 to integers to nearest; C truncates: go through float32.
+        expr, source = _call("float32", expr), np.dtype(np.float32)
+    if source.kind == "b" and target == np.float16:
+        expr = _call("float32", expr)
+    return _call(type_name(target), expr)
 
 
 def kernel_params(nest: LoopNest) -> tuple[KernelParam, ...]:
@@ -190,8 +244,8 @@ def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
     main = body.stmts(nest.body)
     if nest.kind == "pointwise":
         return fill(cuda_templates.pointwise, name=nest.name, params=params, UNRAVEL=unravel("lin", nest.outer), BODY=main)
-    init = [_assign(a.name, literal(a.identity)) for a in nest.accumulators]
-    epilogue = body.stmts(nest.epilogue)
+    init = [_assign(a.name, literal(np.asarray(a.identity).astype(compute_dtype(a.dtype))[()])) for a in nest.accumulators]
+    epilogue = body.round_accumulators() + body.stmts(nest.epilogue)
     common = dict(
         name=nest.name,
         params=params,
@@ -209,7 +263,7 @@ def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
         sh = f"{a.name}_sh"
         alloc = ast.Call(
             func=ast.Attribute(ast.Attribute(_name("cuda"), "shared", ast.Load()), "array", ast.Load()),
-            args=[ast.Constant(MAX_THREADS), _name(type_name(a.dtype))],
+            args=[ast.Constant(MAX_THREADS), _name(type_name(compute_dtype(a.dtype)))],
             keywords=[],
         )
         shared.append(_assign(sh, alloc))
@@ -238,7 +292,8 @@ def render(nest: LoopNest, header: str = "") -> KernelSource:
     fn = _kernel_ast(nest, [p.name for p in params])
     imports = [
         ast.Import([ast.alias("math")]),
-        ast.ImportFrom("numba", [ast.alias("cuda")] + [ast.alias(t) for t in TYPE_NAMES], 0),
+        ast.ImportFrom("numba", [ast.alias("cuda")], 0),
+        ast.ImportFrom("numba.cuda.types", [ast.alias(t) for t in TYPE_NAMES], 0),
     ]
     code = ast.unparse(module(imports + [fn]))
     comment = "\n".join(f"# {line}".rstrip() for line in header.splitlines())

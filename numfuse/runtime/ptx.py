@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..codegen.cuda import KernelSource
+from ..dtypes import compute_dtype
 from ..loopnest import Compute, Guard, Load
 from .kernel_cache import load_function
 
@@ -65,7 +66,7 @@ def _expected_types(nest) -> dict[str, np.dtype]:
     """The dtype the loop nest gives each kernel variable it names."""
     buffers = {b.name: b.dtype for b in nest.buffers}
     expected = {s.name: s.dtype for s in nest.scalars}
-    expected.update({a.name: a.dtype for a in nest.accumulators})
+    expected.update({a.name: compute_dtype(a.dtype) for a in nest.accumulators})
 
     def visit(stmts):
         for s in stmts:

@@ -8,8 +8,9 @@ no integer reciprocal of zero. Integer division and remainder by zero are drawn 
 them as 0), and so are NaN, infinities and signed zeros wherever IEEE arithmetic defines the
 result.
 
-Where NumPy has no loop for the input dtypes, numfuse must raise the same kind of error; where
-NumPy's loop computes in a dtype numfuse does not hold (float16), it must raise UnsupportedError.
+Where NumPy has no loop for the input dtypes, numfuse must raise the same kind of error. Where
+NumPy's loop computes in float16 (np.exp of uint8, say), numfuse computes in float32 and rounds to
+float16 after each operation, as NumPy does.
 """
 
 from __future__ import annotations
