@@ -261,7 +261,8 @@ def explain_text(compiled: Compiled) -> str:
     ratio = plan.bytes_moved / plan.min_bytes if plan.min_bytes else 1.0
     lines.append(
         f"== plan: {len(plan.kernels)} kernel(s), {plan.bytes_moved} bytes moved, "
-        f"minimum {plan.min_bytes} ({ratio:.2f}x)"
+        f"minimum {plan.min_bytes} ({ratio:.2f}x); one pass per operation would move "
+        f"{plan.unfused_bytes}"
     )
     for i, (kernel, source) in enumerate(zip(plan.kernels, compiled.sources)):
         lines.append("")
@@ -270,7 +271,8 @@ def explain_text(compiled: Compiled) -> str:
         held = [f"{names[e.out]} = {e.prim}" for e in kernel.computed]
         lines.append(f"   holds: {', '.join(held) if held else '(copies only)'}")
         lines.append(
-            f"   bytes: read {kernel.bytes_read}, written {kernel.bytes_written}"
+            f"   bytes: read {kernel.bytes_read}, written {kernel.bytes_written}; its operations "
+            f"one pass each: {kernel.unfused_bytes}"
         )
         lines.append("   loop nest:")
         lines.extend("     " + line for line in str(kernel.nest).splitlines())

@@ -60,6 +60,10 @@ class Kernel:
     def name(self) -> str:
         return self.nest.name
 
+    @property
+    def unfused_bytes(self) -> int:
+        return sum(eager_bytes(e) for e in self.computed)
+
 
 @dataclass(frozen=True)
 class OutputSource:
@@ -92,11 +96,29 @@ class Plan:
         writes = sum({o.var: o.var.aval.nbytes for o in self.outputs if o.kind == "buffer"}.values())
         return reads + writes
 
+    @property
+    def unfused_bytes(self) -> int:
+        """What one pass per operation would move (as NumPy or CuPy run the graph): the fusion
+        planner's saving is unfused_bytes - bytes_moved."""
+        return sum(k.unfused_bytes for k in self.kernels)
+
     def __str__(self) -> str:
         lines = [f"plan: {len(self.kernels)} kernel(s), {self.bytes_moved} bytes moved (minimum {self.min_bytes})"]
         for i, k in enumerate(self.kernels):
             lines.append(f"#{i} {k.name}: {k.reason}")
         return "\n".join(lines)
+
+
+_VIEWS = ("broadcast", "transpose")
+
+
+def eager_bytes(eqn) -> int:
+    """Bytes one operation moves when it runs alone, as in NumPy or CuPy: it reads its array
+    operands and writes its result; broadcasts and transposes are views and move nothing."""
+    if eqn.prim in _VIEWS:
+        return 0
+    operands = {a for a in eqn.inputs if isinstance(a, Var) and a.aval.shape}
+    return sum(v.aval.nbytes for v in operands) + eqn.out.aval.nbytes
 
 
 def _live_eqns(graph: Graph):
