@@ -39,6 +39,7 @@ class Kernel:
     writes: dict[Var, str]  # buffers it stores
     reason: str
     computed: list = field(default_factory=list)  # the equations it evaluates
+    unfused_bytes: int = 0  # what those equations move run one at a time (see eager_bytes)
 
     @property
     def buffer_vars(self) -> dict[str, Var]:
@@ -60,9 +61,6 @@ class Kernel:
     def name(self) -> str:
         return self.nest.name
 
-    @property
-    def unfused_bytes(self) -> int:
-        return sum(eager_bytes(e) for e in self.computed)
 
 
 @dataclass(frozen=True)
@@ -112,13 +110,19 @@ class Plan:
 _VIEWS = ("broadcast", "transpose")
 
 
-def eager_bytes(eqn) -> int:
-    """Bytes one operation moves when it runs alone, as in NumPy or CuPy: it reads its array
-    operands and writes its result; broadcasts and transposes are views and move nothing."""
+def eager_bytes(eqn, producers: dict) -> int:
+    """Bytes one operation moves when it runs alone, as in NumPy or CuPy: it reads the arrays
+    under its operands and writes its result; broadcasts and transposes are views and move
+    nothing themselves."""
     if eqn.prim in _VIEWS:
         return 0
-    operands = {a for a in eqn.inputs if isinstance(a, Var) and a.aval.shape}
-    return sum(v.aval.nbytes for v in operands) + eqn.out.aval.nbytes
+    arrays = set()
+    for atom in eqn.inputs:
+        while isinstance(atom, Var) and atom in producers and producers[atom].prim in _VIEWS:
+            atom = producers[atom].inputs[0]
+        if isinstance(atom, Var) and atom.aval.shape:
+            arrays.add(atom)
+    return sum(v.aval.nbytes for v in arrays) + eqn.out.aval.nbytes
 
 
 def _live_eqns(graph: Graph):
@@ -254,7 +258,10 @@ class Planner:
                 if var not in specs[owner].epilogue_stores:
                     specs[owner].epilogue_stores.append(var)
         kernels = [
-            Kernel(low.nest, s, low.reads, low.writes, self._reason(s, low, specs, lowered, note), low.vars_computed)
+            Kernel(
+                low.nest, s, low.reads, low.writes, self._reason(s, low, specs, lowered, note),
+                low.vars_computed, sum(eager_bytes(e, self.producers) for e in low.vars_computed),
+            )
             for s, low, note in zip(specs, lowered, notes)
         ]
         outputs = [self._output_source(a) for a in self.graph.outputs]
