@@ -20,6 +20,7 @@ from typing import Optional
 
 import numpy as np
 
+from .dtypes import short_name
 from .ir import Atom, Eqn, Graph, Literal, Var
 from .loopnest import (
     Accumulate,
@@ -196,7 +197,8 @@ class Lowerer:
     def _scalar(self, var: Var, dtype: np.dtype) -> str:
         key = (self.info.scalar_inputs[var], np.dtype(dtype))
         if key not in self.scalars:
-            self.scalars[key] = f"s_{self.info.names[var]}" + ("" if dtype == var.aval.dtype else f"_{dtype.name}")
+            suffix = "" if dtype == var.aval.dtype else f"_{short_name(dtype)}"
+            self.scalars[key] = f"s_{self.info.names[var]}{suffix}"
         return self.scalars[key]
 
     def _compute(self, eqn: Eqn, imap: IndexMap, scope: dict, out: list, epilogue: bool):
@@ -267,7 +269,12 @@ class Lowerer:
         for var in spec.epilogue_stores:
             imap = epilogue_map(var, spec.reductions[0], self.domain)
             if imap is None:
-                raise NotFusable(f"{self.info.names[var]} does not have the shape of the reduction's result")
+                kept = tuple(n for a, n in enumerate(self.domain) if a not in spec.reduce_axes)
+                raise NotFusable(
+                    f"{self.info.names[var]}:{var.aval} is not shaped like the reduction's result "
+                    f"{list(kept)}: it needs that result broadcast back over the reduced axes "
+                    f"{spec.reduce_axes}, a second pass over the data"
+                )
             src = self.value(var, imap, epilogue_scope, epilogue, True)
             self._store(var, imap, src, epilogue)
         return self._finish(body, epilogue, accumulators)

@@ -11,6 +11,7 @@ Handlers take the trace context first; they never import the tracer (it imports 
 from __future__ import annotations
 
 import inspect
+import operator
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -343,6 +344,32 @@ def _ones_like(ctx, a, dtype=None, order="K", subok=True, shape=None, *, device=
     return _fill_like(ctx, a, 1, dtype, order, subok, shape)
 
 
+def _empty_like(ctx, prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    # NumPy leaves the values unspecified; zeros are as good as any, and deterministic.
+    return _fill_like(ctx, prototype, 0, dtype, order, subok, shape)
+
+
+def round_(ctx, a, decimals=0, out=None):
+    """np.round as NumPy computes it: rint(a * 10**d) / 10**d (or the reverse for d < 0), in
+    a's dtype, or in float64 and cast back for integers."""
+    if out is not None:
+        raise unsupported("np.round(..., out=...)")
+    decimals = operator.index(decimals)
+    x = ctx.as_tracer(ctx.operand(a))
+    with np.errstate(all="ignore"), user_line_noted():
+        np.round(np.empty((0,), x.dtype), decimals)
+    integer = x.dtype.kind in "iu"
+    if integer and decimals >= 0:
+        return ctx.astype(x, x.dtype)
+    if decimals == 0:
+        return apply_ufunc(ctx, np.rint, (x,), {})
+    scale = 10.0 ** abs(decimals)
+    first, second = (np.multiply, np.true_divide) if decimals > 0 else (np.true_divide, np.multiply)
+    y = ctx.convert(x, np.float64) if integer else x
+    y = apply_ufunc(ctx, second, (apply_ufunc(ctx, np.rint, (apply_ufunc(ctx, first, (y, scale), {}),), {}), scale), {})
+    return ctx.convert(y, x.dtype) if integer else y
+
+
 def _astype(ctx, x, dtype, /, *, copy=True, device=None):
     return ctx.astype(x, dtype, copy)
 
@@ -403,6 +430,9 @@ FUNCTIONS: dict[Callable, Callable] = {
     np.zeros_like: _zeros_like,
     np.ones_like: _ones_like,
     np.full_like: _fill_like,
+    np.empty_like: _empty_like,
+    np.round: round_,
+    np.around: round_,
     np.astype: _astype,
     np.transpose: _transpose,
     np.shape: _concrete(np.shape),
@@ -455,7 +485,7 @@ UNARY_OPERATORS: dict[str, np.ufunc] = {
 # Everything in NumPy's namespace that numfuse traces, for the docs' operations table.
 SUPPORTED_UFUNCS = tuple(sorted(u.__name__ for u in BY_UFUNC))
 SUPPORTED_FUNCTIONS = tuple(sorted({function_name(f) for f in FUNCTIONS}))
-SUPPORTED_METHODS = ("sum", "prod", "max", "min", "mean", "any", "all", "astype", "clip", "transpose")
+SUPPORTED_METHODS = ("sum", "prod", "max", "min", "mean", "any", "all", "astype", "clip", "round", "transpose")
 SUPPORTED_ATTRIBUTES = ("T", "shape", "ndim", "dtype", "size", "itemsize", "nbytes")
 
 __all__ = ["apply_ufunc", "call_function", "reduce", "ufunc_reduce", "Operand", "OPERATORS", "UNARY_OPERATORS"]

@@ -149,6 +149,13 @@ _ELEMENTWISE = [
     _ew(np.arccosh, _float(S.arccosh)),
     _ew(np.arctanh, _float(S.arctanh)),
     _ew(np.copysign, _float(S.copysign)),
+    _ew(np.deg2rad, _float(S.deg2rad)),
+    _ew(np.radians, _float(S.deg2rad)),
+    _ew(np.rad2deg, _float(S.rad2deg)),
+    _ew(np.degrees, _float(S.rad2deg)),
+    _ew(np.logaddexp, _float(S.logaddexp)),
+    _ew(np.logaddexp2, _float(S.logaddexp2)),
+    _ew(np.heaviside, _float(S.heaviside)),
     # rounding
     _ew(np.floor, {"b": S.identity, "i": S.identity, "u": S.identity, "f": S.floor}),
     _ew(np.ceil, {"b": S.identity, "i": S.identity, "u": S.identity, "f": S.ceil}),
@@ -158,6 +165,7 @@ _ELEMENTWISE = [
     _ew(np.isnan, {"b": S.never, "i": S.never, "u": S.never, "f": S.isnan}),
     _ew(np.isinf, {"b": S.never, "i": S.never, "u": S.never, "f": S.isinf_float}),
     _ew(np.isfinite, {"b": S.always, "i": S.always, "u": S.always, "f": S.isfinite_float}),
+    _ew(np.signbit, _float(S.signbit)),
     # not ufuncs: np.where's select, and the cast behind astype and every promotion
     ElementwiseOp("where", 3, _all(S.where), type_from=1),
 ]

@@ -311,6 +311,54 @@ def copysign(a, b):
     return math.copysign(a, b)
 
 
+def signbit(a):
+    return math.copysign(T(1), a) < T(0)
+
+
+def deg2rad(a):
+    return a * (T(math.pi) / T(180))
+
+
+def rad2deg(a):
+    return a * (T(180) / T(math.pi))
+
+
+def logaddexp(a, b):
+    # npy_logaddexp: equal arguments (infinities included) give a + log(2) without NaN.
+    d = a - b
+    r = d
+    if d > T(0):
+        r = a + math.log1p(math.exp(-d))
+    if d <= T(0):
+        r = b + math.log1p(math.exp(d))
+    if a == b:
+        r = a + T(0.6931471805599453)  # log(2)
+    return r
+
+
+def logaddexp2(a, b):
+    d = a - b
+    r = d
+    if d > T(0):
+        r = a + T(1.4426950408889634) * math.log1p(math.exp2(-d))  # log2(e) * log1p
+    if d <= T(0):
+        r = b + T(1.4426950408889634) * math.log1p(math.exp2(d))
+    if a == b:
+        r = a + T(1)
+    return r
+
+
+def heaviside(a, h0):
+    r = T(1)
+    if a < T(0):
+        r = T(0)
+    if a == T(0):
+        r = h0
+    if a != a:
+        r = a
+    return r
+
+
 def sinh(a):
     return math.sinh(a)
 

@@ -21,11 +21,13 @@ _GROUPS = [
                                   "maximum", "minimum", "fmax", "fmin"]),
     ("Bitwise and logical", ["bitwise_and", "bitwise_or", "bitwise_xor", "invert", "logical_and",
                              "logical_or", "logical_xor", "logical_not"]),
-    ("Exponents and logarithms", ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt"]),
+    ("Exponents and logarithms", ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logaddexp",
+                                  "logaddexp2", "sqrt"]),
     ("Trigonometric and hyperbolic", ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "hypot",
-                                      "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "copysign"]),
+                                      "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "copysign",
+                                      "deg2rad", "radians", "rad2deg", "degrees"]),
     ("Rounding", ["floor", "ceil", "trunc", "rint"]),
-    ("Classification", ["isnan", "isinf", "isfinite"]),
+    ("Classification", ["isnan", "isinf", "isfinite", "signbit", "heaviside"]),
 ]
 
 

@@ -381,6 +381,9 @@ class Tracer:
     def clip(self, min=None, max=None, out=None, **kwargs):
         return np.clip(self, min, max, out=out, **kwargs)
 
+    def round(self, decimals=0, out=None):
+        return numpy_api.round_(self._ctx, self, decimals, out)
+
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
