@@ -38,7 +38,7 @@ class TraceContext:
         self.inputs: list[Var] = []
         self.eqns: list[Eqn] = []
         self.consts: dict[Var, np.ndarray] = {}
-        self._const_by_id: dict[int, Var] = {}
+        self._const_by_id: dict[int, tuple[np.ndarray, Var]] = {}
         self._cse: dict[tuple, Var] = {}
 
     # -- values --------------------------------------------------------------------------------
@@ -79,13 +79,14 @@ class TraceContext:
         raise unsupported(f"an operand of type {type(x).__name__}")
 
     def _const(self, array: np.ndarray) -> "Tracer":
-        var = self._const_by_id.get(id(array))
-        if var is None:
+        found = self._const_by_id.get(id(array))
+        if found is None:
             var = Var(Aval(array.shape, array.dtype))
             # Copied: the graph keeps the value it was traced with, as JAX does.
             self.consts[var] = np.ascontiguousarray(array).copy()
-            self._const_by_id[id(array)] = var
-        return Tracer(self, var)
+            # The original is kept too, so that its id is not reused by another array.
+            found = self._const_by_id[id(array)] = (array, var)
+        return Tracer(self, found[1])
 
     def as_tracer(self, operand: Operand) -> "Tracer":
         if operand.tracer is not None:

@@ -8,6 +8,7 @@ results are Numba device arrays. Arguments are only read, never written.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -82,8 +83,18 @@ class Executable:
             grid, block = self.backend.launch_config(nest.schedule, rows, inner)
             launches.append(_Launch(source, grid, block, args, empty=rows == 0))
         self.launches = launches
-        self._dispatchers = [None] * len(launches)
+        self._launchers = [None] * len(launches)
         self._consts: dict[Var, Any] | None = None
+
+    def _configure(self, launch: _Launch):
+        """The kernel configured for its grid, kept for every later call. Numba warns about
+        grids under 128 blocks; numfuse chose the grid from the data size, so that is noise."""
+        from numba.cuda.core.errors import NumbaPerformanceWarning
+
+        compiled = dispatcher(launch.source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumbaPerformanceWarning)
+            return compiled[launch.grid, launch.block]
 
     def _device_consts(self) -> dict[Var, Any]:
         if self._consts is None:
@@ -127,10 +138,10 @@ class Executable:
                         args.append(scalars[arg[1]])
                     else:
                         args.append(arg[1])
-                compiled = self._dispatchers[i]
-                if compiled is None:
-                    compiled = self._dispatchers[i] = dispatcher(launch.source)
-                compiled[launch.grid, launch.block](*args)
+                launcher = self._launchers[i]
+                if launcher is None:
+                    launcher = self._launchers[i] = self._configure(launch)
+                launcher(*args)
         return [self._output(o, kind, env, values, on_device) for o, kind in zip(self.plan.outputs, self.leaf_kinds)]
 
     def _output(self, source, kind: str, env, values, on_device: bool):
