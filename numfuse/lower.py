@@ -116,6 +116,20 @@ def epilogue_map(var: Var, eqn: Eqn, domain: tuple[int, ...]) -> IndexMap | None
     return None
 
 
+def _broadcast_operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
+    """Where a broadcast's operand is read when its result is read at `imap`."""
+    in_map, _ = broadcast_map(eqn.inputs[0].aval.shape, eqn.out.aval.shape)
+    return tuple(None if a is None else imap[a] for a in in_map)
+
+
+def _transpose_operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
+    perm = eqn.param("perm")
+    mapped: list = [None] * len(perm)
+    for k, p in enumerate(perm):
+        mapped[p] = imap[k]
+    return tuple(mapped)
+
+
 class Lowerer:
     def __init__(self, spec: KernelSpec, info: GraphInfo):
         self.spec = spec
@@ -143,24 +157,61 @@ class Lowerer:
         return table[var]
 
     def value(self, atom: Atom, imap: IndexMap, scope: dict, out: list, epilogue: bool):
+        """`atom` evaluated at `imap`: a Literal or a kernel variable's name."""
         if isinstance(atom, Literal):
             return atom
         key = (atom, imap)
-        if key in scope:
-            return scope[key]
-        result = self._evaluate(atom, imap, scope, out, epilogue)
-        scope[key] = result
-        return result
+        # Operands first, deepest first, on an explicit stack: a traced graph can be thousands
+        # of operations deep, deeper than Python's recursion limit.
+        stack = [key]
+        while stack:
+            var, m = stack[-1]
+            if (var, m) in scope:
+                stack.pop()
+                continue
+            pending = [dep for dep in self._operands(var, m) if dep not in scope]
+            if pending:
+                stack.extend(reversed(pending))  # the first operand is evaluated first
+                continue
+            stack.pop()
+            scope[var, m] = self._evaluate(var, m, scope, out, epilogue)
+        return scope[key]
 
-    def _recompute_bytes(self, var: Var, seen: set) -> int:
-        """Bytes of memory that recomputing `var` here would read."""
-        if var in seen:
-            return 0
-        seen.add(var)
-        eqn = self.info.producers.get(var)
-        if eqn is None or is_reduction(eqn.prim):
-            return var.aval.nbytes if var not in self.info.scalar_inputs else 0
-        return sum(self._recompute_bytes(a, seen) for a in eqn.inputs if isinstance(a, Var))
+    def _operands(self, var: Var, imap: IndexMap) -> list[tuple[Var, IndexMap]]:
+        """The (value, map) pairs that evaluating `var` at `imap` reads (see _evaluate)."""
+        info = self.info
+        if var in info.scalar_inputs or var in info.buffer_inputs:
+            return []
+        eqn = info.producers[var]
+        if is_reduction(eqn.prim) or self._loads_stored(var):
+            return []
+        operand = eqn.inputs[0]
+        if eqn.prim == "broadcast":
+            return [] if isinstance(operand, Literal) else [(operand, _broadcast_operand_map(eqn, imap))]
+        if eqn.prim == "transpose":
+            return [(operand, _transpose_operand_map(eqn, imap))]
+        if eqn.prim == "convert" and operand in info.scalar_inputs:
+            return []
+        return [(a, imap) for a in eqn.inputs if isinstance(a, Var)]
+
+    def _loads_stored(self, var: Var) -> bool:
+        """Whether to load `var` from an earlier kernel's store rather than recompute it: when
+        recomputing would read more bytes than the stored array."""
+        stored = self.info.stored_by.get(var)
+        if stored is None or stored >= self.spec.index:
+            return False
+        seen, stack, recompute = set(), [var], 0
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            eqn = self.info.producers.get(v)
+            if eqn is None or is_reduction(eqn.prim):
+                recompute += 0 if v in self.info.scalar_inputs else v.aval.nbytes
+            else:
+                stack.extend(a for a in eqn.inputs if isinstance(a, Var))
+        return recompute > var.aval.nbytes
 
     def _evaluate(self, var: Var, imap: IndexMap, scope: dict, out: list, epilogue: bool):
         info = self.info
@@ -169,7 +220,6 @@ class Lowerer:
         if var in info.buffer_inputs:
             return self._load(var, imap, out)
         eqn = info.producers[var]
-        stored = info.stored_by.get(var)
         if is_reduction(eqn.prim):
             if var in self.owned:
                 if not epilogue:
@@ -182,9 +232,8 @@ class Lowerer:
                 raise NotFusable(f"{info.names[var]} ({eqn.prim}) is computed in a later kernel")
             self.external.add(var)
             return self._load(var, imap, out)
-        if stored is not None and stored < self.spec.index:
-            if self._recompute_bytes(var, set()) > var.aval.nbytes:
-                return self._load(var, imap, out)
+        if self._loads_stored(var):
+            return self._load(var, imap, out)
         return self._compute(eqn, imap, scope, out, epilogue)
 
     def _load(self, var: Var, imap: IndexMap, out: list) -> str:
@@ -207,15 +256,9 @@ class Lowerer:
         if prim == "broadcast":
             if isinstance(operand, Literal):
                 return operand
-            in_map, _ = broadcast_map(operand.aval.shape, eqn.out.aval.shape)
-            mapped = tuple(None if a is None else imap[a] for a in in_map)
-            return self.value(operand, mapped, scope, out, epilogue)
+            return self.value(operand, _broadcast_operand_map(eqn, imap), scope, out, epilogue)
         if prim == "transpose":
-            perm = eqn.param("perm")
-            mapped = [None] * len(perm)
-            for k, p in enumerate(perm):
-                mapped[p] = imap[k]
-            return self.value(operand, tuple(mapped), scope, out, epilogue)
+            return self.value(operand, _transpose_operand_map(eqn, imap), scope, out, epilogue)
         if is_reduction(prim):
             raise NotFusable(f"{prim} cannot run inside this kernel")
         if prim == "convert" and operand in self.info.scalar_inputs:

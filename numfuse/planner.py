@@ -39,7 +39,9 @@ class Kernel:
     writes: dict[Var, str]  # buffers it stores
     reason: str
     computed: list = field(default_factory=list)  # the equations it evaluates
-    unfused_bytes: int = 0  # what those equations move run one at a time (see eager_bytes)
+    # What the equations it evaluates move run one at a time (see eager_bytes); an equation
+    # recomputed in two kernels counts in both.
+    unfused_bytes: int = 0
 
     @property
     def buffer_vars(self) -> dict[str, Var]:
@@ -81,6 +83,9 @@ class Plan:
     temporaries: list[Var] = field(default_factory=list)
     array_inputs_read: list[Var] = field(default_factory=list)  # by the live equations
     scalar_inputs: frozenset[int] = frozenset()  # input positions passed as kernel scalars
+    # What one pass per operation would move, as NumPy or CuPy run the graph (eager_bytes of
+    # every live equation, once): fusion saves unfused_bytes - bytes_moved.
+    unfused_bytes: int = 0
 
     @property
     def bytes_moved(self) -> int:
@@ -94,11 +99,6 @@ class Plan:
         writes = sum({o.var: o.var.aval.nbytes for o in self.outputs if o.kind == "buffer"}.values())
         return reads + writes
 
-    @property
-    def unfused_bytes(self) -> int:
-        """What one pass per operation would move (as NumPy or CuPy run the graph): the fusion
-        planner's saving is unfused_bytes - bytes_moved."""
-        return sum(k.unfused_bytes for k in self.kernels)
 
     def __str__(self) -> str:
         lines = [f"plan: {len(self.kernels)} kernel(s), {self.bytes_moved} bytes moved (minimum {self.min_bytes})"]
@@ -271,7 +271,8 @@ class Planner:
         everything = list(self.graph.inputs) + list(self.graph.consts)
         arrays_read = [v for v in everything if v in self.info.buffer_inputs and v in used]
         scalars = frozenset(self.info.scalar_inputs.values())
-        return Plan(self.graph, kernels, outputs, self.names, temporaries, arrays_read, scalars)
+        unfused = sum(eager_bytes(e, self.producers) for e in self.eqns)
+        return Plan(self.graph, kernels, outputs, self.names, temporaries, arrays_read, scalars, unfused)
 
     def _output_source(self, atom) -> OutputSource:
         assert not isinstance(atom, Literal)

@@ -25,3 +25,32 @@ def test_views_move_nothing_when_unfused():
     # one add reading x and v (the broadcast of v is a view), writing 192 bytes
     assert plan.unfused_bytes == 192 + 48 + 192
     assert plan.bytes_moved == plan.unfused_bytes
+
+
+def test_a_graph_deeper_than_the_recursion_limit_plans_into_one_kernel():
+    import sys
+
+    def long_chain(x):
+        y = x
+        for _ in range(sys.getrecursionlimit() + 200):
+            y = y * 0.5 + 1.0
+        return y
+
+    x = np.ones(8, np.float32)
+    plan = numfuse.jit(long_chain).plan(x)
+    assert len(plan.kernels) == 1
+    assert plan.bytes_moved == plan.min_bytes
+
+
+def test_unfused_bytes_count_each_operation_once():
+    x = np.ones((4, 6), np.float32)  # 96 bytes; row maxima 16 bytes
+
+    def f(x):
+        z = np.exp(x) * 2.0
+        return z - z.max(axis=1, keepdims=True)
+
+    plan = numfuse.jit(f).plan(x)
+    assert len(plan.kernels) == 2  # z is recomputed in both kernels
+    # exp 96+96, multiply 96+96, max 96+16, subtract 96+16+96 (the broadcast is a view)
+    assert plan.unfused_bytes == 192 + 192 + 112 + 208
+    assert sum(k.unfused_bytes for k in plan.kernels) > plan.unfused_bytes
