@@ -99,6 +99,16 @@ class Accumulate:
 
 
 @dataclass(frozen=True)
+class Check:
+    """Where the op's runtime check (ops.RuntimeCheck) holds on `args`, record error `code`."""
+
+    code: int
+    op: str
+    args: tuple[Operand, ...]
+    type_dtype: np.dtype
+
+
+@dataclass(frozen=True)
 class Guard:
     """Run `body` only where every loop variable in `zero` is 0 (a smaller output's points)."""
 
@@ -106,7 +116,10 @@ class Guard:
     body: tuple
 
 
-Stmt = Union[Load, Compute, Store, Accumulate, Guard]
+Stmt = Union[Load, Compute, Store, Accumulate, Check, Guard]
+
+# The int32[1] buffer kernels with runtime checks write error codes to.
+ERRORS_BUFFER = "nf_errors"
 
 
 @dataclass(frozen=True)
@@ -170,6 +183,9 @@ def _format_stmts(stmts, indent: str, dtypes: dict) -> list[str]:
             lines.append(f"{indent}store {s.buffer}[{_index(s.index)}] = {_operand(s.src)}")
         elif isinstance(s, Accumulate):
             lines.append(f"{indent}{s.acc} = {dtypes[s.acc]} {s.acc} {_operand(s.src)}")
+        elif isinstance(s, Check):
+            args = " ".join(_operand(a) for a in s.args)
+            lines.append(f"{indent}check {s.op} {args} else error {s.code}")
         elif isinstance(s, Guard):
             cond = " and ".join(f"{z} == 0" for z in s.zero)
             lines.append(f"{indent}if {cond}:")

@@ -23,7 +23,9 @@ import numpy as np
 from .dtypes import short_name
 from .ir import Atom, Eqn, Graph, Literal, Var
 from .loopnest import (
+    ERRORS_BUFFER,
     Accumulate,
+    Check,
     Accumulator,
     BufferParam,
     Compute,
@@ -143,6 +145,7 @@ class Lowerer:
         self.external: set[Var] = set()
         self.computed: list[Eqn] = []
         self.maps: list[tuple[str, IndexMap]] = []  # every (buffer, map) used: for collapsing
+        self.checked = False  # whether any statement tests a runtime check
 
     # -- values --------------------------------------------------------------------------------
 
@@ -269,6 +272,10 @@ class Lowerer:
             type_dtype = operand.aval.dtype
         else:
             type_dtype = eqn.inputs[ELEMENTWISE[prim].type_from].aval.dtype
+        check = ELEMENTWISE[prim].check(type_dtype) if prim != "convert" else None
+        if check is not None and any(not isinstance(args[i], Literal) for i in check.reads):
+            out.append(Check(check.code, prim, args, type_dtype))
+            self.checked = True
         dst = self.fresh()
         self.computed.append(eqn)
         out.append(Compute(dst, prim, args, eqn.out.aval.dtype, type_dtype))
@@ -376,6 +383,7 @@ class Lowerer:
         buffers = tuple(
             [BufferParam(n, v.aval.dtype, views[n], "in") for v, n in self.reads.items()]
             + [BufferParam(n, v.aval.dtype, views[n], "out") for v, n in self.writes.items()]
+            + ([BufferParam(ERRORS_BUFFER, np.dtype(np.int32), (1,), "out")] if self.checked else [])
         )
         scalars = tuple(ScalarParam(n, dtype, index) for (index, dtype), n in self.scalars.items())
         nest = LoopNest(

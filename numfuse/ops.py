@@ -21,6 +21,27 @@ from . import scalar_impl as S
 
 
 @dataclass(frozen=True)
+class RuntimeCheck:
+    """A condition on an operation's operands under which NumPy raises, tested in the kernel.
+
+    Where it holds, the kernel writes `code` to its error buffer; the runtime raises
+    RUNTIME_ERRORS[code] after the launch. Operands listed in `reads` that are literals were
+    checked at trace time, so no test is generated for them."""
+
+    code: int
+    template: Callable
+    reads: tuple[int, ...]
+
+
+# code -> (exception, message): NumPy's own.
+RUNTIME_ERRORS: dict[int, tuple[type, str]] = {
+    1: (ValueError, "Integers to negative integer powers are not allowed."),
+}
+
+_NEGATIVE_INT_POWER = RuntimeCheck(1, S.negative_exponent, reads=(1,))
+
+
+@dataclass(frozen=True)
 class ElementwiseOp:
     name: str
     nin: int
@@ -28,6 +49,10 @@ class ElementwiseOp:
     ufunc: np.ufunc | None = None
     # Which operand's dtype the template's T(...) means (where: the value operands, not the mask).
     type_from: int = 0
+    checks: dict[str, RuntimeCheck] = field(default_factory=dict, repr=False)
+
+    def check(self, dtype: np.dtype) -> RuntimeCheck | None:
+        return self.checks.get(np.dtype(dtype).kind)
 
     def template(self, dtype: np.dtype) -> Callable | None:
         kind = np.dtype(dtype).kind
@@ -76,13 +101,14 @@ def _float(fn):
     return {"f": fn}
 
 
-def _ew(ufunc, impls, name=None, nin=None, type_from=0):
+def _ew(ufunc, impls, name=None, nin=None, type_from=0, checks=None):
     return ElementwiseOp(
         name=name or ufunc.__name__,
         nin=nin if nin is not None else ufunc.nin,
         impls=impls,
         ufunc=ufunc,
         type_from=type_from,
+        checks=checks or {},
     )
 
 
@@ -96,7 +122,7 @@ _ELEMENTWISE = [
     _ew(np.floor_divide, {"i": S.floor_divide_int, "u": S.floor_divide_int, "f": S.floor_divide_float}),
     _ew(np.remainder, {"i": S.remainder_int, "u": S.remainder_int, "f": S.remainder_float}),
     _ew(np.fmod, {"i": S.fmod_int, "u": S.remainder_int, "f": S.fmod_float}),
-    _ew(np.power, {"i": S.power_int, "u": S.power_int, "f": S.power_float}),
+    _ew(np.power, {"i": S.power_int, "u": S.power_int, "f": S.power_float}, checks={"i": _NEGATIVE_INT_POWER}),
     _ew(np.negative, {"i": S.negative, "u": S.negative_unsigned, "f": S.negative}),
     _ew(np.positive, _num(S.identity)),
     _ew(np.absolute, {"b": S.identity, "i": S.absolute_int, "u": S.identity, "f": S.absolute_float}),

@@ -141,8 +141,8 @@ def power_float(a, b):
 
 
 def power_int(a, b):
-    # Exponentiation by squaring with wrap-around, as NumPy's integer power loop.
-    # A negative exponent (NumPy raises) gives 1 here; trace-time literals are checked instead.
+    # Exponentiation by squaring with wrap-around, as NumPy's integer power loop. A negative
+    # exponent, for which NumPy raises, is caught by the op's runtime check (ops.py).
     result = T(1)
     base = a
     e = b
@@ -152,6 +152,11 @@ def power_int(a, b):
         base = T(base * base)
         e = e // T(2)
     return result
+
+
+def negative_exponent(a, b):
+    # The condition under which NumPy's integer power raises (see ops.RUNTIME_ERRORS).
+    return b < T(0)
 
 
 def equal(a, b):

@@ -22,7 +22,7 @@ import numpy as np
 from .. import scalar_impl
 from ..dtypes import SUPPORTED, compute_dtype
 from ..ir import Literal
-from ..loopnest import Accumulate, Compute, Dim, Guard, Load, LoopNest, Store
+from ..loopnest import ERRORS_BUFFER, Accumulate, Check, Compute, Dim, Guard, Load, LoopNest, Store
 from ..ops import ELEMENTWISE
 from . import cuda_templates
 from .templates import fill, inline, module
@@ -200,6 +200,13 @@ class _Body:
                 cd = self.types[s.acc]
                 pre, expr = self.combine(s.acc, _name(s.acc), self.operand(s.src, cd), f"{s.acc}_")
                 result.extend(pre + [_assign(s.acc, expr)])
+            elif isinstance(s, Check):
+                cd = compute_dtype(s.type_dtype)
+                args = [self.operand(a, cd if self._dtype(a) == s.type_dtype else None) for a in s.args]
+                check = ELEMENTWISE[s.op].check(s.type_dtype)
+                stmts, failed = inline(check.template, args, type_name(cd), f"check{s.code}_")
+                record = ast.Assign([_subscript(ERRORS_BUFFER, (0,), True)], literal(np.int32(s.code)))
+                result.extend(stmts + [ast.If(failed, [record], [])])
             elif isinstance(s, Guard):
                 tests = [ast.Compare(_name(z), [ast.Eq()], [ast.Constant(0)]) for z in s.zero]
                 test = tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)

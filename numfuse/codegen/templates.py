@@ -20,16 +20,25 @@ import ast
 import copy
 import functools
 import inspect
+import sys
 import textwrap
 from typing import Callable
 
 
 @functools.lru_cache(maxsize=None)
+def _module_functions(module_name: str) -> dict[str, ast.FunctionDef]:
+    """Every top-level function of a template module, parsed once from one read of its file
+    (so that the file changing later, say during a test run, cannot mix two versions)."""
+    tree = ast.parse(inspect.getsource(sys.modules[module_name]))
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
 def _parse(fn: Callable) -> ast.FunctionDef:
-    source = textwrap.dedent(inspect.getsource(fn))
-    tree = ast.parse(source)
-    node = tree.body[0]
+    node = _module_functions(fn.__module__).get(fn.__name__)
+    if node is None:  # not a top-level function of its module
+        node = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
     assert isinstance(node, ast.FunctionDef), fn
+    node = copy.copy(node)
     node.decorator_list = []
     return node
 

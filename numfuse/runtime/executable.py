@@ -16,6 +16,8 @@ import numpy as np
 
 from ..codegen.cuda import KernelSource
 from ..ir import Var
+from ..loopnest import ERRORS_BUFFER
+from ..ops import RUNTIME_ERRORS
 from ..planner import Plan
 from .device import backend
 from .kernel_cache import dispatcher
@@ -71,7 +73,9 @@ class Executable:
             by_name = kernel.buffer_vars
             args = []
             for p in source.params:
-                if p.kind == "buffer":
+                if p.name == ERRORS_BUFFER:
+                    args.append(("errors",))
+                elif p.kind == "buffer":
                     args.append(("buffer", by_name[p.name], views[p.name]))
                 elif p.kind == "scalar":
                     scalar = next(s for s in nest.scalars if s.name == p.name)
@@ -83,6 +87,7 @@ class Executable:
             grid, block = self.backend.launch_config(nest.schedule, rows, inner)
             launches.append(_Launch(source, grid, block, args, empty=rows == 0))
         self.launches = launches
+        self.checks_errors = any(arg[0] == "errors" for launch in launches for arg in launch.args)
         self._launchers = [None] * len(launches)
         self._consts: dict[Var, Any] | None = None
 
@@ -125,6 +130,7 @@ class Executable:
         for var in written + empty_outputs:
             if var not in env:
                 env[var] = cuda.device_array(var.aval.shape, var.aval.dtype)
+        errors = cuda.to_device(np.zeros(1, np.int32)) if self.checks_errors else None
         with self.backend.launching():
             for i, launch in enumerate(self.launches):
                 if launch.empty:
@@ -136,12 +142,20 @@ class Executable:
                         args.append(array if array.shape == arg[2] else array.reshape(arg[2]))
                     elif arg[0] == "scalar":
                         args.append(scalars[arg[1]])
+                    elif arg[0] == "errors":
+                        args.append(errors)
                     else:
                         args.append(arg[1])
                 launcher = self._launchers[i]
                 if launcher is None:
                     launcher = self._launchers[i] = self._configure(launch)
                 launcher(*args)
+        if errors is not None:
+            # Waits for the kernels: only plans whose operations can fail, as in NumPy, pay it.
+            code = int(errors.copy_to_host()[0])
+            if code:
+                exception, message = RUNTIME_ERRORS[code]
+                raise exception(message)
         return [self._output(o, kind, env, values, on_device) for o, kind in zip(self.plan.outputs, self.leaf_kinds)]
 
     def _output(self, source, kind: str, env, values, on_device: bool):

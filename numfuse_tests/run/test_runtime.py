@@ -119,3 +119,26 @@ def test_simulator_is_announced_once_when_no_driver_is_found():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     expected = 0 if _driver_has_device() else 1
     assert out.stdout.strip() == str(expected), out.stderr
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
+def test_negative_integer_powers_raise_like_numpy(dtype):
+    jf = numfuse.jit(lambda x, y: (x ** y, x + 1))
+    x = np.arange(1, 7, dtype=dtype)
+    good = np.array([0, 1, 2, 3, 2, 1], dtype)
+    assert_same(jf(x, good), (x ** good, x + 1))
+    bad = good.copy()
+    bad[3] = -1
+    with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
+        x ** bad
+    with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
+        jf(x, bad)
+    empty = np.zeros(0, dtype)
+    assert_same(jf(empty, empty), (empty ** empty, empty + 1))  # nothing to raise for
+
+
+def test_unsigned_and_float_powers_need_no_runtime_check():
+    for dtype in (np.uint8, np.float32):
+        x = np.arange(4, dtype=dtype)
+        nest = numfuse.jit(lambda x, y: x ** y).plan(x, x).kernels[0].nest
+        assert all(b.name != "nf_errors" for b in nest.buffers)
