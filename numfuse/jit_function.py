@@ -26,11 +26,8 @@ from .errors import TracingError, UnsupportedError
 from .ir import Aval, format_graph
 from .loopnest import format_loopnest
 from .planner import Plan, plan as make_plan
+from .runtime.device import is_device_array
 from .tracer import ArgSpec, TraceResult, trace, unflatten_outputs
-
-
-def _is_device_array(x) -> bool:
-    return type(x).__module__.startswith("numba") and hasattr(x, "copy_to_host")
 
 
 def _layout(array) -> str:
@@ -51,7 +48,7 @@ def classify(name: str, value, static: bool):
     if isinstance(value, np.ndarray):
         dtype = check_supported(value.dtype, f"argument {name!r}")
         return ("np", value.shape, dtype.str, _layout(value)), ArgSpec("array", Aval(value.shape, dtype))
-    if _is_device_array(value):
+    if is_device_array(value):
         dtype = check_supported(value.dtype, f"argument {name!r}")
         if _layout(value) != "C":
             raise UnsupportedError(

@@ -19,7 +19,7 @@ from ..ir import Var
 from ..loopnest import ERRORS_BUFFER
 from ..ops import RUNTIME_ERRORS
 from ..planner import Plan
-from .device import backend
+from .device import backend, is_device_array
 from .kernel_cache import dispatcher
 
 
@@ -28,8 +28,8 @@ class _Launch:
     source: KernelSource
     grid: int
     block: int
-    # One entry per kernel parameter: ("buffer", var, view) | ("scalar", input index, dtype)
-    # | ("size", value).
+    # One entry per kernel parameter: ("buffer", var, view) | ("scalar", (input index, dtype))
+    # | ("size", value) | ("errors",).
     args: list[tuple]
     empty: bool
 
@@ -52,11 +52,6 @@ def _scalar_casts(plan: Plan) -> list[tuple[int, np.dtype]]:
         if eqn.prim == "convert" and eqn.inputs[0] in position:
             casts.add((position[eqn.inputs[0]], eqn.out.aval.dtype))
     return sorted(casts, key=lambda c: (c[0], c[1].str))
-
-
-def is_device_array(x) -> bool:
-    """A Numba device array (real or simulated)."""
-    return type(x).__module__.startswith("numba") and hasattr(x, "copy_to_host")
 
 
 class Executable:
