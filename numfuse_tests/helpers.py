@@ -7,6 +7,27 @@ import numpy as np
 
 import numfuse
 
+# Python's binary operators, as the functions tests apply to arrays and scalars.
+PYTHON_OPERATORS = {
+    "+": lambda x, y: x + y,
+    "-": lambda x, y: x - y,
+    "*": lambda x, y: x * y,
+    "/": lambda x, y: x / y,
+    "//": lambda x, y: x // y,
+    "%": lambda x, y: x % y,
+    "**": lambda x, y: x ** y,
+    "&": lambda x, y: x & y,
+    "|": lambda x, y: x | y,
+    "^": lambda x, y: x ^ y,
+    "<": lambda x, y: x < y,
+    "<=": lambda x, y: x <= y,
+    ">": lambda x, y: x > y,
+    ">=": lambda x, y: x >= y,
+    "==": lambda x, y: x == y,
+    "!=": lambda x, y: x != y,
+}
+
+
 def tolerance(dtype, reduced: int = 1) -> tuple[float, float]:
     """(rtol, atol) for results of `dtype` that each combine `reduced` inputs."""
     dtype = np.dtype(dtype)

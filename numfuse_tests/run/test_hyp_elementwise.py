@@ -26,7 +26,7 @@ from hypothesis.extra import numpy as hnp
 import numfuse
 from numfuse.dtypes import SUPPORTED
 from numfuse.ops import ELEMENTWISE
-from numfuse_tests.helpers import check_like_numpy
+from numfuse_tests.helpers import PYTHON_OPERATORS, check_like_numpy
 
 DTYPES = list(SUPPORTED)
 UNARY = sorted(name for name, op in ELEMENTWISE.items() if op.ufunc is not None and op.nin == 1)
@@ -193,24 +193,7 @@ def test_binary_op_on_mixed_dtypes(name, data):
 
 # -- operators ----------------------------------------------------------------------------------
 
-OPERATORS = {
-    "+": lambda x, y: x + y,
-    "-": lambda x, y: x - y,
-    "*": lambda x, y: x * y,
-    "/": lambda x, y: x / y,
-    "//": lambda x, y: x // y,
-    "%": lambda x, y: x % y,
-    "**": lambda x, y: x ** y,
-    "&": lambda x, y: x & y,
-    "|": lambda x, y: x | y,
-    "^": lambda x, y: x ^ y,
-    "<": lambda x, y: x < y,
-    "<=": lambda x, y: x <= y,
-    ">": lambda x, y: x > y,
-    ">=": lambda x, y: x >= y,
-    "==": lambda x, y: x == y,
-    "!=": lambda x, y: x != y,
-}
+OPERATORS = PYTHON_OPERATORS
 OPERATOR_UFUNC = {
     "+": "add", "-": "subtract", "*": "multiply", "/": "divide", "//": "floor_divide",
     "%": "remainder", "**": "power", "&": "bitwise_and", "|": "bitwise_or", "^": "bitwise_xor",

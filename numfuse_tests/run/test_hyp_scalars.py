@@ -19,29 +19,14 @@ from hypothesis.extra import numpy as hnp
 
 import numfuse
 from numfuse.dtypes import SUPPORTED
-from numfuse_tests.helpers import assert_same, check_like_numpy
+from numfuse_tests.helpers import PYTHON_OPERATORS, assert_same, check_like_numpy
 
 DTYPES = list(SUPPORTED)
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5)
 SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck))
 
 OPS = {
-    "+": lambda a, b: a + b,
-    "-": lambda a, b: a - b,
-    "*": lambda a, b: a * b,
-    "/": lambda a, b: a / b,
-    "//": lambda a, b: a // b,
-    "%": lambda a, b: a % b,
-    "**": lambda a, b: a ** b,
-    "&": lambda a, b: a & b,
-    "|": lambda a, b: a | b,
-    "^": lambda a, b: a ^ b,
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-    "==": lambda a, b: a == b,
-    "!=": lambda a, b: a != b,
+    **PYTHON_OPERATORS,
     "maximum": np.maximum,
     "minimum": np.minimum,
     "fmax": np.fmax,
