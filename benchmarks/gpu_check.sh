@@ -22,7 +22,9 @@ export NUMFUSE_CACHE_DIR
 python -c "import numba, numba.cuda as c; print('numba', numba.__version__, '| GPU:', c.get_current_device().name)" 2>&1 | tee "$out/env.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | tee -a "$out/env.txt"
 
-timeout 330 python -m numfuse_tests --gpu 2>&1 | tee "$out/test-log.txt"
+# Every distinct kernel is compiled by NVVM on first use (the execution tier makes a few
+# thousand): spread the tests over the machine's cores with pytest-xdist.
+timeout 330 python -m numfuse_tests --gpu --jobs "$(nproc)" 2>&1 | tee "$out/test-log.txt"
 tests=$?
 timeout 120 python -m benchmarks.gpu_quick --out "$out" --size-mb "${NUMFUSE_BENCH_MB:-256}" 2>&1 | tee "$out/bench-log.txt"
 bench=$?

@@ -2,6 +2,7 @@
 
     python -m numfuse_tests                 # all tiers; execution on the CUDA simulator
     python -m numfuse_tests --gpu           # execution tier on the real GPU
+    python -m numfuse_tests --gpu --jobs 16 # with 16 pytest-xdist workers per tier
     python -m numfuse_tests --tier run -- -k softmax -x
 
 numba.cuda chooses between the simulator and a GPU when it is first imported, and the trace
@@ -11,6 +12,7 @@ tier must prove that numfuse traces and plans without numba at all, hence three 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -39,9 +41,20 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m numfuse_tests", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tier", choices=TIERS, action="append", help="run only this tier (repeatable)")
     parser.add_argument("--gpu", action="store_true", help="run the execution tier on the real GPU")
+    parser.add_argument(
+        "--jobs", type=int, default=1,
+        help="pytest-xdist workers per tier, where pytest-xdist is installed (on a GPU each new "
+             "kernel is compiled by NVVM, and the execution tier makes a few thousand)",
+    )
     parser.add_argument("pytest_args", nargs="*", help="extra arguments for pytest (after --)")
     args = parser.parse_args(argv)
     tiers = args.tier or list(TIERS)
+    parallel = []
+    if args.jobs > 1:
+        if importlib.util.find_spec("xdist") is not None:
+            parallel = ["-n", str(args.jobs)]
+        else:
+            print("numfuse_tests: pytest-xdist is not installed; running each tier in one process")
     totals = {"passed": 0, "failed": 0, "skipped": 0}
     worst = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -55,7 +68,7 @@ def main(argv=None) -> int:
             junit = Path(tmp) / f"{tier}.xml"
             cmd = [
                 sys.executable, "-m", "pytest", str(HERE / tier), "-q",
-                "-p", "no:cacheprovider", f"--junitxml={junit}", *args.pytest_args,
+                "-p", "no:cacheprovider", f"--junitxml={junit}", *parallel, *args.pytest_args,
             ]
             mode = " (GPU)" if tier == "run" and args.gpu else " (CUDA simulator)" if tier == "run" else ""
             print(f"\n=== numfuse_tests tier '{tier}'{mode}", flush=True)
