@@ -18,7 +18,7 @@ from ..codegen.cuda import KernelSource
 from . import simmath
 from .device import backend
 
-# source hash -> Numba dispatcher; compiled kernels are shared by every jitted function.
+# code hash -> Numba dispatcher; compiled kernels are shared by every jitted function.
 _dispatchers: dict[str, object] = {}
 
 
@@ -69,9 +69,17 @@ def load_function(kernel: KernelSource):
     return module, getattr(module, kernel.name)
 
 
+def _code(source: str) -> str:
+    """The source without its header comment: kernels that differ only in the user lines the
+    header names share one compiled dispatcher."""
+    lines = source.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))
+    return "".join(lines[start:])
+
+
 def dispatcher(kernel: KernelSource):
     """The compiled kernel, from this process's cache or compiled now (lazily, at first launch)."""
-    digest = source_digest(kernel.source)
+    digest = source_digest(_code(kernel.source))
     found = _dispatchers.get(digest)
     if found is not None:
         return found
