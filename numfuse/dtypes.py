@@ -53,10 +53,6 @@ def check_supported(dtype, what: str) -> np.dtype:
     return dtype
 
 
-def is_float(dtype: np.dtype) -> bool:
-    return np.dtype(dtype).kind == "f"
-
-
 def compute_dtype(dtype: np.dtype) -> np.dtype:
     """The dtype arithmetic on `dtype` runs in: float16 is stored as float16 and computed in
     float32, rounding after each operation, as NumPy's half-precision loops do."""

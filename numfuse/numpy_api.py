@@ -482,9 +482,7 @@ UNARY_OPERATORS: dict[str, np.ufunc] = {
     "invert": np.invert,
 }
 
-# Everything in NumPy's namespace that numfuse traces, for the docs' operations table.
-SUPPORTED_UFUNCS = tuple(sorted(u.__name__ for u in BY_UFUNC))
-SUPPORTED_FUNCTIONS = tuple(sorted({function_name(f) for f in FUNCTIONS}))
+# What the docs' operations table lists beside the ufuncs and functions (see support.py).
 SUPPORTED_METHODS = ("sum", "prod", "max", "min", "mean", "any", "all", "astype", "clip", "round", "transpose")
 SUPPORTED_ATTRIBUTES = ("T", "shape", "ndim", "dtype", "size", "itemsize", "nbytes")
 

@@ -214,11 +214,7 @@ REDUCTIONS: dict[str, ReduceOp] = {
 # convert[dtype] a           cast to dtype (C casts; to bool means != 0)
 # broadcast[shape] a         NumPy broadcasting of a to shape
 # transpose[perm] a          axis permutation
-STRUCTURAL = ("convert", "broadcast", "transpose")
-
-
-def is_elementwise(prim: str) -> bool:
-    return prim in ELEMENTWISE or prim == "convert"
+# (structural primitives: tracer.py binds them, lower.py turns them into index maps)
 
 
 def is_reduction(prim: str) -> bool:

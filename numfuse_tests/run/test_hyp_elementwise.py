@@ -177,17 +177,23 @@ def test_binary_op_on_every_dtype_with_broadcasting(name, dtype, data):
 # -- binary, mixed dtypes (NumPy's promotion picks the loop) ------------------------------------
 
 
-@pytest.mark.parametrize("name", BINARY)
-@SOME
-@given(data=st.data())
-def test_binary_op_on_mixed_dtypes(name, data):
-    ufunc = ELEMENTWISE[name].ufunc
+def draw_mixed_pair(data, name, ufunc):
+    """Two arrays of independently drawn dtypes and broadcastable shapes, inside `name`'s domain."""
     a, b = data.draw(st.sampled_from(DTYPES), label="a"), data.draw(st.sampled_from(DTYPES), label="b")
     kind = loop_kind(ufunc, [a, b]) or "f"
     shapes = data.draw(PAIRS, label="shapes").input_shapes
     doms = domains(name, kind)
     x = data.draw(arrays(a, shapes[0], doms[0]), label="x")
     y = data.draw(arrays(b, shapes[1], doms[1]), label="y")
+    return x, y
+
+
+@pytest.mark.parametrize("name", BINARY)
+@SOME
+@given(data=st.data())
+def test_binary_op_on_mixed_dtypes(name, data):
+    ufunc = ELEMENTWISE[name].ufunc
+    x, y = draw_mixed_pair(data, name, ufunc)
     check_like_numpy(ufunc_fn(ufunc), x, y)
 
 
@@ -208,12 +214,7 @@ OPERATOR_UFUNC = {
 def test_python_operators(symbol, data):
     name = OPERATOR_UFUNC[symbol]
     ufunc = ELEMENTWISE[name].ufunc
-    a, b = data.draw(st.sampled_from(DTYPES), label="a"), data.draw(st.sampled_from(DTYPES), label="b")
-    kind = loop_kind(ufunc, [a, b]) or "f"
-    shapes = data.draw(PAIRS, label="shapes").input_shapes
-    doms = domains(name, kind)
-    x = data.draw(arrays(a, shapes[0], doms[0]), label="x")
-    y = data.draw(arrays(b, shapes[1], doms[1]), label="y")
+    x, y = draw_mixed_pair(data, name, ufunc)
     check_like_numpy(OPERATORS[symbol], x, y)
 
 
