@@ -46,11 +46,28 @@ def check_supported(dtype, what: str) -> np.dtype:
     except TypeError:
         raise unsupported(f"dtype {dtype!r} ({what})") from None
     if dtype not in SUPPORTED:
-        hint = ""
-        if dtype.kind == "c":
-            hint = "complex dtypes are not supported yet"
-        raise unsupported(f"dtype {dtype} ({what})", hint)
+        raise unsupported(f"dtype {dtype} ({what})", _hint(dtype))
     return dtype
+
+
+def _hint(dtype: np.dtype) -> str:
+    """Why a dtype numfuse refuses cannot run, and what to pass instead."""
+    if dtype.kind == "c":
+        return "complex dtypes are not supported yet"
+    if dtype.kind == "O":
+        return "an object array holds Python objects, which kernels cannot: convert it with .astype() to a numeric dtype"
+    if dtype.kind == "V":
+        return "structured and void dtypes are not supported: pass each field as its own array (x['field'])"
+    if dtype.kind in "Mm":
+        return (
+            "datetime64 and timedelta64 are not supported: pass .view(np.int64) (counts of the unit) "
+            "and convert the result back"
+        )
+    if dtype.kind in "USa":
+        return "string dtypes are not supported"
+    if not dtype.isnative:
+        return "byte-swapped dtypes are not supported: convert with .astype(x.dtype.newbyteorder('='))"
+    return "numfuse computes in " + ", ".join(d.name for d in SUPPORTED)
 
 
 def compute_dtype(dtype: np.dtype) -> np.dtype:

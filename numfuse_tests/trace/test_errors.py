@@ -111,6 +111,8 @@ def test_tracing_error_is_a_numfuse_error():
         np.array([1, 2], dtype="timedelta64[s]"),
         np.array(["abc", "de"]),
         np.array([b"abc"]),
+        np.zeros(3, dtype=[("a", "<i4"), ("b", "<f8")]),
+        np.ones(3, dtype=">f4"),
     ],
     ids=lambda a: str(a.dtype),
 )
