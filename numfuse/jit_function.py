@@ -1,10 +1,10 @@
 """`numfuse.jit`: trace once per input signature, plan, generate kernels, run.
 
-A call's signature is, for each argument: for arrays their kind (NumPy or device), shape, dtype
-and layout; for Python scalars their type (the value is a kernel argument); for NumPy scalars
-their dtype; for static arguments their value. The cache maps a signature to the traced graph,
-its plan and its kernels, so a second call with the same signature does no tracing, planning or
-compiling.
+A call's signature is, for each argument: for arrays whether they are NumPy or device arrays
+(of any library: runtime/arrays.py), shape, dtype and layout; for Python scalars their type (the
+value is a kernel argument); for NumPy scalars their dtype; for static arguments their value.
+The cache maps a signature to the traced graph, its plan and its kernels, so a second call with
+the same signature does no tracing, planning or compiling.
 
 A Python scalar argument that the function uses as a Python value (an axis, a loop count) cannot
 be traced; jit then retraces with that argument static, keyed by its value.
@@ -26,15 +26,9 @@ from .errors import TracingError, UnsupportedError
 from .ir import Aval, format_graph
 from .loopnest import format_loopnest
 from .planner import Plan, plan as make_plan
-from .runtime.device import is_device_array
+from .runtime.arrays import describe as describe_array
+from .runtime.streams import check_stream_option
 from .tracer import ArgSpec, TraceResult, trace, unflatten_outputs
-
-
-def _layout(array) -> str:
-    flags = array.flags
-    c = flags["C_CONTIGUOUS"] if isinstance(flags, dict) else flags.c_contiguous
-    f = flags["F_CONTIGUOUS"] if isinstance(flags, dict) else flags.f_contiguous
-    return "C" if c else "F" if f else "A"
 
 
 def classify(name: str, value, static: bool):
@@ -45,17 +39,21 @@ def classify(name: str, value, static: bool):
         except TypeError:
             raise UnsupportedError(f"static argument {name!r} must be hashable, got {type(value).__name__}") from None
         return ("static", type(value), value), ("static", value)
-    if isinstance(value, np.ndarray):
-        dtype = check_supported(value.dtype, f"argument {name!r}")
-        return ("np", value.shape, dtype.str, _layout(value)), ArgSpec("array", Aval(value.shape, dtype))
-    if is_device_array(value):
-        dtype = check_supported(value.dtype, f"argument {name!r}")
-        if _layout(value) != "C":
+    info = describe_array(name, value)
+    if info is not None:
+        dtype = check_supported(info.dtype, f"argument {name!r}")
+        if info.library.on_host:
+            return ("np", info.shape, dtype.str, info.layout), ArgSpec("array", Aval(info.shape, dtype))
+        if info.layout != "C":
             raise UnsupportedError(
-                f"argument {name!r} is a non-contiguous device array; strided device arrays are "
-                "not supported yet: pass a C-contiguous array"
+                f"argument {name!r} is a non-contiguous {info.library.kind(value)}; strided device "
+                f"arrays are not supported yet: {info.library.contiguous_hint.format(name=name)}"
             )
-        return ("dev", value.shape, dtype.str), ArgSpec("array", Aval(tuple(value.shape), dtype))
+        # The library is not part of the key: the same kernels serve every kind of device array.
+        return ("dev", info.shape, dtype.str), ArgSpec("array", Aval(info.shape, dtype))
+    # NumPy strings are str and bytes: static like them.
+    if isinstance(value, (np.str_, np.bytes_)):
+        return ("static", type(value), value), ("static", value)
     # NumPy scalars first: np.float64 is a subclass of float, yet strongly typed.
     if isinstance(value, np.generic):
         dtype = check_supported(value.dtype, f"argument {name!r}")
@@ -66,12 +64,6 @@ def classify(name: str, value, static: bool):
         return ("py", int), ArgSpec("python", Aval((), np.dtype(np.int64)))
     if isinstance(value, float):
         return ("py", float), ArgSpec("python", Aval((), np.dtype(np.float64)))
-    if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
-        raise UnsupportedError(
-            f"argument {name!r} is a {type(value).__module__}.{type(value).__name__}; CuPy arrays, "
-            "PyTorch tensors and other CUDA arrays are not supported yet: pass a NumPy array or a "
-            "Numba device array (numba.cuda.as_cuda_array(x) wraps one without a copy)"
-        )
     if isinstance(value, complex):
         raise UnsupportedError(f"argument {name!r}: complex scalars are not supported")
     try:
@@ -111,9 +103,11 @@ def _kernel_header(plan: Plan, index: int) -> str:
 class JitFunction:
     """A NumPy function compiled to fused CUDA kernels; see `jit`."""
 
-    def __init__(self, fn: Callable, static_argnums=(), static_argnames=()):
+    def __init__(self, fn: Callable, static_argnums=(), static_argnames=(), stream=None):
         functools.update_wrapper(self, fn)
+        check_stream_option(stream)
         self._fn = fn
+        self._stream = stream
         self._signature = inspect.signature(fn)
         params = list(self._signature.parameters.values())
         self._names = [p.name for p in params]
@@ -212,8 +206,9 @@ class JitFunction:
             compiled, traced_values = self._compiled(args, kwargs, also_static)
             if compiled.executable is None:
                 compiled.executable = Executable(compiled.plan, compiled.sources, compiled.traced.leaf_kinds)
+            names = [compiled.arg_names[i] for i in compiled.traced_positions]
             try:
-                outputs = compiled.executable(traced_values)
+                outputs = compiled.executable(traced_values, names, self._stream)
                 break
             except ScalarOutOfRange as err:
                 # Trace this call again with that Python int as a constant: NumPy's rules then
@@ -285,16 +280,21 @@ def explain_text(compiled: Compiled) -> str:
     return "\n".join(lines)
 
 
-def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=()):
+def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), stream=None):
     """Compile a NumPy function into fused CUDA kernels.
 
     Use as `@numfuse.jit` or `@numfuse.jit(static_argnames=("axis",))`. The function is traced
     once per input signature; see JitFunction.plan and JitFunction.explain to inspect.
+
+    `stream`: the CUDA stream every call's kernels and copies run on (a Numba stream, a CuPy or
+    PyTorch stream, an object with `__cuda_stream__`, or a CUstream handle). By default a call
+    runs on the current stream of its device arguments' library (CuPy's, PyTorch's), else on
+    the default stream.
     """
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     if fn is None:
-        return lambda f: JitFunction(f, static_argnums, static_argnames)
-    return JitFunction(fn, static_argnums, static_argnames)
+        return lambda f: JitFunction(f, static_argnums, static_argnames, stream)
+    return JitFunction(fn, static_argnums, static_argnames, stream)

@@ -87,11 +87,6 @@ class Backend:
             sys.setswitchinterval(interval)
 
 
-def is_device_array(x) -> bool:
-    """A Numba device array (real or simulated), told apart without importing numba.cuda."""
-    return type(x).__module__.startswith("numba") and hasattr(x, "copy_to_host")
-
-
 def _pow2_at_least(n: int) -> int:
     p = 1
     while p < n:

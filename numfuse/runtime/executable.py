@@ -1,9 +1,12 @@
 """A planned function ready to run: buffers to allocate, kernels to launch, results to return.
 
-Array kinds: when every array argument is a NumPy array, inputs are copied to the device and the
-results come back as NumPy arrays (NumPy scalars where NumPy returns scalars). When any argument
-is a Numba device array, NumPy arguments are copied to the device, nothing is copied back, and
-results are Numba device arrays. Arguments are only read, never written.
+Array kinds (arrays.py): when every array argument is a NumPy array, inputs are copied to the
+device and the results come back as NumPy arrays (NumPy scalars where NumPy returns scalars).
+When any argument is a device array (Numba, CuPy, PyTorch, CUDA array interface, DLPack), the
+kernels read the device arguments in place, NumPy arguments are copied to their GPU, buffers
+are allocated through their library, nothing is copied back, and results are arrays of that
+library. Kernels run on the stream arrays.CallArrays picks (streams.py). Arguments are only
+read, never written.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ from ..ir import Var
 from ..loopnest import ERRORS_BUFFER
 from ..ops import RUNTIME_ERRORS
 from ..planner import Plan
-from .device import backend, is_device_array
+from .arrays import CallArrays, prepare_call
+from .device import backend
 from .kernel_cache import dispatcher
+from .streams import LaunchersByStream
 
 
 @dataclass
@@ -84,7 +89,8 @@ class Executable:
         self.launches = launches
         self.checks_errors = any(arg[0] == "errors" for launch in launches for arg in launch.args)
         self._launchers = [None] * len(launches)
-        self._consts: dict[Var, Any] | None = None
+        self._on_stream = LaunchersByStream()
+        self._consts: dict[int | None, dict[Var, Any]] = {}  # per GPU
 
     def _configure(self, launch: _Launch):
         """The kernel configured for its grid, kept for every later call. Numba warns about
@@ -96,15 +102,16 @@ class Executable:
             warnings.simplefilter("ignore", NumbaPerformanceWarning)
             return compiled[launch.grid, launch.block]
 
-    def _device_consts(self) -> dict[Var, Any]:
-        if self._consts is None:
-            cuda = self.backend.cuda
-            self._consts = {v: cuda.to_device(a) for v, a in self.plan.graph.consts.items()}
-        return self._consts
+    def _device_consts(self, call: CallArrays) -> dict[Var, Any]:
+        consts = self._consts.get(call.device_id)
+        if consts is None:
+            consts = self._consts[call.device_id] = call.upload_constants(self.plan.graph.consts)
+        return consts
 
-    def __call__(self, values: Sequence[Any]) -> list[Any]:
-        """Run on the traced arguments `values` (graph input order); the outputs, in order."""
-        cuda = self.backend.cuda
+    def __call__(self, values: Sequence[Any], names: Sequence[str] | None = None, stream=None) -> list[Any]:
+        """Run on the traced arguments `values` (graph input order), named `names` in errors,
+        on `stream` (numfuse.jit's option; None: the arguments' library's current stream);
+        the outputs, in order."""
         # Every scalar argument is cast to each dtype it is used in before anything runs, so a
         # Python int out of range raises OverflowError as in NumPy, whatever the sizes.
         scalars = {}
@@ -113,19 +120,23 @@ class Executable:
                 scalars[i, dtype] = dtype.type(values[i])
             except OverflowError:
                 raise ScalarOutOfRange(i) from None
-        on_device = any(is_device_array(v) for v in values)
-        env: dict[Var, Any] = dict(self._device_consts())
+        if names is None:
+            names = [f"#{i}" for i in range(len(values))]
+        with prepare_call(self.backend, names, values, stream) as call:
+            return self._run(call, values, scalars)
+
+    def _run(self, call: CallArrays, values: Sequence[Any], scalars: dict) -> list[Any]:
+        env: dict[Var, Any] = dict(self._device_consts(call))
         for var, value in zip(self.input_vars, values):
-            if isinstance(value, np.ndarray):
-                env[var] = cuda.to_device(np.ascontiguousarray(value))
-            elif is_device_array(value):
-                env[var] = value
+            device = call.input(value)
+            if device is not None:
+                env[var] = device
         written = [v for k in self.plan.kernels for v in k.writes]
         empty_outputs = [o.var for o in self.plan.outputs if o.kind == "buffer"]
         for var in written + empty_outputs:
             if var not in env:
-                env[var] = cuda.device_array(var.aval.shape, var.aval.dtype)
-        errors = cuda.to_device(np.zeros(1, np.int32)) if self.checks_errors else None
+                env[var] = call.empty(var.aval.shape, var.aval.dtype)
+        errors = call.upload(np.zeros(1, np.int32)) if self.checks_errors else None
         with self.backend.launching():
             for i, launch in enumerate(self.launches):
                 if launch.empty:
@@ -144,16 +155,17 @@ class Executable:
                 launcher = self._launchers[i]
                 if launcher is None:
                     launcher = self._launchers[i] = self._configure(launch)
-                launcher(*args)
+                # Configured for the default stream once; for the call's stream here.
+                self._on_stream.get(i, launcher, call.stream)(*args)
         if errors is not None:
             # Waits for the kernels: only plans whose operations can fail, as in NumPy, pay it.
-            code = int(errors.copy_to_host()[0])
+            code = int(call.read(errors)[0])
             if code:
                 exception, message = RUNTIME_ERRORS[code]
                 raise exception(message)
-        return [self._output(o, kind, env, values, on_device) for o, kind in zip(self.plan.outputs, self.leaf_kinds)]
+        return [self._output(o, kind, env, values, call) for o, kind in zip(self.plan.outputs, self.leaf_kinds)]
 
-    def _output(self, source, kind: str, env, values, on_device: bool):
+    def _output(self, source, kind: str, env, values, call: CallArrays):
         if source.kind == "input":
             value = values[source.input_index]
             if kind == "numpy_scalar" and isinstance(value, np.ndarray) and value.ndim == 0:
@@ -161,11 +173,11 @@ class Executable:
             return value
         if source.kind == "const":
             array = self.plan.graph.consts[source.var]
-            return self.backend.cuda.to_device(array) if on_device else array.copy()
+            return call.result(call.upload(array)) if call.on_device else array.copy()
         device = env[source.var]
-        if on_device:
-            return device
-        host = device.copy_to_host()
+        if call.on_device:
+            return call.result(device)
+        host = call.read(device)
         if kind == "numpy_scalar" and host.ndim == 0:
             return host[()]
         if kind == "python":

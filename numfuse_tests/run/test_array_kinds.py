@@ -1,0 +1,249 @@
+"""Array kinds and streams, on whatever runs kernels (the simulator, or a GPU with --gpu).
+
+A pretend device library (numfuse_tests/interop.py) takes the path CuPy and PyTorch take:
+its arrays are read in place, every buffer is allocated through it, results come back as its
+arrays, kernels run on its current stream, and calls never wait for the GPU. The real CuPy and
+PyTorch paths are in test_gpu_interop.py.
+"""
+
+import numpy as np
+import pytest
+
+import numfuse
+import numfuse.jit_function as jit_module
+from numfuse.runtime import streams
+from numfuse.runtime.device import backend
+from numfuse_tests.helpers import assert_same
+from numfuse_tests.interop import FakeTensor, address, fakelib, kernel_addresses, launches  # noqa: F401
+
+X = np.arange(24, dtype=np.float32).reshape(4, 6) % 7
+
+
+def shift(x, s):
+    """Two kernels: row maxima (an intermediate buffer), then an elementwise pass."""
+    return (x - x.max(axis=1, keepdims=True)) * s
+
+
+def forbid(*args, **kwargs):
+    raise AssertionError("numfuse allocated with Numba while the call's library should have")
+
+
+# -- Numba device arrays -----------------------------------------------------------------------
+
+
+def test_numba_device_arrays_are_read_and_written_in_place(launches):
+    cuda = backend().cuda
+    x = cuda.to_device(X)
+    out = numfuse.jit(shift)(x, 0.5)
+    assert type(out) is type(x)
+    touched = kernel_addresses(launches)
+    assert address(x) in touched and address(out) in touched
+    assert_same(out.copy_to_host(), shift(X, np.float32(0.5)))
+
+
+# -- another library's arrays ---------------------------------------------------------------------
+
+
+def test_library_arrays_in_library_arrays_out_every_buffer_from_the_library(fakelib, launches, monkeypatch):
+    cuda = backend().cuda
+    x = fakelib.array(X)
+    monkeypatch.setattr(cuda, "device_array", forbid)
+    monkeypatch.setattr(cuda, "to_device", forbid)
+    out = numfuse.jit(shift)(x, 0.5)
+    assert isinstance(out, FakeTensor)
+    assert len(fakelib.allocated) == 2  # the row maxima and the result
+    assert any(out is t for t in fakelib.allocated)
+    # The kernels touched the caller's array and the library's allocations, nothing else.
+    assert kernel_addresses(launches) == {address(x.data)} | {address(t.data) for t in fakelib.allocated}
+    assert fakelib.entered == [0]  # allocations happened in the library's context for GPU 0
+    assert_same(out.get(), shift(X, np.float32(0.5)))
+
+
+def test_kernels_run_on_the_librarys_current_stream(fakelib, launches):
+    numfuse.jit(shift)(fakelib.array(X), 0.5)
+    assert len(launches) == 2
+    assert all(launch.stream is fakelib.stream for launch in launches)
+
+
+def test_the_stream_option_overrides_the_librarys_stream(fakelib, launches):
+    mine = backend().cuda.stream()
+    out = numfuse.jit(shift, stream=mine)(fakelib.array(X), 0.5)
+    assert launches and all(launch.stream is mine for launch in launches)
+    assert_same(out.get(), shift(X, np.float32(0.5)))
+
+
+def test_numpy_calls_run_on_the_default_stream_or_the_stream_option(launches):
+    numfuse.jit(shift)(X, 0.5)
+    assert launches and all(launch.stream == 0 for launch in launches)
+    launches.clear()
+    mine = backend().cuda.stream()
+    out = numfuse.jit(shift, stream=mine)(X, 0.5)
+    assert launches and all(launch.stream is mine for launch in launches)
+    assert_same(out, shift(X, np.float32(0.5)))
+
+
+def test_numpy_arguments_are_copied_into_the_device_arguments_library(fakelib):
+    y = np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6)
+    out = numfuse.jit(lambda x, y: x * y + 1)(fakelib.array(X), y)
+    assert isinstance(out, FakeTensor)
+    copies = [t for t in fakelib.allocated if t is not out]
+    assert len(copies) == 1 and np.array_equal(copies[0].get(), y)
+    assert_same(out.get(), X * y + 1)
+
+
+def test_arguments_returned_unchanged_are_the_callers_objects(fakelib):
+    x, y = fakelib.array(X), fakelib.array(X + 1)
+    same, total = numfuse.jit(lambda x, y: (x, x + y))(x, y)
+    assert same is x
+    assert isinstance(total, FakeTensor)
+    assert_same(total.get(), X + (X + 1))
+
+
+def test_one_compiled_function_serves_every_kind_of_array(fakelib, monkeypatch):
+    calls = []
+    real = jit_module.trace
+    monkeypatch.setattr(jit_module, "trace", lambda *a, **k: calls.append(1) or real(*a, **k))
+    jf = numfuse.jit(shift)
+    jf(fakelib.array(X), 0.5)
+    jf(backend().cuda.to_device(X), 0.5)  # device arrays of another library: same signature
+    assert len(calls) == 1
+    jf(X, 0.5)  # NumPy arrays: a new signature (results come back to the host)
+    assert len(calls) == 2
+
+
+def test_device_calls_never_wait_and_numpy_calls_wait_for_their_stream(fakelib, monkeypatch):
+    cuda = backend().cuda
+    x = fakelib.array(X)
+    waits, copies = [], []
+    real_copy = type(x.data).copy_to_host
+    with monkeypatch.context() as patch:
+        patch.setattr(type(fakelib.stream), "synchronize", lambda self: waits.append(self))
+        patch.setattr(cuda, "synchronize", lambda: waits.append("the whole device"))
+        patch.setattr(type(x.data), "copy_to_host", lambda *a, **k: copies.append(1) or real_copy(*a, **k))
+        out = numfuse.jit(shift)(x, 0.5)
+    assert waits == [] and copies == []
+    assert_same(out.get(), shift(X, np.float32(0.5)))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(type(fakelib.stream), "synchronize", lambda self: waits.append(self))
+        patch.setattr(cuda, "synchronize", lambda: waits.append("the whole device"))
+        host = numfuse.jit(shift, stream=fakelib.stream)(X, 0.5)
+    assert waits and all(w is fakelib.stream for w in waits)
+    assert_same(host, shift(X, np.float32(0.5)))
+
+
+def test_errors_found_by_kernels_are_raised_for_device_arguments(fakelib):
+    x = np.arange(1, 5, dtype=np.int32)
+    bad = np.array([1, 2, -1, 0], np.int32)
+    with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
+        numfuse.jit(lambda x, y: x ** y)(fakelib.array(x), fakelib.array(bad))
+    good = numfuse.jit(lambda x, y: x ** y)(fakelib.array(x), fakelib.array(np.abs(bad)))
+    assert_same(good.get(), x ** np.abs(bad))
+
+
+# -- refused combinations ----------------------------------------------------------------------
+
+
+def test_arrays_on_different_gpus_are_refused_before_anything_runs(fakelib, launches):
+    x, y = fakelib.array(X, device=0), fakelib.array(X, device=1)
+    with pytest.raises(ValueError, match=r"'x' \(on GPU 0\) and 'y' \(on GPU 1\) are on different GPUs"):
+        numfuse.jit(lambda x, y: x + y)(x, y)
+    assert launches == [] and fakelib.allocated == []
+
+
+def test_device_arrays_of_two_libraries_are_refused(fakelib, launches):
+    x, y = fakelib.array(X), backend().cuda.to_device(X)
+    with pytest.raises(numfuse.UnsupportedError, match=r"'x' \(.*FakeTensor\) and 'y' \(Numba device array\)"):
+        numfuse.jit(lambda x, y: x + y)(x, y)
+    assert launches == []
+
+
+@pytest.mark.skipif(not backend().simulated, reason="on a GPU foreign CUDA arrays run (test_gpu_interop.py)")
+def test_foreign_cuda_arrays_are_refused_on_the_simulator():
+    class Foreign:
+        __cuda_array_interface__ = {"shape": (3,), "typestr": "<f4", "data": (0, False), "version": 3}
+
+    with pytest.raises(numfuse.UnsupportedError, match=r"argument 'x' is a .*Foreign.*simulator"):
+        numfuse.jit(lambda x: x + 1)(Foreign())
+
+
+# -- bad input ---------------------------------------------------------------------------------------
+
+BAD_ARRAYS = [
+    np.array([1, "a", None], dtype=object),
+    np.zeros(3, dtype=[("a", "<i4"), ("b", "<f8")]),
+    np.array(["2024-01-01", "2024-01-02", "2024-01-03"], dtype="datetime64[D]"),
+    np.array([1, 2, 3], dtype="timedelta64[s]"),
+    np.array(["abc", "de", "f"]),
+    np.array([b"abc", b"", b"x"]),
+    np.ones(3, dtype=">f4"),
+]
+
+
+@pytest.mark.parametrize("bad", BAD_ARRAYS, ids=lambda a: str(a.dtype))
+def test_unsupported_dtypes_raise_before_anything_runs(bad, launches, monkeypatch):
+    traced = []
+    monkeypatch.setattr(jit_module, "trace", lambda *a, **k: traced.append(1))
+    with pytest.raises(numfuse.UnsupportedError) as info:
+        numfuse.jit(lambda x, y: x + y)(np.ones(3), bad)
+    message = str(info.value)
+    assert "argument 'y'" in message and str(bad.dtype) in message
+    assert traced == [] and launches == []
+
+
+def test_unsupported_dtypes_of_device_arrays_name_the_argument(launches):
+    device = backend().cuda.to_device(np.ones(3, np.complex64))
+    with pytest.raises(numfuse.UnsupportedError, match=r"dtype complex64 \(argument 'z'\)"):
+        numfuse.jit(lambda z: z + 1)(device)
+    assert launches == []
+
+
+# -- streams --------------------------------------------------------------------------------------
+
+
+class _Launcher:
+    """What `kernel[grid, block, stream, sharedmem]` returns on a GPU, reduced to its fields."""
+
+    def __init__(self, dispatcher, griddim, blockdim, stream, sharedmem):
+        self.dispatcher, self.griddim, self.blockdim = dispatcher, griddim, blockdim
+        self.stream, self.sharedmem = stream, sharedmem
+
+
+class _Dispatcher:
+    def configure(self, griddim, blockdim, stream=0, sharedmem=0):
+        return _Launcher(self, griddim, blockdim, stream, sharedmem)
+
+
+class _Stream:
+    def __init__(self, handle):
+        self.handle = handle
+
+
+def test_launchers_are_configured_for_a_stream_once_per_kernel_and_stream():
+    dispatcher = _Dispatcher()
+    default = dispatcher.configure((3, 1, 1), (128, 1, 1), 0, 512)
+    cache = streams.LaunchersByStream()
+    assert cache.get(0, default, 0) is default
+    seven = _Stream(7)
+    on_seven = cache.get(0, default, seven)
+    assert (on_seven.griddim, on_seven.blockdim, on_seven.sharedmem) == ((3, 1, 1), (128, 1, 1), 512)
+    assert on_seven.stream is seven
+    assert cache.get(0, default, _Stream(7)) is on_seven  # the same stream, wrapped anew
+    assert cache.get(0, default, _Stream(8)).stream.handle == 8
+    other = dispatcher.configure((1, 1, 1), (32, 1, 1), 0, 0)
+    assert cache.get(1, other, seven).griddim == (1, 1, 1)
+    # A kernel configured anew is not served the configuration derived from its old launcher.
+    regridded = dispatcher.configure((5, 1, 1), (64, 1, 1), 0, 0)
+    assert cache.get(0, regridded, seven).griddim == (5, 1, 1)
+
+
+def test_launch_streams_from_every_form():
+    cuda, simulated = backend().cuda, backend().simulated
+    numba_stream = cuda.stream()
+    assert streams.launch_stream(cuda, simulated, None) == 0
+    assert streams.launch_stream(cuda, simulated, numba_stream) is numba_stream
+    assert streams.launch_stream(cuda, simulated, 0) == 0
+    if simulated:  # everything is synchronous there: foreign streams are the default stream
+        assert streams.launch_stream(cuda, True, 12345) == 0
+    else:
+        assert streams.handle_of(streams.launch_stream(cuda, False, 12345)) == 12345
