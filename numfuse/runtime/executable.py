@@ -19,17 +19,16 @@ from ..ir import Var
 from ..loopnest import ERRORS_BUFFER
 from ..ops import RUNTIME_ERRORS
 from ..planner import Plan
-from .device import backend, is_device_array
+from .device import LaunchConfig, backend, is_device_array
 from .kernel_cache import dispatcher
 
 
 @dataclass
 class _Launch:
     source: KernelSource
-    grid: int
-    block: int
+    config: LaunchConfig
     # One entry per kernel parameter: ("buffer", var, view) | ("scalar", (input index, dtype))
-    # | ("size", value) | ("errors",).
+    # | ("size", value) | ("errors",) | ("scratch", (shape, dtype, zeroed)).
     args: list[tuple]
     empty: bool
 
@@ -66,6 +65,7 @@ class Executable:
             nest = kernel.nest
             views = {b.name: b.view for b in nest.buffers}
             by_name = kernel.buffer_vars
+            config = self.backend.launch_config(nest)
             args = []
             for p in source.params:
                 if p.name == ERRORS_BUFFER:
@@ -75,16 +75,21 @@ class Executable:
                 elif p.kind == "scalar":
                     scalar = next(s for s in nest.scalars if s.name == p.name)
                     args.append(("scalar", (scalar.input_index, scalar.dtype)))
+                elif p.kind == "partial":
+                    args.append(("scratch", ((nest.outer_size * config.nsplit,), p.dtype, False)))
+                elif p.kind == "counter":
+                    args.append(("scratch", ((nest.outer_size,), np.dtype(np.int32), True)))
                 else:
                     args.append(("size", p.value))
-            rows = nest.outer_size
-            inner = nest.inner_size if nest.kind == "reduction" else 1
-            grid, block = self.backend.launch_config(nest.schedule, rows, inner)
-            launches.append(_Launch(source, grid, block, args, empty=rows == 0))
+            launches.append(_Launch(source, config, args, empty=nest.outer_size == 0))
         self.launches = launches
         self.checks_errors = any(arg[0] == "errors" for launch in launches for arg in launch.args)
         self._launchers = [None] * len(launches)
         self._consts: dict[Var, Any] | None = None
+        # Split reductions' partial results and arrival counters, kept across calls: the last
+        # block of a row resets its counter. (Two concurrent calls of one function would share
+        # them.)
+        self._scratch: dict[tuple[int, int], Any] = {}
 
     def _configure(self, launch: _Launch):
         """The kernel configured for its grid, kept for every later call. Numba warns about
@@ -94,7 +99,8 @@ class Executable:
         compiled = dispatcher(launch.source)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            return compiled[launch.grid, launch.block]
+            config = launch.config
+            return compiled[config.grid, config.block, 0, config.shared_bytes]
 
     def _device_consts(self) -> dict[Var, Any]:
         if self._consts is None:
@@ -139,6 +145,8 @@ class Executable:
                         args.append(scalars[arg[1]])
                     elif arg[0] == "errors":
                         args.append(errors)
+                    elif arg[0] == "scratch":
+                        args.append(self._scratch_array(i, len(args), *arg[1]))
                     else:
                         args.append(arg[1])
                 launcher = self._launchers[i]
@@ -152,6 +160,13 @@ class Executable:
                 exception, message = RUNTIME_ERRORS[code]
                 raise exception(message)
         return [self._output(o, kind, env, values, on_device) for o, kind in zip(self.plan.outputs, self.leaf_kinds)]
+
+    def _scratch_array(self, launch: int, position: int, shape, dtype, zeroed: bool):
+        key = (launch, position)
+        if key not in self._scratch:
+            cuda = self.backend.cuda
+            self._scratch[key] = cuda.to_device(np.zeros(shape, dtype)) if zeroed else cuda.device_array(shape, dtype)
+        return self._scratch[key]
 
     def _output(self, source, kind: str, env, values, on_device: bool):
         if source.kind == "input":
