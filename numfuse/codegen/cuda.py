@@ -346,13 +346,16 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
         shared.append(_assign(f"cache_{short_name(dtype)}", _shared_array(0, dtype)))
     for b in nest.cached:
         dtype = body.buffers[b]
-        scale = ast.Constant(widths_before // dtype.itemsize)
+        scale = ast.Constant(widths_before // dtype.itemsize)  # rows before it, in its items
         row_cells = ast.BinOp(_name("nred"), ast.Mult(), _name("ntk"))
-        prelude.append(_assign(f"{b}_at", ast.BinOp(row_cells, ast.Mult(), scale)))
+        at = ast.BinOp(row_cells, ast.Mult(), scale) if widths_before else ast.Constant(0)
+        prelude.append(_assign(f"{b}_at", at))
         widths_before += dtype.itemsize
     if nest.split:
         prelude.extend(fill_body(cuda_templates.split_chunk))
-    start, stop = ("start", "stop") if nest.split else ("tr", "nred")
+    # A split block takes points start + tr, start + tr + ntr, ... of its chunk.
+    start = ast.BinOp(_name("start"), ast.Add(), _name("tr")) if nest.split else _name("tr")
+    stop = _name("stop" if nest.split else "nred")
     phases: list[ast.stmt] = []
     for k, phase in enumerate(nest.phases):
         body.phase = k
@@ -388,7 +391,7 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
             tree.append(ast.Assign([_subscript(sh, ("slot",), True)], _name(mine)))
         rounding = [] if nest.split else body.round_accumulators(phase.accumulators)
         phases.extend(fill_body(
-            cuda_templates.reduce_phase, INIT=init, START=_name(start), STOP=_name(stop),
+            cuda_templates.reduce_phase, INIT=init, START=start, STOP=stop,
             UNRAVEL_INNER=unravel_inner, BODY=main, TO_SHARED=to_shared, TREE=tree,
             FROM_SHARED=from_shared, ROUND=rounding,
         ))
