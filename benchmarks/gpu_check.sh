@@ -4,9 +4,10 @@
 # Needs a Python that already has numba-cuda (with its CUDA toolkit wheels), NumPy, pytest and
 # hypothesis; CuPy is used when present. Installs nothing and runs from this source tree:
 #   1. the whole test suite, the execution tier on the real GPU  -> DIR/test-log.txt
-#   2. the quickstart workloads, a 10-op elementwise chain and a row sum at 256 MB, timed
-#      against NumPy (CPU) and plain CuPy                      -> DIR/gpu_quick.md, .json
-# Finishes within 8 minutes (each step has its own time limit).
+#   2. the quickstart workload, a 10-op elementwise chain, a row sum, softmax, layer norm,
+#      RMS norm and a row variance at 256 MB, timed against NumPy (CPU), plain CuPy and
+#      torch.compile, beside a device-to-device copy        -> DIR/gpu_quick.md, .json
+# Finishes within 9 minutes (each step has its own time limit).
 set -u -o pipefail
 out=${1:?usage: bash benchmarks/gpu_check.sh DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,9 +25,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 
 # Every distinct kernel is compiled by NVVM on first use (the execution tier makes a few
 # thousand): spread the tests over the machine's cores with pytest-xdist.
-timeout 330 python -m numfuse_tests --gpu --jobs "$(nproc)" 2>&1 | tee "$out/test-log.txt"
+timeout 300 python -m numfuse_tests --gpu --jobs "$(nproc)" 2>&1 | tee "$out/test-log.txt"
 tests=$?
-timeout 120 python -m benchmarks.gpu_quick --out "$out" --size-mb "${NUMFUSE_BENCH_MB:-256}" 2>&1 | tee "$out/bench-log.txt"
+timeout 220 python -m benchmarks.gpu_quick --out "$out" --size-mb "${NUMFUSE_BENCH_MB:-256}" 2>&1 | tee "$out/bench-log.txt"
 bench=$?
 echo "gpu_check: tests exit $tests, benchmark exit $bench; results in $out"
 [ "$tests" -eq 0 ] && [ "$bench" -eq 0 ]

@@ -1,4 +1,4 @@
-"""Time the quickstart workloads on a GPU: numfuse against NumPy (CPU) and plain CuPy.
+"""Time the workloads on a GPU: numfuse against NumPy (CPU), plain CuPy and torch.compile.
 
     python -m benchmarks.gpu_quick --out DIR [--size-mb 256] [--repeats 20]
 
@@ -6,7 +6,8 @@ For each workload: numfuse's kernel count and modeled bytes, the first call (tra
 compile, run), the median time of later calls (CUDA events, device arrays in and out), the
 achieved bandwidth (minimum bytes / time) and its percentage of a device-to-device copy measured
 in the same run, NumPy's time on the host and CuPy's time on the device, and the largest
-relative difference between numfuse's results and NumPy's. Writes DIR/gpu_quick.md and
+relative difference between numfuse's results and NumPy's; plain CuPy and torch.compile (where
+installed, with a CUDA device) on the same data. Writes DIR/gpu_quick.md and
 DIR/gpu_quick.json. On the CUDA simulator (`--size-mb 0.01`) it checks its own code paths.
 """
 
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import numfuse
-from benchmarks.workloads import WORKLOADS
+from benchmarks.workloads import WORKLOADS, torch_fn
 
 
 def _median_ms(run, repeats: int, timer) -> float:
@@ -56,6 +57,27 @@ def _cupy_timer(cp):
         return cp.cuda.get_elapsed_time(start, end)
 
     return timer
+
+
+def _torch_timer(torch):
+    def timer(run):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end)
+
+    return timer
+
+
+def _torch():
+    try:
+        import torch
+
+        return torch if torch.cuda.is_available() else None
+    except Exception:  # noqa: BLE001  (not installed, or no CUDA build)
+        return None
 
 
 def _host_timer(run):
@@ -101,6 +123,7 @@ def main(argv=None) -> int:
         import cupy as cp
     except Exception:  # noqa: BLE001  (CuPy missing or without a GPU)
         cp = None
+    torch = _torch()
     n_bytes = int(args.size_mb * 2**20)
     rng = np.random.default_rng(0)
     timer = _numba_timer(cuda)
@@ -138,10 +161,19 @@ def main(argv=None) -> int:
             "numpy_ms": np_ms,
             "max_rel_diff_vs_numpy": _max_rel_diff(got, expected),
             "cupy_ms": None,
+            "torch_compile_ms": None,
         }
         if cp is not None:
             cp_args = [cp.asarray(a) for a in host_args]
             row["cupy_ms"] = _median_ms(lambda: w.fn(*cp_args), args.repeats, _cupy_timer(cp))
+        twin = torch_fn(w.name) if torch is not None else None
+        if twin is not None:
+            try:
+                compiled = torch.compile(twin)
+                t_args = [torch.as_tensor(a, device="cuda") for a in host_args]
+                row["torch_compile_ms"] = _median_ms(lambda: compiled(*t_args), args.repeats, _torch_timer(torch))
+            except Exception as err:  # noqa: BLE001  (report, and keep the other columns)
+                print(f"torch.compile failed on {w.name}: {err}", flush=True)
         rows.append(row)
         print(json.dumps(row), flush=True)
 
@@ -163,14 +195,15 @@ def main(argv=None) -> int:
         f"device-to-device copy {copy_gbs:.0f} GB/s (read + write) in this run.",
         "Command: `bash benchmarks/gpu_check.sh DIR` (`python -m benchmarks.gpu_quick`).",
         "",
-        "| workload | kernels | bytes moved / min | numfuse first call (s) | numfuse (ms) | GB/s | % of copy | CuPy (ms) | NumPy CPU (ms) | max rel diff |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| workload | kernels | bytes moved / min | numfuse first call (s) | numfuse (ms) | GB/s | % of copy | CuPy (ms) | torch.compile (ms) | NumPy CPU (ms) | max rel diff |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         cupy = f"{r['cupy_ms']:.3f}" if r["cupy_ms"] is not None else "n/a"
+        tc = f"{r['torch_compile_ms']:.3f}" if r["torch_compile_ms"] is not None else "n/a"
         lines.append(
             f"| {r['workload']} | {r['kernels']} | {r['bytes_moved'] / r['min_bytes']:.2f} | {r['first_call_s']:.2f} | "
-            f"{r['numfuse_ms']:.3f} | {r['numfuse_gbs']:.0f} | {r['pct_of_copy']:.0f}% | {cupy} | {r['numpy_ms']:.1f} | "
+            f"{r['numfuse_ms']:.3f} | {r['numfuse_gbs']:.0f} | {r['pct_of_copy']:.0f}% | {cupy} | {tc} | {r['numpy_ms']:.1f} | "
             f"{r['max_rel_diff_vs_numpy']:.1e} |"
         )
     (args.out / "gpu_quick.md").write_text("\n".join(lines) + "\n")

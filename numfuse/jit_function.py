@@ -258,8 +258,10 @@ def explain_text(compiled: Compiled) -> str:
     )
     for i, (kernel, source) in enumerate(zip(plan.kernels, compiled.sources)):
         lines.append("")
-        lines.append(f"-- kernel #{i} {kernel.name} ({kernel.nest.kind}, {kernel.nest.schedule})")
+        lines.append(f"-- kernel #{i} {kernel.name} ({kernel.nest.kind}, {kernel.nest.strategy})")
         lines.append(f"   what: {kernel.reason}")
+        lines.append(f"   strategy: {strategy_text(kernel.nest)}")
+        lines.extend(f"   limit: {note}" for note in kernel.notes)
         held = [f"{names[e.out]} = {e.prim}" for e in kernel.computed]
         lines.append(f"   holds: {', '.join(held) if held else '(copies only)'}")
         lines.append(
@@ -278,6 +280,28 @@ def explain_text(compiled: Compiled) -> str:
             names[o.var] for o in plan.outputs if o.kind != "buffer"
         ))
     return "\n".join(lines)
+
+
+def strategy_text(nest) -> str:
+    """How the kernel spreads its loops over the GPU, in words."""
+    if nest.kind == "pointwise":
+        return "flat: a grid-stride loop, one point per thread per step"
+    layout = {
+        "rows": "rows: threads side by side take neighbouring reduced points of a row (a block, "
+                "or a slice of one for short rows, per row)",
+        "columns": "columns: threads side by side take neighbouring outputs, coalesced; the "
+                   "other threads of a block share each output's reduced points",
+    }[nest.schedule]
+    parts = [layout]
+    if len(nest.phases) > 1:
+        passes = len(nest.phases)
+        parts.append(f"{passes} passes over each row (phases)")
+    if nest.cached:
+        parts.append(f"{', '.join(nest.cached)} kept in shared memory from the first pass, read from memory once")
+    if nest.split:
+        parts.append("each row split over several blocks; the last block to finish combines them")
+    parts.append("indices in int64")
+    return "; ".join(parts)
 
 
 def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), stream=None):

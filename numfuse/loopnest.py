@@ -2,11 +2,13 @@
 
 This description is target-neutral: it says nothing of threads or blocks, only which loops there
 are (outer dims, and for reductions inner dims reduced into accumulators), which statements run
-at each point, and a schedule hint that a target may use (the CUDA renderer maps it to a block per
-row or a thread per row). It prints as text; here the README's
+at each point, and a schedule that a target maps to threads (codegen/cuda.py). A reduction runs
+in phases: each phase is one pass over a row's reduced points and completes its accumulators, which
+later phases read (softmax: the max, then the sum of exponentials, then a pass that stores). A
+buffer read in several phases may be cached on chip by its first one. Here the README's
 `z = np.exp(x) * y + 1.0; return z, z.sum(axis=1)` on (4, 6) arrays:
 
-    kernel nf_red_exp_multiply_add_sum  reduction[block_per_row]
+    kernel nf_red_exp_multiply_add_sum  reduction[rows]
       in  in_a:f32[4,6]  in_b:f32[4,6]
       out out_e:f32[4,6]  out_f:f32[4]
       for o0 < no0:  (no0=4)
@@ -125,24 +127,51 @@ ERRORS_BUFFER = "nf_errors"
 @dataclass(frozen=True)
 class Accumulator:
     name: str
-    combine: str  # an ops.ELEMENTWISE name
-    dtype: np.dtype
+    combine: str  # an ops.ELEMENTWISE name, or "argmax" / "argmin"
+    dtype: np.dtype  # of the values combined
     identity: object  # a NumPy scalar of dtype
+
+    @property
+    def indexed(self) -> bool:
+        """argmax and argmin also carry the flat reduced index of their value (`{name}_i`)."""
+        return self.combine in ("argmax", "argmin")
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One pass over the reduced points of a row. Its accumulators are complete, combined over the
+    whole row, before the next phase starts; later phases and the epilogue read them."""
+
+    accumulators: tuple[Accumulator, ...]
+    body: tuple[Stmt, ...]
 
 
 @dataclass(frozen=True)
 class LoopNest:
     name: str
     kind: str  # "pointwise" | "reduction"
-    schedule: str  # "flat" | "block_per_row" | "thread_per_row"
+    # pointwise: "flat". reduction: "rows" (the reduced points of a row are adjacent in memory:
+    # threads side by side take neighbouring reduced points) or "columns" (neighbouring outputs
+    # are adjacent: threads side by side take neighbouring outputs).
+    schedule: str
     buffers: tuple[BufferParam, ...]
     scalars: tuple[ScalarParam, ...]
     outer: tuple[Dim, ...]
     inner: tuple[Dim, ...]
-    accumulators: tuple[Accumulator, ...]
-    body: tuple[Stmt, ...]
+    phases: tuple[Phase, ...]  # a pointwise kernel: one phase without accumulators
     epilogue: tuple[Stmt, ...]
+    cached: tuple[str, ...] = ()  # buffers a row keeps on chip from the first phase that loads it
+    split: bool = False  # a row's reduced points are spread over several blocks (one phase only)
     sources: tuple[SourceLoc, ...] = field(default=(), compare=False)
+
+    @property
+    def accumulators(self) -> tuple[Accumulator, ...]:
+        return tuple(a for p in self.phases for a in p.accumulators)
+
+    @property
+    def body(self) -> tuple[Stmt, ...]:
+        """Every statement of every phase (for walks over the statements)."""
+        return tuple(s for p in self.phases for s in p.body)
 
     @property
     def outer_size(self) -> int:
@@ -157,6 +186,16 @@ class LoopNest:
             if b.name == name:
                 return b
         raise KeyError(name)
+
+    @property
+    def strategy(self) -> str:
+        """The schedule and its options, as the kernel header and `explain` print them."""
+        options = [self.schedule]
+        if self.cached:
+            options.append("cached " + " ".join(self.cached))
+        if self.split:
+            options.append("split")
+        return ", ".join(options)
 
     def __str__(self) -> str:
         return format_loopnest(self)
@@ -200,7 +239,7 @@ def format_loopnest(nest: LoopNest, sizes: bool = True) -> str:
         view = ",".join(map(str, b.view)) if sizes else ",".join("_" * len(b.view))
         return f"{b.name}:{short_name(b.dtype)}[{view}]"
 
-    lines = [f"kernel {nest.name}  {nest.kind}[{nest.schedule}]"]
+    lines = [f"kernel {nest.name}  {nest.kind}[{nest.strategy}]"]
     ins = "  ".join(sig(b) for b in nest.buffers if b.role == "in")
     ins += "".join(f"  {s.name}:{short_name(s.dtype)}" for s in nest.scalars)
     outs = "  ".join(sig(b) for b in nest.buffers if b.role == "out")
@@ -214,12 +253,16 @@ def format_loopnest(nest: LoopNest, sizes: bool = True) -> str:
     if not nest.outer:
         lines.append(f"{indent}once:")
         indent += "  "
-    for a in nest.accumulators:
-        lines.append(f"{indent}{a.name}:{short_name(a.dtype)} = {a.identity.item()!r} ({a.combine})")
-    body_indent = indent
-    for d in nest.inner:
-        lines.append(f"{body_indent}for {d.name} < {d.param}:" + (f"  ({d.param}={d.size})" if sizes else ""))
-        body_indent += "  "
-    lines.extend(_format_stmts(nest.body, body_indent, combine))
+    for k, phase in enumerate(nest.phases):
+        for a in phase.accumulators:
+            index = " @index" if a.indexed else ""
+            lines.append(f"{indent}{a.name}:{short_name(a.dtype)}{index} = {a.identity.item()!r} ({a.combine})")
+        body_indent = indent
+        for d in nest.inner:
+            # Sizes are printed once, at the first loop.
+            shown = sizes and k == 0
+            lines.append(f"{body_indent}for {d.name} < {d.param}:" + (f"  ({d.param}={d.size})" if shown else ""))
+            body_indent += "  "
+        lines.extend(_format_stmts(phase.body, body_indent, combine))
     lines.extend(_format_stmts(nest.epilogue, indent, combine))
     return "\n".join(lines)

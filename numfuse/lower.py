@@ -15,7 +15,7 @@ with one flat index and no division.
 from __future__ import annotations
 
 from collections import ChainMap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -33,6 +33,7 @@ from .loopnest import (
     Guard,
     Load,
     LoopNest,
+    Phase,
     ScalarParam,
     Store,
 )
@@ -54,9 +55,16 @@ class KernelSpec:
     domain: tuple[int, ...]
     reduce_axes: tuple[int, ...]
     reductions: list[Eqn]
-    body_stores: list[Var]
-    epilogue_stores: list[Var]
-    reason: str = ""
+    body_stores: list[Var]  # stored from the first phase's loop
+    epilogue_stores: list[Var]  # stored once per row, after the last phase
+    final_stores: list[Var] = field(default_factory=list)  # stored from a last pass over the row
+    # The phase of each reduction: a reduction that reads another one of this kernel, broadcast
+    # back over the row, runs in a later phase than it.
+    phase_of: dict[Var, int] = field(default_factory=dict)
+
+    @property
+    def phase_count(self) -> int:
+        return max(self.phase_of.values(), default=0) + 1 if self.reductions else 1
 
 
 @dataclass
@@ -79,6 +87,8 @@ class Lowered:
     writes: dict[Var, str]  # buffers stored
     external: set[Var]  # reduction results this kernel loads from earlier kernels
     vars_computed: list[Eqn]
+    passes: dict[Var, int]  # buffers read once per phase (not cached): how many times
+    notes: list[str]  # the strategy's limits, for explain
 
 
 def identity_map(shape: tuple[int, ...], axes: tuple[int, ...] | None = None) -> IndexMap:
@@ -159,7 +169,7 @@ class Lowerer:
             table[var] = f"{role}_{self.info.names[var]}"
         return table[var]
 
-    def value(self, atom: Atom, imap: IndexMap, scope: dict, out: list, epilogue: bool):
+    def value(self, atom: Atom, imap: IndexMap, scope: dict, out: list, phase: int):
         """`atom` evaluated at `imap`: a Literal or a kernel variable's name."""
         if isinstance(atom, Literal):
             return atom
@@ -177,7 +187,7 @@ class Lowerer:
                 stack.extend(reversed(pending))  # the first operand is evaluated first
                 continue
             stack.pop()
-            scope[var, m] = self._evaluate(var, m, scope, out, epilogue)
+            scope[var, m] = self._evaluate(var, m, scope, out, phase)
         return scope[key]
 
     def _operands(self, var: Var, imap: IndexMap) -> list[tuple[Var, IndexMap]]:
@@ -216,7 +226,7 @@ class Lowerer:
                 stack.extend(a for a in eqn.inputs if isinstance(a, Var))
         return recompute > var.aval.nbytes
 
-    def _evaluate(self, var: Var, imap: IndexMap, scope: dict, out: list, epilogue: bool):
+    def _evaluate(self, var: Var, imap: IndexMap, scope: dict, out: list, phase: int):
         info = self.info
         if var in info.scalar_inputs:
             return self._scalar(var, var.aval.dtype)
@@ -225,11 +235,15 @@ class Lowerer:
         eqn = info.producers[var]
         if is_reduction(eqn.prim):
             if var in self.owned:
-                if not epilogue:
+                if self.spec.phase_of.get(var, 0) >= phase:
                     raise NotFusable(f"{info.names[var]} is reduced in this kernel and used inside its loop")
                 if imap != reduction_map(eqn, self.domain):
-                    raise NotFusable(f"{info.names[var]} is read at other indices than it is reduced at")
-                return f"acc{self.owned[var]}"
+                    raise NotFusable(
+                        f"{info.names[var]} is read at other points than its own row: it would need "
+                        f"another row's result"
+                    )
+                acc = f"acc{self.owned[var]}"
+                return f"{acc}_i" if REDUCTIONS[eqn.prim].indexed else acc
             owner = info.owner[var]
             if owner >= self.spec.index:
                 raise NotFusable(f"{info.names[var]} ({eqn.prim}) is computed in a later kernel")
@@ -237,7 +251,7 @@ class Lowerer:
             return self._load(var, imap, out)
         if self._loads_stored(var):
             return self._load(var, imap, out)
-        return self._compute(eqn, imap, scope, out, epilogue)
+        return self._compute(eqn, imap, scope, out, phase)
 
     def _load(self, var: Var, imap: IndexMap, out: list) -> str:
         name = self.buffer_name(var, "in")
@@ -253,21 +267,21 @@ class Lowerer:
             self.scalars[key] = f"s_{self.info.names[var]}{suffix}"
         return self.scalars[key]
 
-    def _compute(self, eqn: Eqn, imap: IndexMap, scope: dict, out: list, epilogue: bool):
+    def _compute(self, eqn: Eqn, imap: IndexMap, scope: dict, out: list, phase: int):
         prim = eqn.prim
         operand = eqn.inputs[0]
         if prim == "broadcast":
             if isinstance(operand, Literal):
                 return operand
-            return self.value(operand, _broadcast_operand_map(eqn, imap), scope, out, epilogue)
+            return self.value(operand, _broadcast_operand_map(eqn, imap), scope, out, phase)
         if prim == "transpose":
-            return self.value(operand, _transpose_operand_map(eqn, imap), scope, out, epilogue)
+            return self.value(operand, _transpose_operand_map(eqn, imap), scope, out, phase)
         if is_reduction(prim):
             raise NotFusable(f"{prim} cannot run inside this kernel")
         if prim == "convert" and operand in self.info.scalar_inputs:
             # Scalars are cast on the host: the kernel gets the value in the dtype it computes in.
             return self._scalar(operand, eqn.out.aval.dtype)
-        args = tuple(self.value(a, imap, scope, out, epilogue) for a in eqn.inputs)
+        args = tuple(self.value(a, imap, scope, out, phase) for a in eqn.inputs)
         if prim == "convert":
             type_dtype = operand.aval.dtype
         else:
@@ -290,19 +304,22 @@ class Lowerer:
 
     def lower(self) -> Lowered:
         spec = self.spec
-        body: list = []
-        body_scope: dict = {}
-        accumulators = []
+        ends = spec.phase_count  # the phase number of the final pass and the epilogue
+        phases: list[tuple[list, list]] = [([], []) for _ in range(ends)]  # (accumulators, body)
+        scopes: list[dict] = [{} for _ in range(ends)]
         for i, eqn in enumerate(spec.reductions):
+            phase = spec.phase_of.get(eqn.out, 0)
             red = REDUCTIONS[eqn.prim]
-            dtype = eqn.out.aval.dtype
-            src = self.value(eqn.inputs[0], identity_map(self.domain), body_scope, body, False)
+            dtype = eqn.inputs[0].aval.dtype if red.indexed else eqn.out.aval.dtype
+            accumulators, body = phases[phase]
+            src = self.value(eqn.inputs[0], identity_map(self.domain), scopes[phase], body, phase)
             accumulators.append(Accumulator(f"acc{i}", red.combine, dtype, red.identity(dtype)))
             body.append(Accumulate(f"acc{i}", src))
             self.computed.append(eqn)
         # Outputs smaller than the domain are stored where the axes they lack are 0. The guard
         # blocks come after the whole loop body, so their scope sees every value computed there,
         # while what they compute stays inside them.
+        body, body_scope = phases[0][1], scopes[0]
         guarded: dict[tuple[int, ...], tuple[list, ChainMap]] = {}
         for var in spec.body_stores:
             imap, missing = broadcast_map(var.aval.shape, self.domain)
@@ -310,10 +327,16 @@ class Lowerer:
                 stmts, scope = guarded.setdefault(missing, ([], ChainMap({}, body_scope)))
             else:
                 stmts, scope = body, body_scope
-            src = self.value(var, imap, scope, stmts, False)
+            src = self.value(var, imap, scope, stmts, 0)
             self._store(var, imap, src, stmts)
         for missing, (stmts, _) in guarded.items():
             body.append(Guard(tuple(missing), tuple(stmts)))
+        final: list = []
+        final_scope: dict = {}
+        for var in spec.final_stores:
+            imap = identity_map(self.domain)
+            src = self.value(var, imap, final_scope, final, ends)
+            self._store(var, imap, src, final)
         epilogue: list = []
         epilogue_scope: dict = {}
         for var in spec.epilogue_stores:
@@ -325,11 +348,13 @@ class Lowerer:
                     f"{list(kept)}: it needs that result broadcast back over the reduced axes "
                     f"{spec.reduce_axes}, a second pass over the data"
                 )
-            src = self.value(var, imap, epilogue_scope, epilogue, True)
+            src = self.value(var, imap, epilogue_scope, epilogue, ends)
             self._store(var, imap, src, epilogue)
-        return self._finish(body, epilogue, accumulators)
+        if final:
+            phases.append(([], final))
+        return self._finish(phases, epilogue)
 
-    def _finish(self, body, epilogue, accumulators) -> Lowered:
+    def _finish(self, phases, epilogue) -> Lowered:
         spec = self.spec
         chains = collapse_axes(self.domain, spec.reduce_axes, self.maps)
         axis_dim: dict[int, str] = {}
@@ -378,7 +403,7 @@ class Lowerer:
                     result.append(s)
             return result
 
-        body = rewrite(body)
+        nest_phases = tuple(Phase(tuple(accs), tuple(rewrite(body))) for accs, body in phases)
         epilogue = rewrite(epilogue)
         buffers = tuple(
             [BufferParam(n, v.aval.dtype, views[n], "in") for v, n in self.reads.items()]
@@ -386,20 +411,103 @@ class Lowerer:
             + ([BufferParam(ERRORS_BUFFER, np.dtype(np.int32), (1,), "out")] if self.checked else [])
         )
         scalars = tuple(ScalarParam(n, dtype, index) for (index, dtype), n in self.scalars.items())
+        inner_size = int(np.prod([d.size for d in inner], dtype=np.int64))
+        outer_size = int(np.prod([d.size for d in outer], dtype=np.int64))
+        notes: list[str] = []
+        cached: tuple[str, ...] = ()
+        passes: dict[Var, int] = {}
+        if spec.kind == "reduction" and len(nest_phases) > 1:
+            cached, uncached, note = choose_cache(nest_phases, buffers, inner, outer)
+            notes.extend(note)
+            by_name = {n: v for v, n in self.reads.items()}
+            passes = {by_name[name]: count for name, count in uncached.items()}
+        split = (
+            spec.kind == "reduction"
+            and len(nest_phases) == 1
+            and outer_size < SPLIT_MAX_ROWS
+            and inner_size >= SPLIT_MIN_REDUCED
+        )
+        if split:
+            notes.append(
+                f"{outer_size} row(s) of {inner_size} reduced points: each row is split over "
+                f"several blocks, whose partial results the last block to finish combines"
+            )
         nest = LoopNest(
             name=kernel_name(spec, self.computed),
             kind=spec.kind,
-            schedule=choose_schedule(spec, outer, inner, chains),
+            schedule=choose_schedule(spec, outer, chains),
             buffers=buffers,
             scalars=scalars,
             outer=tuple(outer),
             inner=tuple(inner),
-            accumulators=tuple(accumulators),
-            body=tuple(body),
+            phases=nest_phases,
             epilogue=tuple(epilogue),
+            cached=cached,
+            split=split,
             sources=tuple(dict.fromkeys(e.loc for e in self.computed if e.loc is not None)),
         )
-        return Lowered(nest, dict(self.reads), dict(self.writes), self.external, self.computed)
+        return Lowered(nest, dict(self.reads), dict(self.writes), self.external, self.computed, passes, notes)
+
+
+# A row's cached buffers must fit in this much shared memory per block (48 KiB is what every CUDA
+# GPU gives a block without opting in; the rest is left for the block reduction's arrays).
+ROW_CACHE_BYTES = 40 * 1024
+# A single-phase reduction with fewer rows than this, each of at least SPLIT_MIN_REDUCED points,
+# spreads each row over several blocks: one block per row would leave most of a GPU idle.
+SPLIT_MAX_ROWS = 64
+SPLIT_MIN_REDUCED = 8192
+
+
+def _loads_by_phase(phases) -> dict[str, list[tuple[int, tuple]]]:
+    """buffer -> [(phase, index)] for every load, guards included."""
+    found: dict[str, list] = {}
+
+    def visit(stmts, k):
+        for s in stmts:
+            if isinstance(s, Load):
+                found.setdefault(s.buffer, []).append((k, s.index))
+            elif isinstance(s, Guard):
+                visit(s.body, k)
+
+    for k, phase in enumerate(phases):
+        visit(phase.body, k)
+    return found
+
+
+def choose_cache(phases, buffers, inner, outer) -> tuple[tuple[str, ...], dict[str, int], list[str]]:
+    """Which buffers a multi-phase kernel keeps on chip, so that it reads them from memory once:
+    those loaded in several phases at points that differ from row to row and along the row,
+    while they fit in ROW_CACHE_BYTES. Returns (cached, {uncached buffer: passes}, notes)."""
+    row_length = int(np.prod([d.size for d in inner], dtype=np.int64))
+    inner_names = {d.name for d in inner}
+    outer_names = {d.name for d in outer}
+    dtypes = {b.name: b.dtype for b in buffers}
+    candidates = []
+    for buffer, loads in _loads_by_phase(phases).items():
+        phases_reading = {k for k, _ in loads}
+        indices = {index for _, index in loads}
+        if len(phases_reading) < 2:
+            continue
+        index = next(iter(indices))
+        varies = inner_names & set(index) and (not outer_names or outer_names & set(index))
+        if len(indices) == 1 and varies:
+            candidates.append((buffer, len(phases_reading)))
+    cached, uncached, notes, used = [], {}, [], 0
+    for buffer, count in candidates:
+        size = row_length * dtypes[buffer].itemsize
+        if used + size <= ROW_CACHE_BYTES:
+            cached.append(buffer)
+            used += size
+        else:
+            uncached[buffer] = count
+            notes.append(
+                f"a row of {buffer} ({row_length} x {dtypes[buffer]}, {size} bytes) does not fit "
+                f"the {ROW_CACHE_BYTES - used}-byte on-chip row cache left: it is read from memory "
+                f"{count} times, once per phase"
+            )
+    # Widest first, so that every cached row starts aligned in the one shared-memory block.
+    cached.sort(key=lambda b: -dtypes[b].itemsize)
+    return tuple(cached), uncached, notes
 
 
 def collapse_axes(domain, reduce_axes, maps) -> list[list[int]]:
@@ -430,18 +538,15 @@ def _adjacent(pos: dict, a: int, b: int) -> bool:
     return False
 
 
-def choose_schedule(spec: KernelSpec, outer, inner, chains) -> str:
-    """How a target should spread the loops over threads (see codegen/cuda.py)."""
+def choose_schedule(spec: KernelSpec, outer, chains) -> str:
+    """How a target should spread the loops over threads (see codegen/cuda.py): "flat" for a
+    pointwise kernel; for a reduction, "rows" when the innermost axis is reduced (neighbouring
+    threads read neighbouring points of one row) and "columns" when it is kept (neighbouring
+    threads read neighbouring outputs' points, so column reductions read memory coalesced)."""
     if spec.kind == "pointwise":
         return "flat"
     innermost_reduced = bool(chains) and chains[-1][0] in spec.reduce_axes
-    if not outer or innermost_reduced:
-        return "block_per_row"
-    # The innermost axis is kept: a thread per output reads coalesced across threads, when there
-    # are enough outputs to keep threads busy; otherwise a block per output.
-    outer_size = int(np.prod([d.size for d in outer], dtype=np.int64))
-    inner_size = int(np.prod([d.size for d in inner], dtype=np.int64))
-    return "thread_per_row" if outer_size >= inner_size else "block_per_row"
+    return "rows" if not outer or innermost_reduced else "columns"
 
 
 def kernel_name(spec: KernelSpec, computed: list[Eqn]) -> str:

@@ -10,16 +10,16 @@ Handlers take the trace context first; they never import the tracer (it imports 
 
 from __future__ import annotations
 
-import inspect
 import operator
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_tuple
+from numpy.lib.array_utils import normalize_axis_tuple  # noqa: F401  (the tracer uses it)
 
 from .dtypes import check_supported
 from .errors import at_user_line, unsupported, user_line_noted
+from .numpy_reductions import REDUCTION_FUNCTIONS
 from .ops import BY_UFUNC
 
 _PY_TYPES = {"b": bool, "i": int, "u": int, "f": float}
@@ -197,91 +197,6 @@ def _power_fast_path(ctx, operands, ins, python_operator):
 # Reductions
 
 
-@dataclass(frozen=True)
-class Reduction:
-    """A NumPy reduction: its IR primitive and how NumPy picks its dtype."""
-
-    numpy_name: str
-    prim: str
-    stand_in: Callable  # NumPy's own function, run on a stand-in to get dtype and errors
-    converts_to_bool: bool = False
-
-
-_REDUCTIONS = {
-    "sum": Reduction("sum", "reduce_sum", np.sum),
-    "prod": Reduction("prod", "reduce_prod", np.prod),
-    "max": Reduction("max", "reduce_max", np.max),
-    "min": Reduction("min", "reduce_min", np.min),
-    "any": Reduction("any", "reduce_or", np.any, converts_to_bool=True),
-    "all": Reduction("all", "reduce_and", np.all, converts_to_bool=True),
-    "mean": Reduction("mean", "reduce_sum", np.mean),
-}
-
-
-def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
-           stand_in: Callable | None = None):
-    """A reduction as NumPy computes it; `stand_in` is the NumPy callable that decides its
-    dtype and errors (np.sum and friends, or a ufunc's reduce)."""
-    red = _REDUCTIONS[kind]
-    name = f"np.{red.numpy_name}"
-    for key, value in (("out", out), ("initial", initial), ("where", where)):
-        if value is not None and value is not np._NoValue and not (key == "where" and value is True):
-            raise unsupported(f"{name}(..., {key}=...)")
-    if keepdims is np._NoValue:
-        keepdims = False
-    xt = ctx.as_tracer(ctx.operand(a))
-    if dtype is not None:
-        dtype = check_supported(dtype, f"{name}(dtype=...)")
-    # NumPy on a stand-in of the same rank, size-one except where the input is empty: it
-    # gives the result dtype and raises what NumPy raises (a bad axis, an empty max).
-    array = np.empty(tuple(0 if s == 0 else 1 for s in xt.shape), xt.dtype)
-    kwargs = {} if dtype is None else {"dtype": dtype}
-    with np.errstate(all="ignore"), user_line_noted():
-        result = (stand_in or red.stand_in)(array, axis=axis, keepdims=bool(keepdims), **kwargs)
-    # A 0-d array reduces over nothing, whatever axis 0 or -1 NumPy accepted for it.
-    axes = () if xt.ndim == 0 else tuple(range(xt.ndim)) if axis is None else normalize_axis_tuple(axis, xt.ndim)
-    out_dtype = check_supported(np.asarray(result).dtype, f"result of {name}")
-    acc = np.dtype(bool) if red.converts_to_bool else out_dtype
-    if kind == "mean" and dtype is None and out_dtype == np.float16:
-        acc = np.dtype(np.float32)  # NumPy's mean of float16 sums and divides in float32
-    value = ctx.convert(xt, acc)
-    if axes:
-        shape = tuple(
-            1 if i in axes else s for i, s in enumerate(xt.shape) if keepdims or i not in axes
-        )
-        params = (("axes", axes), ("keepdims", bool(keepdims)))
-        value = ctx.bind(red.prim, [ctx.atom(value)], shape, acc, params=params, numpy_scalar=True)
-    if kind == "mean":
-        count = int(np.prod([xt.shape[i] for i in axes], dtype=np.int64))
-        value = apply_ufunc(ctx, np.true_divide, (value, count), {})
-        value = ctx.convert(value, out_dtype)
-    return ctx.numpy_scalar(value)  # NumPy's reductions return scalars for 0-d results
-
-
-_UFUNC_REDUCTIONS = {
-    np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
-    np.logical_or: "any", np.logical_and: "all",
-}
-
-
-def ufunc_reduce(ctx, ufunc: np.ufunc, args, kwargs):
-    """np.add.reduce(x, axis=0) and friends; NumPy's default axis here is 0."""
-    kind = _UFUNC_REDUCTIONS.get(ufunc)
-    if kind is None:
-        raise unsupported(f"np.{ufunc.__name__}.reduce")
-    names = ("array", "axis", "dtype", "out", "keepdims", "initial", "where")
-    bound = dict(zip(names, args), **kwargs)
-    bound.setdefault("axis", 0)
-    a = bound.pop("array")
-    return reduce(ctx, kind, a, **bound, stand_in=ufunc.reduce)
-
-
-def any_all_method(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    """ndarray.any and .all, which (unlike np.any) take a dtype, as logical_or.reduce does."""
-    stand_in = None if dtype is None else (np.logical_or if kind == "any" else np.logical_and).reduce
-    return reduce(ctx, kind, a, axis, dtype, out, keepdims, where=where, stand_in=stand_in)
-
-
 # ---------------------------------------------------------------------------------------------
 # Array functions (np.where, np.clip, ...), reached through __array_function__
 
@@ -400,31 +315,8 @@ def _result_type(ctx, *arrays_and_dtypes):
     return np.result_type(*stand_ins)
 
 
-def _reduction(kind, numpy_function):
-    """A handler that takes the arguments exactly as NumPy's own function does."""
-    signature = inspect.signature(numpy_function)
-
-    def handler(ctx, *args, **kwargs):
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError as err:
-            raise TypeError(at_user_line(f"np.{kind}(): {err}")) from None
-        return reduce(ctx, kind, **bound.arguments)
-
-    handler.__name__ = kind
-    return handler
-
-
 FUNCTIONS: dict[Callable, Callable] = {
-    np.sum: _reduction("sum", np.sum),
-    np.prod: _reduction("prod", np.prod),
-    np.max: _reduction("max", np.max),
-    np.amax: _reduction("max", np.amax),
-    np.min: _reduction("min", np.min),
-    np.amin: _reduction("min", np.amin),
-    np.any: _reduction("any", np.any),
-    np.all: _reduction("all", np.all),
-    np.mean: _reduction("mean", np.mean),
+    **REDUCTION_FUNCTIONS,
     np.where: _where,
     np.clip: _clip,
     np.zeros_like: _zeros_like,
@@ -483,7 +375,10 @@ UNARY_OPERATORS: dict[str, np.ufunc] = {
 }
 
 # What the docs' operations table lists beside the ufuncs and functions (see support.py).
-SUPPORTED_METHODS = ("sum", "prod", "max", "min", "mean", "any", "all", "astype", "clip", "round", "transpose")
+SUPPORTED_METHODS = (
+    "sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin", "any", "all", "astype", "clip",
+    "round", "transpose",
+)
 SUPPORTED_ATTRIBUTES = ("T", "shape", "ndim", "dtype", "size", "itemsize", "nbytes")
 
-__all__ = ["apply_ufunc", "call_function", "reduce", "ufunc_reduce", "Operand", "OPERATORS", "UNARY_OPERATORS"]
+__all__ = ["apply_ufunc", "call_function", "Operand", "OPERATORS", "UNARY_OPERATORS"]

@@ -64,10 +64,16 @@ class ElementwiseOp:
 @dataclass(frozen=True)
 class ReduceOp:
     name: str
-    combine: str  # an ElementwiseOp name
-    ufunc: np.ufunc
+    combine: str  # an ElementwiseOp name, or "argmax" / "argmin" (scalar_impl's pick templates)
+    ufunc: np.ufunc | None
+
+    @property
+    def indexed(self) -> bool:
+        """argmax and argmin: the result is the flat reduced index of the value combined."""
+        return self.combine in ("argmax", "argmin")
 
     def identity(self, dtype: np.dtype):
+        """The accumulator's start value, in the dtype of the values combined."""
         dtype = np.dtype(dtype)
         if self.combine == "add":
             return dtype.type(0)
@@ -77,12 +83,21 @@ class ReduceOp:
             return np.bool_(False)
         if self.combine == "logical_and":
             return np.bool_(True)
+        if self.combine in ("fmax", "fmin") and dtype.kind == "f":
+            # fmax(nan, x) is x, and a slice of NaNs stays NaN as in np.nanmax.
+            return dtype.type(np.nan)
+        largest = self.combine in ("maximum", "fmax", "argmax")
         if dtype.kind == "b":
-            return np.bool_(self.combine == "minimum")
+            return np.bool_(not largest)
         if dtype.kind == "f":
-            return dtype.type(-np.inf if self.combine == "maximum" else np.inf)
+            return dtype.type(-np.inf if largest else np.inf)
         info = np.iinfo(dtype)
-        return dtype.type(info.min if self.combine == "maximum" else info.max)
+        return dtype.type(info.min if largest else info.max)
+
+
+# The index an argmax or argmin accumulator starts with: larger than any index, so that the first
+# point that ties with the identity value replaces it.
+NO_INDEX = np.iinfo(np.int64).max
 
 
 def _all(fn):
@@ -208,6 +223,10 @@ REDUCTIONS: dict[str, ReduceOp] = {
         ReduceOp("reduce_min", "minimum", np.minimum),
         ReduceOp("reduce_or", "logical_or", np.logical_or),
         ReduceOp("reduce_and", "logical_and", np.logical_and),
+        ReduceOp("reduce_fmax", "fmax", np.fmax),
+        ReduceOp("reduce_fmin", "fmin", np.fmin),
+        ReduceOp("reduce_argmax", "argmax", None),
+        ReduceOp("reduce_argmin", "argmin", None),
     ]
 }
 

@@ -2,12 +2,15 @@
 
 Rules, in the order they are tried for each value the function returns:
 
-1. A reduction runs in a reduction kernel together with every other reduction of the same
-   iteration space (input shape and reduced axes) at the same depth (the number of reductions on
-   its longest path from the inputs). Its elementwise producers run inside its loop.
-2. An elementwise value that needs reductions at depth d goes to the epilogue of a depth-d
-   reduction kernel when it can be evaluated at the kernel's output points (it does not need the
-   reduction broadcast back over the reduced axes).
+1. A reduction runs in a reduction kernel with every other reduction of the same iteration space
+   (input shape and reduced axes) at the same level. Its elementwise producers run inside its loop.
+   A reduction that reads another reduction of the same iteration space only broadcast back over
+   that reduction's own row (softmax's sum of exp(x - max)) joins its kernel as a later phase: the
+   kernel makes one pass over each row per phase, keeping the row on chip when it fits. Any other
+   dependence on a reduction puts a reduction one level later, in a later kernel.
+2. An elementwise value that needs reductions of level d goes to the epilogue of a level-d
+   reduction kernel when it can be evaluated at the kernel's output points, or else to its final
+   pass over the row when it has the kernel's full iteration space (softmax's output).
 3. An elementwise value of the full iteration space of a later reduction kernel is stored from
    that kernel's loop (a side output; the README's `z, z.sum(axis=1)` is one kernel).
 4. Otherwise it goes to a pointwise kernel at its level, shared with every other value at that
@@ -27,7 +30,17 @@ import numpy as np
 
 from .ir import Graph, Literal, Var, var_names
 from .loopnest import LoopNest
-from .lower import GraphInfo, KernelSpec, Lowered, Lowerer, NotFusable
+from .lower import (
+    GraphInfo,
+    IndexMap,
+    KernelSpec,
+    Lowered,
+    Lowerer,
+    NotFusable,
+    broadcast_map,
+    identity_map,
+    reduction_map,
+)
 from .ops import is_reduction
 
 
@@ -42,6 +55,8 @@ class Kernel:
     # What the equations it evaluates move run one at a time (see eager_bytes); an equation
     # recomputed in two kernels counts in both.
     unfused_bytes: int = 0
+    passes: dict = field(default_factory=dict)  # buffers read once per phase: how many times
+    notes: list = field(default_factory=list)  # the limits its strategy hit (see explain)
 
     @property
     def buffer_vars(self) -> dict[str, Var]:
@@ -49,7 +64,7 @@ class Kernel:
 
     @property
     def bytes_read(self) -> int:
-        return sum(v.aval.nbytes for v in self.reads)
+        return sum(v.aval.nbytes * self.passes.get(v, 1) for v in self.reads)
 
     @property
     def bytes_written(self) -> int:
@@ -89,7 +104,8 @@ class Plan:
 
     @property
     def bytes_moved(self) -> int:
-        """Modeled global-memory traffic: every buffer a kernel reads, once, plus what it writes."""
+        """Modeled global-memory traffic: every buffer a kernel reads (once, or once per phase
+        when its rows do not fit on chip), plus what it writes."""
         return sum(k.bytes_moved for k in self.kernels)
 
     @property
@@ -154,14 +170,70 @@ class Planner:
         scalar_vars = {v: i for i, v in enumerate(graph.inputs) if i in scalar_inputs}
         buffers = {v for i, v in enumerate(graph.inputs) if i not in scalar_inputs} | set(graph.consts)
         self.info = GraphInfo(graph, self.producers, self.names, scalar_vars, buffers, {}, {})
+        # depth: the level of the last kernel whose reductions a value needs (a reduction: its own
+        # kernel's level); phase: a reduction's phase within its kernel.
         self.depth: dict[Var, int] = {}
+        self.phase: dict[Var, int] = {}
         for e in self.eqns:
-            below = [self.depth.get(a, 0) for a in e.inputs if isinstance(a, Var)]
-            self.depth[e.out] = max(below, default=0) + (1 if is_reduction(e.prim) else 0)
+            if is_reduction(e.prim):
+                self._level_reduction(e)
+            else:
+                below = [self.depth.get(a, 0) for a in e.inputs if isinstance(a, Var)]
+                self.depth[e.out] = max(below, default=0)
         self.specs: list[KernelSpec] = []
         self.notes: dict[int, list[str]] = {}  # spec position -> why values could not join others
 
     # -- grouping ------------------------------------------------------------------------------
+
+    def _row_reads(self, eqn) -> dict[Var, set[IndexMap]]:
+        """The reductions that `eqn` (a reduction) reads through elementwise work, each with the
+        index maps it is read at when the input is evaluated over eqn's whole domain."""
+        domain = eqn.inputs[0].aval.shape
+        found: dict[Var, set] = {}
+        seen = set()
+        stack = [(eqn.inputs[0], identity_map(domain))]
+        while stack:
+            atom, imap = stack.pop()
+            if not isinstance(atom, Var) or (atom, imap) in seen:
+                continue
+            seen.add((atom, imap))
+            producer = self.producers.get(atom)
+            if producer is None:
+                continue
+            if is_reduction(producer.prim):
+                found.setdefault(atom, set()).add(imap)
+            elif producer.prim == "broadcast":
+                in_map, _ = broadcast_map(producer.inputs[0].aval.shape, atom.aval.shape)
+                stack.append((producer.inputs[0], tuple(None if a is None else imap[a] for a in in_map)))
+            elif producer.prim == "transpose":
+                mapped: list = [None] * len(imap)
+                for k, p in enumerate(producer.param("perm")):
+                    mapped[p] = imap[k]
+                stack.append((producer.inputs[0], tuple(mapped)))
+            else:
+                stack.extend((a, imap) for a in producer.inputs)
+        return found
+
+    @staticmethod
+    def _row_key(eqn) -> tuple:
+        return eqn.inputs[0].aval.shape, eqn.param("axes")
+
+    def _level_reduction(self, eqn) -> None:
+        """Level and phase of a reduction (rule 1 of the module docstring)."""
+        key = self._row_key(eqn)
+        reads = self._row_reads(eqn)
+        in_row = {}  # reductions it may read as an earlier phase of its own kernel
+        level = 1
+        for var, maps in reads.items():
+            producer = self.producers[var]
+            if self._row_key(producer) == key and maps == {reduction_map(producer, key[0])}:
+                in_row[var] = self.depth[var]
+                level = max(level, self.depth[var])
+            else:
+                level = max(level, self.depth[var] + 1)
+        self.depth[eqn.out] = level
+        earlier = [self.phase[v] + 1 for v, lvl in in_row.items() if lvl == level]
+        self.phase[eqn.out] = max(earlier, default=0)
 
     def _reduction_groups(self) -> None:
         by_key: dict[tuple, KernelSpec] = {}
@@ -175,11 +247,16 @@ class Planner:
                 by_key[key] = spec
                 self.specs.append(spec)
             by_key[key].reductions.append(e)
+            by_key[key].phase_of[e.out] = self.phase[e.out]
             self.info.owner[e.out] = by_key[key].index
 
-    def _fits_epilogue(self, var: Var, spec: KernelSpec) -> str | None:
-        """None if `var` can be computed in `spec`'s epilogue, else the reason it cannot."""
-        trial = KernelSpec(spec.index, spec.kind, spec.domain, spec.reduce_axes, spec.reductions, [], [var])
+    def _fits(self, var: Var, spec: KernelSpec, where: str) -> str | None:
+        """None if `var` can be computed in `spec`'s epilogue (where="epilogue") or final pass
+        over the row (where="final"), else the reason it cannot."""
+        trial = KernelSpec(
+            spec.index, spec.kind, spec.domain, spec.reduce_axes, spec.reductions, [],
+            [var] if where == "epilogue" else [], [var] if where == "final" else [], spec.phase_of,
+        )
         try:
             Lowerer(trial, self.info).lower()
         except NotFusable as err:
@@ -197,10 +274,17 @@ class Planner:
         refusals = []
         for spec in self.specs:
             if spec.kind == "reduction" and spec.index[0] == depth:
-                why = self._fits_epilogue(var, spec)
+                why = self._fits(var, spec, "epilogue")
                 if why is None:
                     spec.epilogue_stores.append(var)
                     return
+                if spec.domain == var.aval.shape:
+                    # A value of the kernel's whole iteration space: a last pass over the row.
+                    final_why = self._fits(var, spec, "final")
+                    if final_why is None:
+                        spec.final_stores.append(var)
+                        return
+                    why = final_why
                 refusals.append(why)
         for spec in sorted(self.specs, key=lambda s: s.index):
             if spec.kind == "reduction" and spec.index[0] > depth and spec.domain == var.aval.shape:
@@ -248,7 +332,7 @@ class Planner:
         while True:
             self.info.stored_by = {}
             for s in specs:
-                for v in s.body_stores + s.epilogue_stores:
+                for v in s.body_stores + s.final_stores + s.epilogue_stores:
                     self.info.stored_by.setdefault(v, s.index)
             lowered = [Lowerer(s, self.info).lower() for s in specs]
             missing = [(v, self.info.owner[v]) for low in lowered for v in low.external if v not in self.info.stored_by]
@@ -261,6 +345,7 @@ class Planner:
             Kernel(
                 low.nest, s, low.reads, low.writes, self._reason(s, low, specs, lowered, note),
                 low.vars_computed, sum(eager_bytes(e, self.producers) for e in low.vars_computed),
+                low.passes, low.notes,
             )
             for s, low, note in zip(specs, lowered, notes)
         ]

@@ -477,3 +477,14 @@ def logical_or_reduce(a, b):
 
 def logical_and_reduce(a, b):
     return a and b
+
+
+# argmax and argmin: whether the candidate (b, its index bi) replaces the best so far (a, ai).
+# NumPy returns the first index of the extreme value, and the first NaN over anything; candidates
+# arrive out of order across threads, so ties and NaNs compare indices.
+def argmax_pick(a, ai, b, bi):
+    return (b != b and (a == a or bi < ai)) or (a == a and (b > a or (b == a and bi < ai)))
+
+
+def argmin_pick(a, ai, b, bi):
+    return (b != b and (a == a or bi < ai)) or (a == a and (b < a or (b == a and bi < ai)))

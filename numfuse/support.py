@@ -46,7 +46,7 @@ def supported_operations_markdown() -> str:
         lines.append(f"| {title} (ufuncs) | {', '.join(f'`np.{n}`' for n in names if n in ufuncs)} |")
     functions = sorted(function_name(f) for f in FUNCTIONS)
     lines.append(f"| NumPy functions | {', '.join(f'`{n}`' for n in dict.fromkeys(functions))} |")
-    reductions = sorted(f"`np.{op.ufunc.__name__}.reduce`" for op in REDUCTIONS.values())
+    reductions = sorted(f"`np.{op.ufunc.__name__}.reduce`" for op in REDUCTIONS.values() if op.ufunc is not None)
     lines.append(f"| Ufunc reductions | {', '.join(reductions)} |")
     lines.append(f"| Array methods | {', '.join(f'`.{m}()`' for m in SUPPORTED_METHODS)} |")
     lines.append(f"| Array attributes | {', '.join(f'`.{a}`' for a in SUPPORTED_ATTRIBUTES)} |")

@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import numpy_api
+from . import numpy_api, numpy_reductions
 from .dtypes import check_supported
 from .errors import TracingError, UnsupportedError, at_user_line, unsupported, user_location
 from .ir import Atom, Aval, Eqn, Graph, Literal, Var, check_graph
@@ -258,7 +258,7 @@ class Tracer:
         if method == "__call__":
             return numpy_api.apply_ufunc(self._ctx, ufunc, inputs, kwargs)
         if method == "reduce":
-            return numpy_api.ufunc_reduce(self._ctx, ufunc, inputs, kwargs)
+            return numpy_reductions.ufunc_reduce(self._ctx, ufunc, inputs, kwargs)
         raise unsupported(f"np.{ufunc.__name__}.{method}")
 
     def __array_function__(self, func, types, args, kwargs):
@@ -369,12 +369,16 @@ class Tracer:
     max = _method(np.max)
     min = _method(np.min)
     mean = _method(np.mean)
+    var = _method(np.var)
+    std = _method(np.std)
+    argmax = _method(np.argmax)
+    argmin = _method(np.argmin)
 
     def any(self, *args, **kwargs):
-        return numpy_api.any_all_method(self._ctx, "any", self, *args, **kwargs)
+        return numpy_reductions.any_all_method(self._ctx, "any", self, *args, **kwargs)
 
     def all(self, *args, **kwargs):
-        return numpy_api.any_all_method(self._ctx, "all", self, *args, **kwargs)
+        return numpy_reductions.any_all_method(self._ctx, "all", self, *args, **kwargs)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         return self._ctx.astype(self, dtype, copy)

@@ -146,8 +146,8 @@ PROGRAMS = [
     Program("epilogue", epilogue, lambda r: (f32(r, 6, 10), f32(r, 6)), 1, 10, exact_bytes=True),
     Program("broadcast_outputs", broadcast_outputs, lambda r: (f32(r, 4, 6), f32(r, 6), 1.5), 1, exact_bytes=True),
     Program("transposed", transposed, lambda r: (f32(r, 5, 4), f32(r, 4, 5)), 1, 5, exact_bytes=True),
-    Program("two_level", two_level, lambda r: (f32(r, 6, 11),), 2, 11),
-    Program("softmax", softmax, lambda r: (f32(r, 5, 9),), 3, 9),
+    Program("two_level", two_level, lambda r: (f32(r, 6, 11),), 1, 11, exact_bytes=True),
+    Program("softmax", softmax, lambda r: (f32(r, 5, 9),), 1, 9, exact_bytes=True),
     Program("zeros_and_ones", zeros_and_ones, lambda r: (f32(r, 3, 4),), 1, exact_bytes=True),
     Program("bool_logic", bool_logic, lambda r: (r.random((5, 4)) < 0.5, r.random((5, 4)) < 0.3), 2),
 ]

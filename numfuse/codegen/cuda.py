@@ -7,25 +7,30 @@ typed with its dtype's constructor so float32 kernels stay float32.
 
 Schedules (LoopNest.schedule):
 - flat: a grid-stride loop over all points of a pointwise kernel;
-- block_per_row: a block per output point, threads striding over the reduced points, then a
-  shared-memory tree reduction (it also runs on the simulator, which has no warp shuffles);
-- thread_per_row: a thread per output point, looping over the reduced points.
+- rows and columns: a reduction. A block takes ntk rows (outputs) at a time, ntr threads per
+  row, launched as a (ntr, ntk) block for rows (threads side by side share a row) and (ntk, ntr)
+  for columns (threads side by side take neighbouring outputs). Each phase is a strided pass over
+  the row and a shared-memory tree reduction over the row's threads (portable: the simulator has
+  no warp shuffles); ntr = 1 is a thread per output. A cached buffer's row lives in dynamic shared
+  memory from its first phase on. A split kernel spreads a row over gridDim.y blocks, and the last
+  of them to finish combines their partial results.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import scalar_impl
-from ..dtypes import SUPPORTED, compute_dtype
+from ..dtypes import SUPPORTED, compute_dtype, short_name
 from ..ir import Literal
-from ..loopnest import ERRORS_BUFFER, Accumulate, Check, Compute, Dim, Guard, Load, LoopNest, Store
-from ..ops import ELEMENTWISE
+from ..loopnest import ERRORS_BUFFER, Accumulate, Accumulator, Check, Compute, Dim, Guard, Load, LoopNest, Store
+from ..ops import ELEMENTWISE, NO_INDEX
 from . import cuda_templates
-from .templates import fill, inline, module
+from .templates import fill, fill_body, inline, module
 
 # Shared-memory arrays are sized for the largest block a launch may use.
 MAX_THREADS = 256
@@ -45,8 +50,9 @@ class KernelParam:
     """One kernel argument: a buffer, a runtime scalar, or a loop size (`value`)."""
 
     name: str
-    kind: str  # "buffer" | "scalar" | "size"
+    kind: str  # "buffer" | "scalar" | "size" | "partial" | "counter"
     value: int = 0
+    dtype: np.dtype | None = None  # of a split kernel's partial results
 
 
 @dataclass(frozen=True)
@@ -130,8 +136,18 @@ class _Body:
         self.accumulators = {a.name: a for a in nest.accumulators}
         self.types: dict[str, np.dtype] = {s.name: s.dtype for s in nest.scalars}
         self.types.update({a.name: compute_dtype(a.dtype) for a in nest.accumulators})
+        self.types.update({f"{a.name}_i": np.dtype(np.int64) for a in nest.accumulators if a.indexed})
         self.buffers = {b.name: b.dtype for b in nest.buffers}
         self.renamed: dict[str, str] = {}
+        # Cached buffers: the phase that loads them from memory (and fills the cache), and
+        # the shared-memory array and offset variable their rows live at.
+        self.phase = 0
+        self.first_phase: dict[str, int] = {}
+        for k, phase in enumerate(nest.phases):
+            for b in _loaded_buffers(phase.body):
+                if b in nest.cached:
+                    self.first_phase.setdefault(b, k)
+        self.cache_of = {b: (f"cache_{short_name(self.buffers[b])}", f"{b}_at") for b in nest.cached}
 
     def operand(self, op, dtype=None) -> ast.expr:
         """An operand as an expression, converted to `dtype` if given."""
@@ -169,37 +185,69 @@ class _Body:
             return op.aval.dtype
         return self.types[self.renamed.get(op, op)]
 
-    def combine(self, acc_name: str, left: ast.expr, right: ast.expr, prefix: str) -> tuple[list, ast.expr]:
-        cd = compute_dtype(self.accumulators[acc_name].dtype)
-        template = ELEMENTWISE[self.accumulators[acc_name].combine].template(cd)
-        return self.apply(template, [left, right], cd, cd, prefix)
+    def combine(self, acc: Accumulator, left: str, right: ast.expr, prefix: str,
+                left_index: str = "", right_index: ast.expr | None = None) -> list[ast.stmt]:
+        """Statements that combine `right` (with its index, for argmax and argmin) into the
+        variable `left`."""
+        cd = compute_dtype(acc.dtype)
+        if not acc.indexed:
+            template = ELEMENTWISE[acc.combine].template(cd)
+            pre, expr = self.apply(template, [_name(left), right], cd, cd, prefix)
+            return pre + [_assign(left, expr)]
+        pick_fn = scalar_impl.argmax_pick if acc.combine == "argmax" else scalar_impl.argmin_pick
+        # Operands are evaluated once, into names, before the pick reads them twice.
+        pre = [_assign(f"{prefix}v", right), _assign(f"{prefix}j", right_index)]
+        args = [_name(left), _name(left_index), _name(f"{prefix}v"), _name(f"{prefix}j")]
+        stmts, picked = inline(pick_fn, args, type_name(cd), prefix)
+        pick = f"{prefix}pick"
+        choose = [
+            _assign(left_index, ast.IfExp(_name(pick), _name(f"{prefix}j"), _name(left_index))),
+            _assign(left, ast.IfExp(_name(pick), _name(f"{prefix}v"), _name(left))),
+        ]
+        return pre + stmts + [_assign(pick, picked)] + choose
 
-    def round_accumulators(self) -> list[ast.stmt]:
-        """Before the epilogue: accumulators computed wider than their dtype are rounded."""
+    def round_accumulators(self, accumulators) -> list[ast.stmt]:
+        """After a reduction phase: accumulators computed wider than their dtype are rounded to
+        it, and later statements read the rounded value."""
         stmts = []
-        for a in self.accumulators.values():
-            if compute_dtype(a.dtype) != a.dtype:
+        for a in accumulators:
+            if compute_dtype(a.dtype) != a.dtype and not a.indexed:
                 rounded = f"{a.name}_r"
                 stmts.append(_assign(rounded, convert(_name(a.name), compute_dtype(a.dtype), a.dtype)))
                 self.types[rounded] = a.dtype
                 self.renamed[a.name] = rounded
         return stmts
 
+    def load(self, s: Load) -> list[ast.stmt]:
+        self.types[s.dst] = self.buffers[s.buffer]
+        if s.buffer not in self.cache_of:
+            return [_assign(s.dst, _subscript(s.buffer, s.index))]
+        array, offset = self.cache_of[s.buffer]
+        # The row's point `lin` of the block's row tk; every phase gives a thread the same points.
+        slot = ast.BinOp(
+            _name(offset), ast.Add(),
+            ast.BinOp(ast.BinOp(_name("lin"), ast.Mult(), _name("ntk")), ast.Add(), _name("tk")),
+        )
+        cell = ast.Subscript(_name(array), slot, ast.Load())
+        if self.phase > self.first_phase[s.buffer]:
+            return [_assign(s.dst, cell)]
+        store = ast.Subscript(_name(array), copy.deepcopy(slot), ast.Store())
+        return [_assign(s.dst, _subscript(s.buffer, s.index)), ast.Assign([store], _name(s.dst))]
+
     def stmts(self, stmts) -> list[ast.stmt]:
         result: list[ast.stmt] = []
         for s in stmts:
             if isinstance(s, Load):
-                self.types[s.dst] = self.buffers[s.buffer]
-                result.append(_assign(s.dst, _subscript(s.buffer, s.index)))
+                result.extend(self.load(s))
             elif isinstance(s, Compute):
                 result.extend(self.compute(s))
             elif isinstance(s, Store):
                 value = self.operand(s.src, self.buffers[s.buffer])
                 result.append(ast.Assign([_subscript(s.buffer, s.index, True)], value))
             elif isinstance(s, Accumulate):
-                cd = self.types[s.acc]
-                pre, expr = self.combine(s.acc, _name(s.acc), self.operand(s.src, cd), f"{s.acc}_")
-                result.extend(pre + [_assign(s.acc, expr)])
+                acc = self.accumulators[s.acc]
+                src = self.operand(s.src, compute_dtype(acc.dtype))
+                result.extend(self.combine(acc, s.acc, src, f"{s.acc}_", f"{s.acc}_i", _name("lin")))
             elif isinstance(s, Check):
                 cd = compute_dtype(s.type_dtype)
                 args = [self.operand(a, cd if self._dtype(a) == s.type_dtype else None) for a in s.args]
@@ -234,63 +282,164 @@ def convert(expr: ast.expr, source: np.dtype, target: np.dtype) -> ast.expr:
     return _call(type_name(target), expr)
 
 
+def _loaded_buffers(stmts) -> list[str]:
+    found = []
+    for s in stmts:
+        if isinstance(s, Load):
+            found.append(s.buffer)
+        elif isinstance(s, Guard):
+            found.extend(_loaded_buffers(s.body))
+    return found
+
+
+def partial_name(acc: str) -> str:
+    return f"nf_part_{acc}"
+
+
+COUNTER = "nf_counter"
+
+
 def kernel_params(nest: LoopNest) -> tuple[KernelParam, ...]:
     params = [KernelParam(b.name, "buffer") for b in nest.buffers]
     params += [KernelParam(s.name, "scalar") for s in nest.scalars]
     params += [KernelParam(d.param, "size", d.size) for d in nest.outer + nest.inner]
     if nest.kind == "pointwise":
         params.append(KernelParam("total", "size", nest.outer_size))
-    else:
-        params.append(KernelParam("nrows", "size", nest.outer_size))
-        params.append(KernelParam("nred", "size", nest.inner_size))
+        return tuple(params)
+    params.append(KernelParam("nrows", "size", nest.outer_size))
+    params.append(KernelParam("nred", "size", nest.inner_size))
+    if nest.split:
+        for a in nest.accumulators:
+            params.append(KernelParam(partial_name(a.name), "partial", dtype=compute_dtype(a.dtype)))
+            if a.indexed:
+                params.append(KernelParam(partial_name(f"{a.name}_i"), "partial", dtype=np.dtype(np.int64)))
+        params.append(KernelParam(COUNTER, "counter"))
     return tuple(params)
 
 
-def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
+def _index_expr(*parts: ast.expr) -> ast.expr:
+    """a * b + c for parts (a, b, c)."""
+    return ast.BinOp(ast.BinOp(parts[0], ast.Mult(), parts[1]), ast.Add(), parts[2])
+
+
+def _shared_array(size: int, dtype) -> ast.Call:
+    return ast.Call(
+        func=ast.Attribute(ast.Attribute(_name("cuda"), "shared", ast.Load()), "array", ast.Load()),
+        args=[ast.Constant(size), _name(type_name(dtype))],
+        keywords=[],
+    )
+
+
+def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
     body = _Body(nest)
-    main = body.stmts(nest.body)
-    if nest.kind == "pointwise":
-        return fill(cuda_templates.pointwise, name=nest.name, params=params, UNRAVEL=unravel("lin", nest.outer), BODY=main)
-    init = [_assign(a.name, literal(np.asarray(a.identity).astype(compute_dtype(a.dtype))[()])) for a in nest.accumulators]
-    epilogue = body.round_accumulators() + body.stmts(nest.epilogue)
-    common = dict(
+    threads = ("x", "y") if nest.schedule == "rows" else ("y", "x")  # (tr, tk)
+    shared: list[ast.stmt] = []
+    prelude: list[ast.stmt] = []
+    for a in nest.accumulators:
+        shared.append(_assign(f"{a.name}_sh", _shared_array(MAX_THREADS, compute_dtype(a.dtype))))
+        if a.indexed:
+            shared.append(_assign(f"{a.name}_i_sh", _shared_array(MAX_THREADS, np.int64)))
+    # Cached rows, widest dtype first, one after another in the block's dynamic shared memory
+    # (every dynamic shared array starts at the same address).
+    widths_before = 0
+    for dtype in dict.fromkeys(body.buffers[b] for b in nest.cached):
+        shared.append(_assign(f"cache_{short_name(dtype)}", _shared_array(0, dtype)))
+    for b in nest.cached:
+        dtype = body.buffers[b]
+        scale = ast.Constant(widths_before // dtype.itemsize)  # rows before it, in its items
+        row_cells = ast.BinOp(_name("nred"), ast.Mult(), _name("ntk"))
+        at = ast.BinOp(row_cells, ast.Mult(), scale) if widths_before else ast.Constant(0)
+        prelude.append(_assign(f"{b}_at", at))
+        widths_before += dtype.itemsize
+    if nest.split:
+        prelude.extend(fill_body(cuda_templates.split_chunk))
+    # A split block takes points start + tr, start + tr + ntr, ... of its chunk.
+    start = ast.BinOp(_name("start"), ast.Add(), _name("tr")) if nest.split else _name("tr")
+    stop = _name("stop" if nest.split else "nred")
+    phases: list[ast.stmt] = []
+    for k, phase in enumerate(nest.phases):
+        body.phase = k
+        main = body.stmts(phase.body)
+        unravel_inner = unravel("lin", nest.inner)
+        if not phase.accumulators:
+            phases.extend(fill_body(cuda_templates.row_pass, UNRAVEL_INNER=unravel_inner, BODY=main))
+            continue
+        init, to_shared, tree, from_shared = [], [], [], []
+        for a in phase.accumulators:
+            identity = literal(np.asarray(a.identity).astype(compute_dtype(a.dtype))[()])
+            init.append(_assign(a.name, identity))
+            sh, mine = f"{a.name}_sh", f"{a.name}_mine"
+            to_shared.append(ast.Assign([_subscript(sh, ("slot",), True)], _name(a.name)))
+            tree.append(_assign(mine, _subscript(sh, ("slot",))))
+            tree.append(_assign(f"{a.name}_theirs", ast.Subscript(_name(sh), ast.BinOp(_name("slot"), ast.Add(), _name("half")), ast.Load())))
+            theirs = _name(f"{a.name}_theirs")
+            head = ast.Subscript(_name(sh), ast.BinOp(_name("tk"), ast.Mult(), _name("ntr")), ast.Load())
+            from_shared.append(_assign(a.name, head))
+            if a.indexed:
+                init.append(_assign(f"{a.name}_i", literal(np.int64(NO_INDEX))))
+                to_shared.append(ast.Assign([_subscript(f"{a.name}_i_sh", ("slot",), True)], _name(f"{a.name}_i")))
+                tree.append(_assign(f"{mine}_i", _subscript(f"{a.name}_i_sh", ("slot",))))
+                tree.append(_assign(f"{a.name}_theirs_i", ast.Subscript(_name(f"{a.name}_i_sh"), ast.BinOp(_name("slot"), ast.Add(), _name("half")), ast.Load())))
+                theirs_i = _name(f"{a.name}_theirs_i")
+                tree.extend(body.combine(a, mine, theirs, f"{a.name}_tree_", f"{mine}_i", theirs_i))
+                tree.append(ast.Assign([_subscript(f"{a.name}_i_sh", ("slot",), True)], _name(f"{mine}_i")))
+                head_i = copy.deepcopy(head)
+                head_i.value = _name(f"{a.name}_i_sh")
+                from_shared.append(_assign(f"{a.name}_i", head_i))
+            else:
+                tree.extend(body.combine(a, mine, theirs, f"{a.name}_tree_"))
+            tree.append(ast.Assign([_subscript(sh, ("slot",), True)], _name(mine)))
+        rounding = [] if nest.split else body.round_accumulators(phase.accumulators)
+        phases.extend(fill_body(
+            cuda_templates.reduce_phase, INIT=init, START=start, STOP=stop,
+            UNRAVEL_INNER=unravel_inner, BODY=main, TO_SHARED=to_shared, TREE=tree,
+            FROM_SHARED=from_shared, ROUND=rounding,
+        ))
+    epilogue_prefix: list[ast.stmt] = []
+    if nest.split:
+        phases.extend(_split_finish(nest, body))
+        epilogue_prefix = body.round_accumulators(nest.accumulators)
+    return fill(
+        cuda_templates.reduction,
         name=nest.name,
         params=params,
-        UNRAVEL_OUTER=unravel("row", nest.outer),
-        INIT=init,
-        UNRAVEL_INNER=unravel("lin", nest.inner),
-        BODY=main,
-        EPILOGUE=epilogue,
-    )
-    if nest.schedule == "thread_per_row":
-        return fill(cuda_templates.thread_per_row, **common)
-    assert nest.schedule == "block_per_row", nest.schedule
-    shared, to_shared, tree, from_shared = [], [], [], []
-    for a in nest.accumulators:
-        sh = f"{a.name}_sh"
-        alloc = ast.Call(
-            func=ast.Attribute(ast.Attribute(_name("cuda"), "shared", ast.Load()), "array", ast.Load()),
-            args=[ast.Constant(MAX_THREADS), _name(type_name(compute_dtype(a.dtype)))],
-            keywords=[],
-        )
-        shared.append(_assign(sh, alloc))
-        to_shared.append(ast.Assign([_subscript(sh, ("tid",), True)], _name(a.name)))
-        mine, theirs = f"{a.name}_mine", f"{a.name}_theirs"
-        other = ast.Subscript(_name(sh), ast.BinOp(_name("tid"), ast.Add(), _name("half")), ast.Load())
-        tree.append(_assign(mine, _subscript(sh, ("tid",))))
-        tree.append(_assign(theirs, other))
-        pre, expr = body.combine(a.name, _name(mine), _name(theirs), f"{a.name}_tree_")
-        tree.extend(pre)
-        tree.append(ast.Assign([_subscript(sh, ("tid",), True)], expr))
-        from_shared.append(_assign(a.name, ast.Subscript(_name(sh), ast.Constant(0), ast.Load())))
-    return fill(
-        cuda_templates.block_per_row,
         SHARED=shared,
-        TO_SHARED=to_shared,
-        TREE=tree,
-        FROM_SHARED=from_shared,
-        **common,
+        TK=ast.Attribute(ast.Attribute(_name("cuda"), "threadIdx", ast.Load()), threads[1], ast.Load()),
+        TR=ast.Attribute(ast.Attribute(_name("cuda"), "threadIdx", ast.Load()), threads[0], ast.Load()),
+        NTK=ast.Attribute(ast.Attribute(_name("cuda"), "blockDim", ast.Load()), threads[1], ast.Load()),
+        NTR=ast.Attribute(ast.Attribute(_name("cuda"), "blockDim", ast.Load()), threads[0], ast.Load()),
+        CACHE=prelude,
+        UNRAVEL_OUTER=unravel("row", nest.outer),
+        PHASES=phases,
+        EPILOGUE=epilogue_prefix + body.stmts(nest.epilogue),
     )
+
+
+def _split_finish(nest: LoopNest, body: _Body) -> list[ast.stmt]:
+    """Publish the block's partial results; the row's last block gathers them."""
+    publish, init, gather = [], [], []
+    slot = _index_expr(_name("row"), _name("nsplit"), _name("chunk"))
+    other = _index_expr(_name("row"), _name("nsplit"), _name("c"))
+    for a in nest.accumulators:
+        names = [a.name] + ([f"{a.name}_i"] if a.indexed else [])
+        for n in names:
+            publish.append(ast.Assign([ast.Subscript(_name(partial_name(n)), copy.deepcopy(slot), ast.Store())], _name(n)))
+        init.append(_assign(a.name, literal(np.asarray(a.identity).astype(compute_dtype(a.dtype))[()])))
+        theirs = ast.Subscript(_name(partial_name(a.name)), copy.deepcopy(other), ast.Load())
+        if a.indexed:
+            init.append(_assign(f"{a.name}_i", literal(np.int64(NO_INDEX))))
+            theirs_i = ast.Subscript(_name(partial_name(f"{a.name}_i")), copy.deepcopy(other), ast.Load())
+            gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_", f"{a.name}_i", theirs_i))
+        else:
+            gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_"))
+    return fill_body(cuda_templates.split_finish, PUBLISH=publish, INIT=init, GATHER=gather)
+
+
+def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
+    if nest.kind == "pointwise":
+        main = _Body(nest).stmts(nest.body)
+        return fill(cuda_templates.pointwise, name=nest.name, params=params, UNRAVEL=unravel("lin", nest.outer), BODY=main)
+    return _reduction_ast(nest, params)
 
 
 def render(nest: LoopNest, header: str = "") -> KernelSource:

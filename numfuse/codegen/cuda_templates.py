@@ -6,7 +6,8 @@ reduction halves the active threads each step). Everything reaches CUDA through 
 object, which the simulator requires.
 """
 
-# ruff: noqa: F821  (placeholders, kernel parameters and `cuda` are bound in the generated module)
+# ruff: noqa: F821, F841  (placeholders, kernel parameters and `cuda` are bound in the generated
+# module; names assigned here are read by the statements filled into other templates)
 
 
 
@@ -19,49 +20,82 @@ def pointwise(PARAMS):
         lin += step
 
 
-def block_per_row(PARAMS):
-    # One block per output row (grid-stride over rows); the block's threads stride over the
-    # reduced points, then combine their partial results in shared memory.
+def reduction(PARAMS):
+    # Each block takes ntk rows at a time; the ntr threads of a row (tk) share its reduced points,
+    # then combine their partial results in shared memory. Which of threadIdx.x and .y is tk
+    # depends on the schedule, so that threads side by side read neighbouring addresses.
     SHARED
-    tid = cuda.threadIdx.x
-    nthreads = cuda.blockDim.x
-    row = cuda.blockIdx.x
-    while row < nrows:
+    # int64 throughout, so that rows and points past 2**31 index correctly.
+    tk = int64(TK)
+    tr = int64(TR)
+    ntk = int64(NTK)
+    ntr = int64(NTR)
+    slot = tk * ntr + tr
+    CACHE
+    first = cuda.blockIdx.x * ntk
+    while first < nrows:
+        row = first + tk
+        active = row < nrows
         UNRAVEL_OUTER
-        INIT
-        lin = tid
-        while lin < nred:
-            UNRAVEL_INNER
-            BODY
-            lin += nthreads
-        TO_SHARED
-        cuda.syncthreads()
-        half = nthreads // 2
-        while half > 0:
-            if tid < half:
-                TREE
-            cuda.syncthreads()
-            half = half // 2
-        if tid == 0:
-            FROM_SHARED
+        PHASES
+        if active and tr == 0:
             EPILOGUE
+        first += cuda.gridDim.x * ntk
+
+
+def reduce_phase():
+    # One pass over the row into the accumulators, then a shared-memory tree reduction; every
+    # thread of the row leaves with the row's result (later phases read it).
+    INIT
+    lin = START
+    while active and lin < STOP:
+        UNRAVEL_INNER
+        BODY
+        lin += ntr
+    TO_SHARED
+    cuda.syncthreads()
+    half = ntr // 2
+    while half > 0:
+        if tr < half:
+            TREE
         cuda.syncthreads()
-        row += cuda.gridDim.x
+        half = half // 2
+    FROM_SHARED
+    cuda.syncthreads()
+    ROUND
 
 
-def thread_per_row(PARAMS):
-    # One thread per output (grid-stride over outputs), looping over the reduced points itself:
-    # neighbouring threads read neighbouring addresses when the innermost axis is kept.
-    row = cuda.grid(1)
-    step = cuda.gridsize(1)
-    while row < nrows:
-        UNRAVEL_OUTER
-        INIT
-        lin = 0
-        while lin < nred:
-            UNRAVEL_INNER
-            BODY
-            lin += 1
-        EPILOGUE
-        row += step
+def row_pass():
+    # A last pass over the row that only stores (softmax's output).
+    lin = tr
+    while active and lin < nred:
+        UNRAVEL_INNER
+        BODY
+        lin += ntr
 
+
+def split_chunk():
+    # This block's share of the row's reduced points (blockIdx.y of gridDim.y chunks).
+    chunk = int64(cuda.blockIdx.y)
+    nsplit = int64(cuda.gridDim.y)
+    chunk_len = (nred + nsplit - 1) // nsplit
+    start = chunk * chunk_len
+    stop = min(nred, start + chunk_len)
+
+
+def split_finish():
+    # Publish this block's partial result; the last block of the row to finish combines all of
+    # them (no grid-wide synchronization, which CUDA does not guarantee between blocks).
+    if active and tr == 0:
+        PUBLISH
+        cuda.threadfence()
+        done = cuda.atomic.add(nf_counter, row, 1)
+        if done == nsplit - 1:
+            INIT
+            c = 0
+            while c < nsplit:
+                GATHER
+                c += 1
+            nf_counter[row] = 0
+        else:
+            active = False

@@ -126,6 +126,12 @@ def fill(fn: Callable, *, name: str | None = None, params: list[str] | None = No
     return node
 
 
+def fill_body(fn: Callable, **subs) -> list[ast.stmt]:
+    """The statements of template `fn` (a function without parameters) with its placeholders
+    replaced: a piece that a caller splices into another template."""
+    return fill(fn, **subs).body
+
+
 class _Renamer(ast.NodeTransformer):
     def __init__(self, args: dict, locals_: dict, type_name: str):
         self.args = args

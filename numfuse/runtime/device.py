@@ -59,17 +59,15 @@ class Backend:
     simulated: bool
     sm_count: int
 
-    def launch_config(self, schedule: str, rows: int, inner: int) -> tuple[int, int]:
-        """(blocks, threads per block) for a kernel; every template is correct for any choice."""
-        if schedule == "block_per_row":
+    def launch_config(self, nest) -> "LaunchConfig":
+        """Grid, block and shared memory for a kernel; every template is correct for any choice,
+        so this is only a cost model (see reduction_config)."""
+        rows = nest.outer_size
+        if nest.kind == "pointwise":
             if self.simulated:
-                return min(rows, SIM_GRID), min(SIM_BLOCK, _pow2_at_least(inner))
-            threads = min(BLOCK, max(32, _pow2_at_least(inner)))
-            return min(rows, self.sm_count * MAX_BLOCKS_PER_SM), threads
-        # flat and thread_per_row: one thread per row or point, grid-stride.
-        if self.simulated:
-            return min(SIM_GRID, -(-rows // SIM_BLOCK)), SIM_BLOCK
-        return min(-(-rows // BLOCK), self.sm_count * MAX_BLOCKS_PER_SM), BLOCK
+                return LaunchConfig((min(SIM_GRID, -(-rows // SIM_BLOCK)), 1), (SIM_BLOCK, 1))
+            return LaunchConfig((min(-(-rows // BLOCK), self.sm_count * MAX_BLOCKS_PER_SM), 1), (BLOCK, 1))
+        return reduction_config(nest, SIM_BLOCK if self.simulated else BLOCK, self.sm_count, self.simulated)
 
     @contextlib.contextmanager
     def launching(self):
@@ -85,6 +83,57 @@ class Backend:
                 yield
         finally:
             sys.setswitchinterval(interval)
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    grid: tuple[int, int]
+    block: tuple[int, int]
+    shared_bytes: int = 0  # dynamic shared memory: cached rows
+
+    @property
+    def nsplit(self) -> int:
+        return self.grid[1]
+
+
+# The cost model for reductions. A block has `threads` threads: ntr per row (a power of two, for
+# the tree reduction) times ntk rows.
+# - rows: ntr covers the row up to the whole block, so short rows share a block (a warp per row
+#   when rows are 32 long) and long rows get every thread;
+# - columns: ntk neighbouring outputs side by side, 32 of them (128 bytes of float32, a full
+#   memory transaction) or fewer when there are fewer outputs; the block's other threads split
+#   each output's reduced points;
+# - a cached row takes ntk * row bytes of shared memory: ntk is halved until that fits;
+# - a split row (few rows, long ones) gets enough blocks per row to give each SM about four
+#   blocks, and no block fewer than 4 points per thread.
+COLUMN_WIDTH = 32
+SIM_COLUMN_WIDTH = 4
+
+
+def reduction_config(nest, threads: int, sm_count: int, simulated: bool) -> LaunchConfig:
+    from ..lower import ROW_CACHE_BYTES
+
+    nrows, nred = nest.outer_size, nest.inner_size
+    if nest.schedule == "rows":
+        ntr = min(threads, _pow2_at_least(nred))
+        ntk = min(threads // ntr, _pow2_at_least(nrows))
+    else:
+        ntk = min(SIM_COLUMN_WIDTH if simulated else COLUMN_WIDTH, threads, _pow2_at_least(nrows))
+        ntr = min(threads // ntk, _pow2_at_least(nred))
+    itemsizes = {b.name: b.dtype.itemsize for b in nest.buffers}
+    row_bytes = nred * sum(itemsizes[b] for b in nest.cached)
+    while ntk > 1 and ntk * row_bytes > ROW_CACHE_BYTES:
+        ntk //= 2
+    row_blocks = -(-nrows // ntk)
+    grid = min(row_blocks, SIM_GRID if simulated else sm_count * MAX_BLOCKS_PER_SM)
+    nsplit = 1
+    if nest.split:
+        if simulated:
+            nsplit = 2
+        else:
+            nsplit = max(1, min(-(-nred // (4 * ntr)), (4 * sm_count) // max(1, row_blocks)))
+    block = (ntr, ntk) if nest.schedule == "rows" else (ntk, ntr)
+    return LaunchConfig((grid, nsplit), block, ntk * row_bytes)
 
 
 def _pow2_at_least(n: int) -> int:

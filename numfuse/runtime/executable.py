@@ -23,7 +23,7 @@ from ..loopnest import ERRORS_BUFFER
 from ..ops import RUNTIME_ERRORS
 from ..planner import Plan
 from .arrays import CallArrays, prepare_call
-from .device import backend
+from .device import LaunchConfig, backend
 from .kernel_cache import dispatcher
 from .streams import LaunchersByStream
 
@@ -31,10 +31,9 @@ from .streams import LaunchersByStream
 @dataclass
 class _Launch:
     source: KernelSource
-    grid: int
-    block: int
+    config: LaunchConfig
     # One entry per kernel parameter: ("buffer", var, view) | ("scalar", (input index, dtype))
-    # | ("size", value) | ("errors",).
+    # | ("size", value) | ("errors",) | ("scratch", (shape, dtype, zeroed)).
     args: list[tuple]
     empty: bool
 
@@ -71,6 +70,7 @@ class Executable:
             nest = kernel.nest
             views = {b.name: b.view for b in nest.buffers}
             by_name = kernel.buffer_vars
+            config = self.backend.launch_config(nest)
             args = []
             for p in source.params:
                 if p.name == ERRORS_BUFFER:
@@ -80,17 +80,22 @@ class Executable:
                 elif p.kind == "scalar":
                     scalar = next(s for s in nest.scalars if s.name == p.name)
                     args.append(("scalar", (scalar.input_index, scalar.dtype)))
+                elif p.kind == "partial":
+                    args.append(("scratch", ((nest.outer_size * config.nsplit,), p.dtype, False)))
+                elif p.kind == "counter":
+                    args.append(("scratch", ((nest.outer_size,), np.dtype(np.int32), True)))
                 else:
                     args.append(("size", p.value))
-            rows = nest.outer_size
-            inner = nest.inner_size if nest.kind == "reduction" else 1
-            grid, block = self.backend.launch_config(nest.schedule, rows, inner)
-            launches.append(_Launch(source, grid, block, args, empty=rows == 0))
+            launches.append(_Launch(source, config, args, empty=nest.outer_size == 0))
         self.launches = launches
         self.checks_errors = any(arg[0] == "errors" for launch in launches for arg in launch.args)
         self._launchers = [None] * len(launches)
         self._on_stream = LaunchersByStream()
         self._consts: dict[int | None, dict[Var, Any]] = {}  # per GPU
+        # Split reductions' partial results and arrival counters, per GPU, kept across calls:
+        # the last block of a row resets its counter. (Two concurrent calls of one function on
+        # two streams would share them.)
+        self._scratch: dict[tuple, Any] = {}
 
     def _configure(self, launch: _Launch):
         """The kernel configured for its grid, kept for every later call. Numba warns about
@@ -100,7 +105,8 @@ class Executable:
         compiled = dispatcher(launch.source)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            return compiled[launch.grid, launch.block]
+            config = launch.config
+            return compiled[config.grid, config.block, 0, config.shared_bytes]
 
     def _device_consts(self, call: CallArrays) -> dict[Var, Any]:
         consts = self._consts.get(call.device_id)
@@ -150,6 +156,8 @@ class Executable:
                         args.append(scalars[arg[1]])
                     elif arg[0] == "errors":
                         args.append(errors)
+                    elif arg[0] == "scratch":
+                        args.append(self._scratch_array(call, i, len(args), *arg[1]))
                     else:
                         args.append(arg[1])
                 launcher = self._launchers[i]
@@ -164,6 +172,14 @@ class Executable:
                 exception, message = RUNTIME_ERRORS[code]
                 raise exception(message)
         return [self._output(o, kind, env, values, call) for o, kind in zip(self.plan.outputs, self.leaf_kinds)]
+
+    def _scratch_array(self, call: CallArrays, launch: int, position: int, shape, dtype, zeroed: bool):
+        """Kept for later calls, like constants: Numba's memory, zeroed once (counters must start
+        at zero; partial results are overwritten before they are read)."""
+        key = (call.device_id, launch, position)
+        if key not in self._scratch:
+            self._scratch[key] = call.upload_constants({key: np.zeros(shape, dtype)})[key]
+        return self._scratch[key]
 
     def _output(self, source, kind: str, env, values, call: CallArrays):
         if source.kind == "input":

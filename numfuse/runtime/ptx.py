@@ -57,6 +57,10 @@ def argument_types(kernel: KernelSource, views: dict[str, tuple[np.dtype, int]],
             result.append(types.Array(from_dtype(dtype), ndim, "C"))
         elif p.kind == "scalar":
             result.append(from_dtype(scalars[p.name]))
+        elif p.kind == "partial":
+            result.append(types.Array(from_dtype(p.dtype), 1, "C"))
+        elif p.kind == "counter":
+            result.append(types.Array(types.int32, 1, "C"))
         else:
             result.append(types.int64)
     return tuple(result)
@@ -67,6 +71,11 @@ def _expected_types(nest) -> dict[str, np.dtype]:
     buffers = {b.name: b.dtype for b in nest.buffers}
     expected = {s.name: s.dtype for s in nest.scalars}
     expected.update({a.name: compute_dtype(a.dtype) for a in nest.accumulators})
+    expected.update({f"{a.name}_i": np.dtype(np.int64) for a in nest.accumulators if a.indexed})
+    # Loop indices are int64, so tensors over 2**31 elements index correctly.
+    expected["lin"] = np.dtype(np.int64)
+    if nest.kind == "reduction":
+        expected.update({"row": np.dtype(np.int64), "first": np.dtype(np.int64)})
 
     def visit(stmts):
         for s in stmts:

@@ -43,14 +43,15 @@ def test_a_graph_deeper_than_the_recursion_limit_plans_into_one_kernel():
 
 
 def test_unfused_bytes_count_each_operation_once():
-    x = np.ones((4, 6), np.float32)  # 96 bytes; row maxima 16 bytes
+    x = np.ones((6, 6), np.float32)  # 144 bytes; row maxima 24 bytes
 
     def f(x):
         z = np.exp(x) * 2.0
-        return z - z.max(axis=1, keepdims=True)
+        # Row maxima broadcast along the rows (each row reads every row's maximum): 2 kernels.
+        return z - z.max(axis=1)
 
     plan = numfuse.jit(f).plan(x)
     assert len(plan.kernels) == 2  # z is recomputed in both kernels
-    # exp 96+96, multiply 96+96, max 96+16, subtract 96+16+96 (the broadcast is a view)
-    assert plan.unfused_bytes == 192 + 192 + 112 + 208
+    # exp 144+144, multiply 144+144, max 144+24, subtract 144+24+144 (the broadcast is a view)
+    assert plan.unfused_bytes == 288 + 288 + 168 + 312
     assert sum(k.unfused_bytes for k in plan.kernels) > plan.unfused_bytes

@@ -89,23 +89,38 @@ def test_elementwise_consumer_runs_in_reduction_epilogue():
     assert plan.bytes_moved == plan.min_bytes == 96 + 16 + 16
 
 
-def test_broadcast_back_over_reduced_axis_is_two_kernels():
+def test_broadcast_back_over_reduced_axis_is_one_kernel():
     def f(x):
         return x - x.max(axis=1, keepdims=True)
 
     plan = plan_of(f, np.ones((4, 6), F32))
+    assert len(plan.kernels) == 1
+    nest = plan.kernels[0].nest
+    # A phase for the maximum, then a pass that stores; the row stays on chip in between.
+    assert [len(p.accumulators) for p in nest.phases] == [1, 0]
+    assert nest.cached == ("in_a",)
+    assert plan.bytes_moved == plan.min_bytes == 96 + 96
+
+
+def test_result_read_at_other_rows_is_two_kernels():
+    def f(x):
+        # x.max(axis=1)[j] is subtracted from row i's point j: another row's result.
+        return x - x.max(axis=1)
+
+    plan = plan_of(f, np.ones((6, 6), F32))
     assert len(plan.kernels) == 2
     first, second = plan.kernels
     assert first.nest.kind == "reduction" and second.nest.kind == "pointwise"
     why = split_reason(second.reason)
-    # It names the reduction it reads and the kernel that wrote it.
+    # It names the reduction it reads and the kernel that wrote it, and why no pass fits it.
     assert "reads b from #0" in why, second.reason
     assert "written by an earlier kernel" in why, second.reason
-    # The bytes: #0 reads x (96) and writes the row maxima (16); #1 reads both, writes 96.
-    assert first.bytes_moved == 96 + 16
-    assert second.bytes_moved == 96 + 16 + 96
-    assert plan.bytes_moved == 320
-    assert plan.min_bytes == 192
+    assert "another row's result" in why, second.reason
+    # The bytes: #0 reads x (144) and writes the row maxima (24); #1 reads both, writes 144.
+    assert first.bytes_moved == 144 + 24
+    assert second.bytes_moved == 144 + 24 + 144
+    assert plan.bytes_moved == 480
+    assert plan.min_bytes == 288
 
 
 def test_bytes_by_hand_readme_example():
@@ -208,24 +223,27 @@ def test_different_reduced_axes_split_with_a_reason():
     assert "iteration space" in why and "differs" in why, plan.kernels[1].reason
 
 
-def test_softmax_reasons():
+def test_softmax_is_one_kernel_in_three_phases():
     def softmax(x):
         e = np.exp(x - x.max(axis=-1, keepdims=True))
         return e / e.sum(axis=-1, keepdims=True)
 
     plan = plan_of(softmax, np.ones((5, 9), F32))
-    assert len(plan.kernels) == 3
-    for kernel in plan.kernels[1:]:
-        assert "written by an earlier kernel" in split_reason(kernel.reason), kernel.reason
+    assert len(plan.kernels) == 1
+    kernel = plan.kernels[0]
+    assert [[a.combine for a in p.accumulators] for p in kernel.nest.phases] == [["maximum"], ["add"], []]
+    assert kernel.nest.strategy == "rows, cached in_a"
+    assert kernel.notes == []
+    assert plan.bytes_moved == plan.min_bytes == 2 * 5 * 9 * 4
 
 
 def test_plan_text_lists_each_kernel():
     def f(x):
-        return x - x.max(axis=1, keepdims=True)
+        return x - x.max(axis=1)
 
-    plan = plan_of(f, np.ones((4, 6), F32))
+    plan = plan_of(f, np.ones((6, 6), F32))
     lines = str(plan).splitlines()
-    assert lines[0] == "plan: 2 kernel(s), 320 bytes moved (minimum 192)"
+    assert lines[0] == "plan: 2 kernel(s), 480 bytes moved (minimum 288)"
     assert lines[1] == f"#0 {plan.kernels[0].name}: {plan.kernels[0].reason}"
     assert lines[2] == f"#1 {plan.kernels[1].name}: {plan.kernels[1].reason}"
 

@@ -149,7 +149,7 @@ def test_readme_example_loop_nest():
     plan = numfuse.jit(f).plan(x, x)
     assert len(plan.kernels) == 1
     assert str(plan.kernels[0].nest) == (
-        "kernel nf_red_exp_multiply_add_sum  reduction[block_per_row]\n"
+        "kernel nf_red_exp_multiply_add_sum  reduction[rows]\n"
         "  in  in_a:f32[4,5]  in_b:f32[4,5]\n"
         "  out out_e:f32[4,5]  out_f:f32[4]\n"
         "  for o0 < no0:  (no0=4)\n"
@@ -228,7 +228,7 @@ def test_epilogue_loop_nest():
 
     plan = numfuse.jit(f).plan(np.ones((4, 6), F32), np.ones(4, F32))
     assert str(plan.kernels[0].nest) == (
-        "kernel nf_red_multiply_sum_sqrt  reduction[block_per_row]\n"
+        "kernel nf_red_multiply_sum_sqrt  reduction[rows]\n"
         "  in  in_a:f32[4,6]  in_b:f32[4]\n"
         "  out out_f:f32[4]\n"
         "  for o0 < no0:  (no0=4)\n"
