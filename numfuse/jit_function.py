@@ -262,7 +262,7 @@ def explain_text(compiled: Compiled) -> str:
         lines.append(f"   what: {kernel.reason}")
         lines.append(f"   strategy: {strategy_text(kernel.nest)}")
         lines.extend(f"   limit: {note}" for note in kernel.notes)
-        held = [f"{names[e.out]} = {e.prim}" for e in kernel.computed]
+        held = list(dict.fromkeys(f"{names[e.out]} = {e.prim}" for e in kernel.computed))
         lines.append(f"   holds: {', '.join(held) if held else '(copies only)'}")
         lines.append(
             f"   bytes: read {kernel.bytes_read}, written {kernel.bytes_written}; its operations "

@@ -3,9 +3,10 @@
 Values are evaluated at index maps. An index map gives, for each dimension of a value, the domain
 axis that indexes it, or None where the value has size one there (broadcast). Elementwise
 operations pass their map to their operands; `broadcast` drops axes; `transpose` permutes them;
-a reduction owned by the kernel is its accumulator (only in the epilogue, at the kept axes). So a
-whole DAG of elementwise work, broadcasts and transposes evaluates inside one loop nest, each
-(value, map) computed once.
+a reduction owned by the kernel is its accumulator, readable in later phases, in the final pass
+and in the epilogue, and only at its own row's points. So a whole DAG of elementwise work,
+broadcasts and transposes evaluates inside one loop nest, each (value, map) computed once per
+phase.
 
 Afterwards adjacent domain axes that every buffer reads contiguously and in order are collapsed
 into one loop dimension (as CuPy's reduce_dims does), so a contiguous elementwise kernel indexes
@@ -87,7 +88,7 @@ class Lowered:
     writes: dict[Var, str]  # buffers stored
     external: set[Var]  # reduction results this kernel loads from earlier kernels
     vars_computed: list[Eqn]
-    passes: dict[Var, int]  # buffers read once per phase (not cached): how many times
+    passes: dict[Var, float]  # buffers whose rows do not fit on chip: reads of each row
     notes: list[str]  # the strategy's limits, for explain
 
 
@@ -415,12 +416,13 @@ class Lowerer:
         outer_size = int(np.prod([d.size for d in outer], dtype=np.int64))
         notes: list[str] = []
         cached: tuple[str, ...] = ()
-        passes: dict[Var, int] = {}
+        passes: dict[Var, float] = {}
+        schedule = choose_schedule(spec, outer, chains)
         if spec.kind == "reduction" and len(nest_phases) > 1:
-            cached, uncached, note = choose_cache(nest_phases, buffers, inner, outer)
+            cached, reads, note = choose_cache(nest_phases, buffers, inner, outer, schedule)
             notes.extend(note)
             by_name = {n: v for v, n in self.reads.items()}
-            passes = {by_name[name]: count for name, count in uncached.items()}
+            passes = {by_name[name]: count for name, count in reads.items()}
         split = (
             spec.kind == "reduction"
             and len(nest_phases) == 1
@@ -435,7 +437,7 @@ class Lowerer:
         nest = LoopNest(
             name=kernel_name(spec, self.computed),
             kind=spec.kind,
-            schedule=choose_schedule(spec, outer, chains),
+            schedule=schedule,
             buffers=buffers,
             scalars=scalars,
             outer=tuple(outer),
@@ -449,12 +451,16 @@ class Lowerer:
         return Lowered(nest, dict(self.reads), dict(self.writes), self.external, self.computed, passes, notes)
 
 
-# A row's cached buffers must fit in this much shared memory per block (48 KiB is what every CUDA
-# GPU gives a block without opting in; the rest is left for the block reduction's arrays).
+# A row's cached buffers get this much shared memory per block (48 KiB is what every CUDA GPU
+# gives a block without opting in; the rest is left for the block reduction's arrays). Points of
+# a longer row past it are read from memory in every phase.
 ROW_CACHE_BYTES = 40 * 1024
 # A single-phase reduction with fewer rows than this, each of at least SPLIT_MIN_REDUCED points,
 # spreads each row over several blocks: one block per row would leave most of a GPU idle.
 SPLIT_MAX_ROWS = 64
+# A "columns" block caching long rows still keeps this many neighbouring outputs (8 float32 are
+# one 32-byte memory sector).
+COLUMN_CACHE_ROWS = 8
 SPLIT_MIN_REDUCED = 8192
 
 
@@ -474,10 +480,18 @@ def _loads_by_phase(phases) -> dict[str, list[tuple[int, tuple]]]:
     return found
 
 
-def choose_cache(phases, buffers, inner, outer) -> tuple[tuple[str, ...], dict[str, int], list[str]]:
+def cache_min_rows(schedule: str, rows: int) -> int:
+    """The fewest rows a block caches at once: a "columns" block keeps COLUMN_CACHE_ROWS
+    neighbouring outputs, so that each memory access still covers a 32-byte sector."""
+    if schedule != "columns":
+        return 1
+    return min(COLUMN_CACHE_ROWS, 1 << max(0, rows - 1).bit_length())
+
+
+def choose_cache(phases, buffers, inner, outer, schedule) -> tuple[tuple[str, ...], dict[str, float], list[str]]:
     """Which buffers a multi-phase kernel keeps on chip, so that it reads them from memory once:
-    those loaded in several phases at points that differ from row to row and along the row,
-    while they fit in ROW_CACHE_BYTES. Returns (cached, {uncached buffer: passes}, notes)."""
+    those loaded in several phases at points that differ from row to row and along the row.
+    Returns (cached, {buffer: reads of its rows, where more than one}, notes)."""
     row_length = int(np.prod([d.size for d in inner], dtype=np.int64))
     inner_names = {d.name for d in inner}
     outer_names = {d.name for d in outer}
@@ -492,22 +506,28 @@ def choose_cache(phases, buffers, inner, outer) -> tuple[tuple[str, ...], dict[s
         varies = inner_names & set(index) and (not outer_names or outer_names & set(index))
         if len(indices) == 1 and varies:
             candidates.append((buffer, len(phases_reading)))
-    cached, uncached, notes, used = [], {}, [], 0
-    for buffer, count in candidates:
-        size = row_length * dtypes[buffer].itemsize
-        if used + size <= ROW_CACHE_BYTES:
-            cached.append(buffer)
-            used += size
-        else:
-            uncached[buffer] = count
-            notes.append(
-                f"a row of {buffer} ({row_length} x {dtypes[buffer]}, {size} bytes) does not fit "
-                f"the {ROW_CACHE_BYTES - used}-byte on-chip row cache left: it is read from memory "
-                f"{count} times, once per phase"
-            )
+    # Every candidate is cached; a row too long for the cache keeps its first `capacity`
+    # points on chip and reads the rest from memory in every phase.
+    cached = [buffer for buffer, _ in candidates]
+    item_bytes = sum(dtypes[b].itemsize for b in cached)
+    rows = cache_min_rows(schedule, int(np.prod([d.size for d in outer], dtype=np.int64)))
+    capacity = min(row_length, ROW_CACHE_BYTES // (rows * item_bytes)) if item_bytes else row_length
+    passes, notes = {}, []
+    if capacity < row_length:
+        rest = row_length - capacity
+        for buffer, count in candidates:
+            passes[buffer] = 1 + (count - 1) * rest / row_length
+        names = ", ".join(cached)
+        notes.append(
+            f"a row of {names} ({row_length} points, {row_length * item_bytes} bytes) does not fit "
+            f"the {ROW_CACHE_BYTES}-byte on-chip row cache: its first {capacity} points stay on "
+            f"chip and the other {rest} are read from memory in each of the "
+            f"{max(c for _, c in candidates)} phases that use them "
+            f"({max(passes.values()):.2f} reads of the row instead of 1)"
+        )
     # Widest first, so that every cached row starts aligned in the one shared-memory block.
     cached.sort(key=lambda b: -dtypes[b].itemsize)
-    return tuple(cached), uncached, notes
+    return tuple(cached), passes, notes
 
 
 def collapse_axes(domain, reduce_axes, maps) -> list[list[int]]:

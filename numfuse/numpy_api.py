@@ -18,7 +18,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple  # noqa: F401  (the tracer uses it)
 
 from .dtypes import check_supported
-from .errors import at_user_line, unsupported, user_line_noted
+from .errors import TracingError, at_user_line, unsupported, user_line_noted
 from .numpy_reductions import REDUCTION_FUNCTIONS
 from .ops import BY_UFUNC
 
@@ -178,6 +178,13 @@ def as_dtype(ctx, operand: Operand, dtype: np.dtype):
 def _power_fast_path(ctx, operands, ins, python_operator):
     """x ** 2 is square and float x ** 0.5 is sqrt, as in NumPy; negative int powers raise."""
     base, exponent = operands
+    position = getattr(exponent.tracer, "_input_position", None)
+    if python_operator and base.tracer is not None and position is not None:
+        # `array ** s` for a scalar argument s: NumPy's result depends on s's value (bool ** 2
+        # is int8 but bool ** 3 int64; float ** 0.5 is sqrt, which keeps -0.0): make s static.
+        error = TracingError(at_user_line("the exponent of ** is needed as a value"))
+        error.input_position = position
+        raise error
     if exponent.tracer is not None or base.tracer is None:
         return None
     value = exponent.value

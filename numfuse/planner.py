@@ -55,7 +55,7 @@ class Kernel:
     # What the equations it evaluates move run one at a time (see eager_bytes); an equation
     # recomputed in two kernels counts in both.
     unfused_bytes: int = 0
-    passes: dict = field(default_factory=dict)  # buffers read once per phase: how many times
+    passes: dict = field(default_factory=dict)  # buffers whose rows do not fit on chip: reads of a row
     notes: list = field(default_factory=list)  # the limits its strategy hit (see explain)
 
     @property
@@ -64,7 +64,7 @@ class Kernel:
 
     @property
     def bytes_read(self) -> int:
-        return sum(v.aval.nbytes * self.passes.get(v, 1) for v in self.reads)
+        return sum(round(v.aval.nbytes * self.passes.get(v, 1)) for v in self.reads)
 
     @property
     def bytes_written(self) -> int:
@@ -104,8 +104,8 @@ class Plan:
 
     @property
     def bytes_moved(self) -> int:
-        """Modeled global-memory traffic: every buffer a kernel reads (once, or once per phase
-        when its rows do not fit on chip), plus what it writes."""
+        """Modeled global-memory traffic: every buffer a kernel reads (once; a buffer whose rows
+        do not fit on chip, its uncached part once per phase), plus what it writes."""
         return sum(k.bytes_moved for k in self.kernels)
 
     @property

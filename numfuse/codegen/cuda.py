@@ -50,7 +50,7 @@ class KernelParam:
     """One kernel argument: a buffer, a runtime scalar, or a loop size (`value`)."""
 
     name: str
-    kind: str  # "buffer" | "scalar" | "size" | "partial" | "counter"
+    kind: str  # "buffer" | "scalar" | "size" | "cache_points" | "partial" | "counter"
     value: int = 0
     dtype: np.dtype | None = None  # of a split kernel's partial results
 
@@ -148,6 +148,7 @@ class _Body:
                 if b in nest.cached:
                     self.first_phase.setdefault(b, k)
         self.cache_of = {b: (f"cache_{short_name(self.buffers[b])}", f"{b}_at") for b in nest.cached}
+        self.schedule = nest.schedule
 
     def operand(self, op, dtype=None) -> ast.expr:
         """An operand as an expression, converted to `dtype` if given."""
@@ -223,16 +224,22 @@ class _Body:
         if s.buffer not in self.cache_of:
             return [_assign(s.dst, _subscript(s.buffer, s.index))]
         array, offset = self.cache_of[s.buffer]
-        # The row's point `lin` of the block's row tk; every phase gives a thread the same points.
-        slot = ast.BinOp(
-            _name(offset), ast.Add(),
-            ast.BinOp(ast.BinOp(_name("lin"), ast.Mult(), _name("ntk")), ast.Add(), _name("tk")),
-        )
+        # Point `lin` of the block's row tk (every phase gives a thread the same points), laid
+        # out so that threads side by side touch neighbouring words (no bank conflicts): along
+        # the row for rows, across the rows for columns.
+        if self.schedule == "rows":
+            cell_index = _index_expr(_name("tk"), _name("ncache"), _name("lin"))
+        else:
+            cell_index = _index_expr(_name("lin"), _name("ntk"), _name("tk"))
+        slot = ast.BinOp(_name(offset), ast.Add(), cell_index)
+        # Only the row's first ncache points fit on chip (all of them, unless the row is long).
+        on_chip = ast.Compare(_name("lin"), [ast.Lt()], [_name("ncache")])
         cell = ast.Subscript(_name(array), slot, ast.Load())
         if self.phase > self.first_phase[s.buffer]:
-            return [_assign(s.dst, cell)]
+            return [_assign(s.dst, ast.IfExp(on_chip, cell, _subscript(s.buffer, s.index)))]
         store = ast.Subscript(_name(array), copy.deepcopy(slot), ast.Store())
-        return [_assign(s.dst, _subscript(s.buffer, s.index)), ast.Assign([store], _name(s.dst))]
+        keep = ast.If(on_chip, [ast.Assign([store], _name(s.dst))], [])
+        return [_assign(s.dst, _subscript(s.buffer, s.index)), keep]
 
     def stmts(self, stmts) -> list[ast.stmt]:
         result: list[ast.stmt] = []
@@ -308,6 +315,9 @@ def kernel_params(nest: LoopNest) -> tuple[KernelParam, ...]:
         return tuple(params)
     params.append(KernelParam("nrows", "size", nest.outer_size))
     params.append(KernelParam("nred", "size", nest.inner_size))
+    if nest.cached:
+        # How many points of each row the cache holds: the launch configuration decides.
+        params.append(KernelParam("ncache", "cache_points"))
     if nest.split:
         for a in nest.accumulators:
             params.append(KernelParam(partial_name(a.name), "partial", dtype=compute_dtype(a.dtype)))
@@ -347,7 +357,7 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
     for b in nest.cached:
         dtype = body.buffers[b]
         scale = ast.Constant(widths_before // dtype.itemsize)  # rows before it, in its items
-        row_cells = ast.BinOp(_name("nred"), ast.Mult(), _name("ntk"))
+        row_cells = ast.BinOp(_name("ncache"), ast.Mult(), _name("ntk"))
         at = ast.BinOp(row_cells, ast.Mult(), scale) if widths_before else ast.Constant(0)
         prelude.append(_assign(f"{b}_at", at))
         widths_before += dtype.itemsize

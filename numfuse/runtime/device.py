@@ -90,6 +90,7 @@ class LaunchConfig:
     grid: tuple[int, int]
     block: tuple[int, int]
     shared_bytes: int = 0  # dynamic shared memory: cached rows
+    cache_points: int = 0  # of each row, the points its cached buffers keep on chip
 
     @property
     def nsplit(self) -> int:
@@ -103,7 +104,8 @@ class LaunchConfig:
 # - columns: ntk neighbouring outputs side by side, 32 of them (128 bytes of float32, a full
 #   memory transaction) or fewer when there are fewer outputs; the block's other threads split
 #   each output's reduced points;
-# - a cached row takes ntk * row bytes of shared memory: ntk is halved until that fits;
+# - a cached row takes ntk * row bytes of shared memory: ntk is halved until that fits, and
+#   each row gets the threads freed; a row longer than the cache keeps its first points;
 # - a split row (few rows, long ones) gets enough blocks per row to give each SM about four
 #   blocks, and no block fewer than 4 points per thread.
 COLUMN_WIDTH = 32
@@ -111,7 +113,7 @@ SIM_COLUMN_WIDTH = 4
 
 
 def reduction_config(nest, threads: int, sm_count: int, simulated: bool) -> LaunchConfig:
-    from ..lower import ROW_CACHE_BYTES
+    from ..lower import ROW_CACHE_BYTES, cache_min_rows
 
     nrows, nred = nest.outer_size, nest.inner_size
     if nest.schedule == "rows":
@@ -121,9 +123,12 @@ def reduction_config(nest, threads: int, sm_count: int, simulated: bool) -> Laun
         ntk = min(SIM_COLUMN_WIDTH if simulated else COLUMN_WIDTH, threads, _pow2_at_least(nrows))
         ntr = min(threads // ntk, _pow2_at_least(nred))
     itemsizes = {b.name: b.dtype.itemsize for b in nest.buffers}
-    row_bytes = nred * sum(itemsizes[b] for b in nest.cached)
-    while ntk > 1 and ntk * row_bytes > ROW_CACHE_BYTES:
+    item_bytes = sum(itemsizes[b] for b in nest.cached)
+    fewest = min(ntk, cache_min_rows(nest.schedule, nrows))
+    while ntk > fewest and ntk * nred * item_bytes > ROW_CACHE_BYTES:
         ntk //= 2
+        ntr = min(threads // ntk, _pow2_at_least(nred))  # the threads freed go to the row
+    cache_points = min(nred, ROW_CACHE_BYTES // (ntk * item_bytes)) if item_bytes else 0
     row_blocks = -(-nrows // ntk)
     grid = min(row_blocks, SIM_GRID if simulated else sm_count * MAX_BLOCKS_PER_SM)
     nsplit = 1
@@ -133,7 +138,7 @@ def reduction_config(nest, threads: int, sm_count: int, simulated: bool) -> Laun
         else:
             nsplit = max(1, min(-(-nred // (4 * ntr)), (4 * sm_count) // max(1, row_blocks)))
     block = (ntr, ntk) if nest.schedule == "rows" else (ntk, ntr)
-    return LaunchConfig((grid, nsplit), block, ntk * row_bytes)
+    return LaunchConfig((grid, nsplit), block, ntk * cache_points * item_bytes, cache_points)
 
 
 def _pow2_at_least(n: int) -> int:

@@ -80,6 +80,8 @@ class Executable:
                 elif p.kind == "scalar":
                     scalar = next(s for s in nest.scalars if s.name == p.name)
                     args.append(("scalar", (scalar.input_index, scalar.dtype)))
+                elif p.kind == "cache_points":
+                    args.append(("size", config.cache_points))
                 elif p.kind == "partial":
                     args.append(("scratch", ((nest.outer_size * config.nsplit,), p.dtype, False)))
                 elif p.kind == "counter":
