@@ -84,7 +84,7 @@ def test_numpy_calls_run_on_the_default_stream_or_the_stream_option(launches):
 
 
 def test_numpy_arguments_are_copied_into_the_device_arguments_library(fakelib):
-    y = np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6)
+    y = np.linspace(-1, 1, 36, dtype=np.float32).reshape(6, 6)
     out = numfuse.jit(lambda x, y: x * y + 1)(fakelib.array(X), y)
     assert isinstance(out, FakeTensor)
     copies = [t for t in fakelib.allocated if t is not out]

@@ -143,7 +143,9 @@ def test_python_int_out_of_the_dtype_range_raises_like_numpy(how, symbol, dtype,
 @given(data=st.data())
 def test_second_call_with_new_scalar_values(symbol, data):
     """Same shapes, new Python scalar values: the results follow the new values, and no new
-    kernel is generated (the scalar is a kernel argument)."""
+    kernel is generated (the scalar is a kernel argument), except for the exponent of `array **
+    s`, whose value NumPy's result depends on (bool ** 2 is int8, bool ** 3 int64): that one is
+    static, one trace per value."""
     op = OPS[symbol]
     dtype = data.draw(st.sampled_from(DTYPES), label="dtype")
     kind = data.draw(st.sampled_from([int, float, bool]), label="scalar type")
@@ -165,7 +167,7 @@ def test_second_call_with_new_scalar_values(symbol, data):
     jf = numfuse.jit(f)
     first = check_like_numpy(f, x, s1, jitted=jf)
     second = check_like_numpy(f, x, s2, jitted=jf)
-    if first is not None and second is not None:
+    if first is not None and second is not None and symbol != "**":
         sources = [k.source for k in jf.kernel_sources(x, s1)]
         assert sources == [k.source for k in jf.kernel_sources(x, s2)], "a new kernel for a new scalar value"
 
