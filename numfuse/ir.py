@@ -105,6 +105,9 @@ class Graph:
     outputs: list[Atom]
     consts: dict[Var, np.ndarray] = field(default_factory=dict)
     name: str = "f"
+    # Array arguments written into: input position -> the final version, which the runtime
+    # writes back into the caller's array.
+    writebacks: dict[int, Var] = field(default_factory=dict)
 
     def producers(self) -> dict[Var, Eqn]:
         return {eqn.out: eqn for eqn in self.eqns}
@@ -172,7 +175,8 @@ def format_graph(graph: Graph, with_locs: bool = True) -> str:
         comment = f"  # {loc.short()}" if with_locs and loc is not None else ""
         lines.append(f"{prefix}{text.ljust(width) if comment else text}{comment}")
     outs = ", ".join(name(a) for a in graph.outputs)
-    lines.append(f"  in ({outs}) }}")
+    writes = "".join(f" {names[graph.inputs[i]]}<-{names[v]}" for i, v in sorted(graph.writebacks.items()))
+    lines.append(f"  in ({outs}){'  writes' + writes if writes else ''} }}")
     return "\n".join(lines)
 
 
@@ -186,6 +190,6 @@ def check_graph(graph: Graph) -> None:
         if eqn.out in defined:
             raise AssertionError(f"{eqn.out!r} defined twice")
         defined.add(eqn.out)
-    for atom in graph.outputs:
+    for atom in list(graph.outputs) + list(graph.writebacks.values()):
         if isinstance(atom, Var) and atom not in defined:
             raise AssertionError(f"output {atom!r} is undefined")

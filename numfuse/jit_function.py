@@ -42,15 +42,14 @@ def classify(name: str, value, static: bool):
     info = describe_array(name, value)
     if info is not None:
         dtype = check_supported(info.dtype, f"argument {name!r}")
+        strided = info.layout != "C"
         if info.library.on_host:
-            return ("np", info.shape, dtype.str, info.layout), ArgSpec("array", Aval(info.shape, dtype))
-        if info.layout != "C":
-            raise UnsupportedError(
-                f"argument {name!r} is a non-contiguous {info.library.kind(value)}; strided device "
-                f"arrays are not supported yet: {info.library.contiguous_hint.format(name=name)}"
-            )
+            readonly = not value.flags.writeable
+            spec = ArgSpec("array", Aval(info.shape, dtype), readonly, strided)
+            return ("np", info.shape, dtype.str, strided, readonly), spec
         # The library is not part of the key: the same kernels serve every kind of device array.
-        return ("dev", info.shape, dtype.str), ArgSpec("array", Aval(info.shape, dtype))
+        # A non-contiguous one is read in place through its strides.
+        return ("dev", info.shape, dtype.str, strided), ArgSpec("array", Aval(info.shape, dtype), False, strided)
     # NumPy strings are str and bytes: static like them.
     if isinstance(value, (np.str_, np.bytes_)):
         return ("static", type(value), value), ("static", value)
@@ -192,7 +191,8 @@ class JitFunction:
                 self._auto_static.add(names[i])
                 specs[i] = ("static", values[i])
         scalar_inputs = {k for k, i in enumerate(traced_positions) if specs[i].kind != "array"}
-        plan = make_plan(traced.graph, scalar_inputs)
+        strided_inputs = {k for k, i in enumerate(traced_positions) if specs[i].strided}
+        plan = make_plan(traced.graph, scalar_inputs, strided_inputs)
         sources = [render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
         return Compiled(traced, plan, sources, traced_positions, arg_names=names)
 

@@ -33,10 +33,12 @@ import numpy as np
 
 from .dtypes import short_name
 from .errors import SourceLoc
+from .indexing import DivMod, Lin
 from .ir import Literal
 
-# An index is a loop variable's name or the constant 0 (a broadcast or size-one dimension).
-Index = Union[str, int]
+# An index is a loop variable's name, a constant (0 for a broadcast or size-one dimension), or
+# an indexing.Lin / DivMod of loop variables (`2*i0 + 1`, `i0 // 6`), printed as Python.
+Index = Union[str, int, Lin, DivMod]
 # An operand is a value's name or a typed constant.
 Operand = Union[str, Literal]
 
@@ -52,12 +54,15 @@ class Dim:
 
 @dataclass(frozen=True)
 class BufferParam:
-    """An array argument. `view` is the shape the kernel sees (a reshape of the buffer)."""
+    """An array argument. `view` is the shape the kernel sees (a reshape of the buffer). A
+    `strided` buffer is seen at its own shape and through its own strides: it may be any
+    layout (a strided argument, or one indexed at computed points)."""
 
     name: str
     dtype: np.dtype
     view: tuple[int, ...]
     role: str  # "in" | "out"
+    strided: bool = False
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from typing import Optional
 
 import numpy as np
 
+from . import indexing
 from .dtypes import short_name
 from .ir import Atom, Eqn, Graph, Literal, Var
 from .loopnest import (
@@ -40,7 +41,11 @@ from .loopnest import (
 )
 from .ops import ELEMENTWISE, REDUCTIONS, is_reduction
 
-IndexMap = tuple[Optional[int], ...]
+# Per dimension of a value: None (index 0), a domain axis, or an indexing.Lin / DivMod of axes.
+IndexMap = tuple[indexing.Entry, ...]
+
+# Primitives that only move or pick points: evaluated by mapping indices, never computed.
+STRUCTURAL = ("broadcast", "transpose", "slice", "reshape")
 
 
 class NotFusable(Exception):
@@ -62,6 +67,9 @@ class KernelSpec:
     # The phase of each reduction: a reduction that reads another one of this kernel, broadcast
     # back over the row, runs in a later phase than it.
     phase_of: dict[Var, int] = field(default_factory=dict)
+    # An update kernel: the `update` equation whose right side it evaluates over the region and
+    # stores into the region of the array's buffer (shared by the array's versions).
+    update: Optional[Eqn] = None
 
     @property
     def phase_count(self) -> int:
@@ -79,6 +87,14 @@ class GraphInfo:
     buffer_inputs: set[Var]  # array arguments and captured constants
     owner: dict[Var, int]  # reduction result: index of the kernel that computes it
     stored_by: dict[Var, int]  # values written to memory: index of the kernel that writes them
+    # Values always loaded from the buffer an earlier kernel wrote (updates, copies before a
+    # reshape, a right side that an update would overwrite): never recomputed.
+    materialized: set[Var] = field(default_factory=set)
+    # Array arguments that are not C-contiguous: read through their own strides, full rank.
+    strided: set[Var] = field(default_factory=set)
+    # Every version of an updated array (and the array itself): the first version, whose
+    # buffer they share.
+    family: dict[Var, Var] = field(default_factory=dict)
 
 
 @dataclass
@@ -143,6 +159,68 @@ def _transpose_operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
     return tuple(mapped)
 
 
+def region_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
+    """slice[start step drop] (and update's region): operand dimension k is read at
+    `start[k] + step[k] * i`, or at `start[k]` where the index dropped it."""
+    start, step, drop = eqn.param("start"), eqn.param("step"), eqn.param("drop")
+    kept = iter(imap)
+    return tuple(
+        indexing.affine(None, 1, start[k]) if k in drop else indexing.affine(next(kept), step[k], start[k])
+        for k in range(len(start))
+    )
+
+
+def reshape_groups(in_shape, out_shape) -> list[tuple[list[int], list[int]]] | None:
+    """The smallest groups of operand and result dimensions (size-one ones left out) whose sizes
+    have equal products; None for an empty array."""
+    if 0 in in_shape or 0 in out_shape:
+        return None
+    ins = [k for k, s in enumerate(in_shape) if s != 1]
+    outs = [k for k, s in enumerate(out_shape) if s != 1]
+    groups, i, j = [], 0, 0
+    while i < len(ins):
+        gi, gj = [ins[i]], [outs[j]]
+        pi, pj = in_shape[ins[i]], out_shape[outs[j]]
+        i, j = i + 1, j + 1
+        while pi != pj:
+            if pi < pj:
+                gi.append(ins[i]); pi *= in_shape[ins[i]]; i += 1  # noqa: E702
+            else:
+                gj.append(outs[j]); pj *= out_shape[outs[j]]; j += 1  # noqa: E702
+        groups.append((gi, gj))
+    return groups
+
+
+def _reshape_operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
+    """Within each group, the result's row-major position is affine in its indices; each operand
+    index is that position divided and wrapped: `6*i0 + i1` where a dimension splits,
+    `i0 // 6` and `i0 % 6` where dimensions merge."""
+    in_shape, out_shape = eqn.inputs[0].aval.shape, eqn.out.aval.shape
+    mapped: list = [None] * len(in_shape)
+    for gi, gj in reshape_groups(in_shape, out_shape) or ():
+        parts, size = [], 1
+        for k in reversed(gj):
+            parts.append((imap[k], size))
+            size *= out_shape[k]
+        flat = indexing.combine(parts)
+        inner = 1
+        for t, k in reversed(list(enumerate(gi))):
+            mapped[k] = flat if len(gi) == 1 else indexing.divmod_entry(flat, inner, None if t == 0 else in_shape[k])
+            inner *= in_shape[k]
+    return tuple(mapped)
+
+
+def operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
+    """Where a structural primitive's operand is read when its result is read at `imap`."""
+    if eqn.prim == "broadcast":
+        return _broadcast_operand_map(eqn, imap)
+    if eqn.prim == "transpose":
+        return _transpose_operand_map(eqn, imap)
+    if eqn.prim == "slice":
+        return region_map(eqn, imap)
+    return _reshape_operand_map(eqn, imap)
+
+
 class Lowerer:
     def __init__(self, spec: KernelSpec, info: GraphInfo):
         self.spec = spec
@@ -156,6 +234,8 @@ class Lowerer:
         self.external: set[Var] = set()
         self.computed: list[Eqn] = []
         self.maps: list[tuple[str, IndexMap]] = []  # every (buffer, map) used: for collapsing
+        self.loaded: list[tuple[Var, IndexMap]] = []  # every (buffer value, map) loaded
+        self.own_stores = set(spec.body_stores) | set(spec.final_stores) | set(spec.epilogue_stores)
         self.checked = False  # whether any statement tests a runtime check
 
     # -- values --------------------------------------------------------------------------------
@@ -197,16 +277,19 @@ class Lowerer:
         if var in info.scalar_inputs or var in info.buffer_inputs:
             return []
         eqn = info.producers[var]
-        if is_reduction(eqn.prim) or self._loads_stored(var):
+        if is_reduction(eqn.prim) or self._loads_materialized(var) or self._loads_stored(var):
             return []
         operand = eqn.inputs[0]
-        if eqn.prim == "broadcast":
-            return [] if isinstance(operand, Literal) else [(operand, _broadcast_operand_map(eqn, imap))]
-        if eqn.prim == "transpose":
-            return [(operand, _transpose_operand_map(eqn, imap))]
+        if eqn.prim in STRUCTURAL:
+            return [] if isinstance(operand, Literal) else [(operand, operand_map(eqn, imap))]
         if eqn.prim == "convert" and operand in info.scalar_inputs:
             return []
         return [(a, imap) for a in eqn.inputs if isinstance(a, Var)]
+
+    def _loads_materialized(self, var: Var) -> bool:
+        """A materialized value is loaded, except by the kernel that stores it."""
+        spec = self.spec
+        return var in self.info.materialized and var not in self.own_stores
 
     def _loads_stored(self, var: Var) -> bool:
         """Whether to load `var` from an earlier kernel's store rather than recompute it: when
@@ -250,6 +333,11 @@ class Lowerer:
                 raise NotFusable(f"{info.names[var]} ({eqn.prim}) is computed in a later kernel")
             self.external.add(var)
             return self._load(var, imap, out)
+        if self._loads_materialized(var):
+            stored = info.stored_by.get(var)
+            if stored is None or stored >= self.spec.index:
+                raise NotFusable(f"{info.names[var]} ({eqn.prim}) is written by a later kernel")
+            return self._load(var, imap, out)
         if self._loads_stored(var):
             return self._load(var, imap, out)
         return self._compute(eqn, imap, scope, out, phase)
@@ -258,6 +346,7 @@ class Lowerer:
         name = self.buffer_name(var, "in")
         dst = self.fresh()
         self.maps.append((name, imap))
+        self.loaded.append((var, imap))
         out.append(Load(dst, name, imap))
         return dst
 
@@ -271,12 +360,10 @@ class Lowerer:
     def _compute(self, eqn: Eqn, imap: IndexMap, scope: dict, out: list, phase: int):
         prim = eqn.prim
         operand = eqn.inputs[0]
-        if prim == "broadcast":
+        if prim in STRUCTURAL:
             if isinstance(operand, Literal):
                 return operand
-            return self.value(operand, _broadcast_operand_map(eqn, imap), scope, out, phase)
-        if prim == "transpose":
-            return self.value(operand, _transpose_operand_map(eqn, imap), scope, out, phase)
+            return self.value(operand, operand_map(eqn, imap), scope, out, phase)
         if is_reduction(prim):
             raise NotFusable(f"{prim} cannot run inside this kernel")
         if prim == "convert" and operand in self.info.scalar_inputs:
@@ -353,11 +440,48 @@ class Lowerer:
             self._store(var, imap, src, epilogue)
         if final:
             phases.append(([], final))
+        if spec.update is not None:
+            self._lower_update(spec.update, body, body_scope)
         return self._finish(phases, epilogue)
+
+    def _lower_update(self, eqn: Eqn, body: list, scope: dict) -> None:
+        """`a[region] = v`: v evaluated over the region, stored into a's buffer in place. Safe
+        when v reads a only at the point it writes; otherwise v needs a temporary first."""
+        names = self.info.names
+        imap = identity_map(self.domain)
+        first = len(self.loaded)
+        src = self.value(eqn.inputs[1], imap, scope, body, 0)
+        target = region_map(eqn, imap)
+        family = self.info.family.get(eqn.out)
+        for var, m in self.loaded[first:]:
+            if self.info.family.get(var) is family and not (var is eqn.inputs[0] and m == target):
+                raise NotFusable(
+                    f"the right side of {names[eqn.out]} reads {names[var]} at other points than it "
+                    f"writes: NumPy evaluates the right side first, so it is computed into a temporary"
+                )
+        self._store(eqn.out, target, src, body)
 
     def _finish(self, phases, epilogue) -> Lowered:
         spec = self.spec
-        chains = collapse_axes(self.domain, spec.reduce_axes, self.maps)
+        # A buffer read through strides, or at computed indices, keeps its own rank, and the
+        # axes it uses stay loops of their own.
+        by_name = {n: v for v, n in {**self.reads, **self.writes}.items()}
+        full = {n for n, v in by_name.items() if v in self.info.strided}
+        full |= {n for n, imap in self.maps if not all(indexing.is_plain(e) for e in imap)}
+        # A buffer larger than the points it is accessed at (x[0], a region of it written).
+        def sized(e, size) -> bool:
+            return size == 1 if e is None else size == self.domain[e]
+
+        full |= {
+            n for n, imap in self.maps
+            if not all(sized(e, size) for e, size in zip(imap, by_name[n].aval.shape) if indexing.is_plain(e))
+        }
+        pinned = set()
+        for n, imap in self.maps:
+            if n in full:
+                for e in imap:
+                    pinned |= indexing.variables(e)
+        chains = collapse_axes(self.domain, spec.reduce_axes, self.maps, pinned)
         axis_dim: dict[int, str] = {}
         outer: list[Dim] = []
         inner: list[Dim] = []
@@ -374,6 +498,14 @@ class Lowerer:
         views: dict[str, tuple[int, ...]] = {}
 
         def rewrite_index(buffer: str, imap: IndexMap):
+            if buffer in full:
+                shape = tuple(by_name[buffer].aval.shape)
+                index = [0 if e is None else indexing.substitute(e, lambda a: axis_dim[a]) for e in imap]
+                if not index:
+                    index, shape = [0], (1,)
+                known = views.setdefault(buffer, shape)
+                assert known == shape, f"{buffer} seen with two views {known} and {shape}"
+                return tuple(index)
             index, view = [], []
             for a in imap:
                 if a is None:
@@ -407,8 +539,8 @@ class Lowerer:
         nest_phases = tuple(Phase(tuple(accs), tuple(rewrite(body))) for accs, body in phases)
         epilogue = rewrite(epilogue)
         buffers = tuple(
-            [BufferParam(n, v.aval.dtype, views[n], "in") for v, n in self.reads.items()]
-            + [BufferParam(n, v.aval.dtype, views[n], "out") for v, n in self.writes.items()]
+            [BufferParam(n, v.aval.dtype, views[n], "in", n in full) for v, n in self.reads.items()]
+            + [BufferParam(n, v.aval.dtype, views[n], "out", n in full) for v, n in self.writes.items()]
             + ([BufferParam(ERRORS_BUFFER, np.dtype(np.int32), (1,), "out")] if self.checked else [])
         )
         scalars = tuple(ScalarParam(n, dtype, index) for (index, dtype), n in self.scalars.items())
@@ -503,7 +635,8 @@ def choose_cache(phases, buffers, inner, outer, schedule) -> tuple[tuple[str, ..
         if len(phases_reading) < 2:
             continue
         index = next(iter(indices))
-        varies = inner_names & set(index) and (not outer_names or outer_names & set(index))
+        used = set().union(*(indexing.variables(e) for e in index if not isinstance(e, int)))
+        varies = inner_names & used and (not outer_names or outer_names & used)
         if len(indices) == 1 and varies:
             candidates.append((buffer, len(phases_reading)))
     # Every candidate is cached; a row too long for the cache keeps its first `capacity`
@@ -530,8 +663,9 @@ def choose_cache(phases, buffers, inner, outer, schedule) -> tuple[tuple[str, ..
     return tuple(cached), passes, notes
 
 
-def collapse_axes(domain, reduce_axes, maps) -> list[list[int]]:
-    """Group the domain's non-unit axes into chains that every access reads contiguously."""
+def collapse_axes(domain, reduce_axes, maps, pinned=frozenset()) -> list[list[int]]:
+    """Group the domain's non-unit axes into chains that every access reads contiguously.
+    `pinned` axes (those of buffers indexed at their own rank) stay chains of their own."""
     active = [a for a, s in enumerate(domain) if s != 1]
     stripped = []
     for _, imap in maps:
@@ -543,7 +677,8 @@ def collapse_axes(domain, reduce_axes, maps) -> list[list[int]]:
             prev = chains[-1][-1]
             same_class = (prev in reduce_axes) == (a in reduce_axes)
             # Size-one axes between prev and a index nothing, so they do not separate them.
-            if same_class and all(_adjacent(pos, prev, a) for pos in stripped):
+            free = prev not in pinned and a not in pinned
+            if same_class and free and all(_adjacent(pos, prev, a) for pos in stripped):
                 chains[-1].append(a)
                 continue
         chains.append([a])
@@ -573,7 +708,7 @@ def kernel_name(spec: KernelSpec, computed: list[Eqn]) -> str:
     ops = []
     for eqn in computed:
         name = eqn.prim.replace("reduce_", "")
-        if eqn.prim in ("convert", "broadcast", "transpose") or name in ops:
+        if eqn.prim in ("convert", *STRUCTURAL) or name in ops:
             continue
         ops.append(name)
     if len(ops) > 6:

@@ -20,6 +20,7 @@ from numpy.lib.array_utils import normalize_axis_tuple  # noqa: F401  (the trace
 from .dtypes import check_supported
 from .errors import TracingError, at_user_line, unsupported, user_line_noted
 from .numpy_reductions import REDUCTION_FUNCTIONS
+from .numpy_views import FUNCTIONS as VIEW_FUNCTIONS
 from .ops import BY_UFUNC
 
 _PY_TYPES = {"b": bool, "i": int, "u": int, "f": float}
@@ -324,6 +325,7 @@ def _result_type(ctx, *arrays_and_dtypes):
 
 FUNCTIONS: dict[Callable, Callable] = {
     **REDUCTION_FUNCTIONS,
+    **VIEW_FUNCTIONS,
     np.where: _where,
     np.clip: _clip,
     np.zeros_like: _zeros_like,
@@ -384,7 +386,7 @@ UNARY_OPERATORS: dict[str, np.ufunc] = {
 # What the docs' operations table lists beside the ufuncs and functions (see support.py).
 SUPPORTED_METHODS = (
     "sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin", "any", "all", "astype", "clip",
-    "round", "transpose",
+    "round", "transpose", "reshape", "ravel", "flatten", "squeeze", "swapaxes", "copy",
 )
 SUPPORTED_ATTRIBUTES = ("T", "shape", "ndim", "dtype", "size", "itemsize", "nbytes")
 

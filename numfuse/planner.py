@@ -28,18 +28,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import UnsupportedError
 from .ir import Graph, Literal, Var, var_names
 from .loopnest import LoopNest
 from .lower import (
+    STRUCTURAL,
     GraphInfo,
     IndexMap,
     KernelSpec,
     Lowered,
     Lowerer,
     NotFusable,
-    broadcast_map,
     identity_map,
+    operand_map,
     reduction_map,
+    region_map,
 )
 from .ops import is_reduction
 
@@ -68,7 +71,12 @@ class Kernel:
 
     @property
     def bytes_written(self) -> int:
-        return sum(v.aval.nbytes for v in self.writes)
+        update = self.spec.update
+        return sum(
+            int(np.prod(update.param("shape"), dtype=np.int64)) * v.aval.dtype.itemsize
+            if update is not None and v is update.out else v.aval.nbytes
+            for v in self.writes
+        )
 
     @property
     def bytes_moved(self) -> int:
@@ -98,6 +106,9 @@ class Plan:
     temporaries: list[Var] = field(default_factory=list)
     array_inputs_read: list[Var] = field(default_factory=list)  # by the live equations
     scalar_inputs: frozenset[int] = frozenset()  # input positions passed as kernel scalars
+    # Versions of updated arrays -> the value whose buffer they share (an argument, or a new
+    # array); the runtime allocates none for them.
+    aliases: dict[Var, Var] = field(default_factory=dict)
     # What one pass per operation would move, as NumPy or CuPy run the graph (eager_bytes of
     # every live equation, once): fusion saves unfused_bytes - bytes_moved.
     unfused_bytes: int = 0
@@ -123,14 +134,14 @@ class Plan:
         return "\n".join(lines)
 
 
-_VIEWS = ("broadcast", "transpose")
+_VIEWS = ("broadcast", "transpose", "slice", "reshape")
 
 
 def eager_bytes(eqn, producers: dict) -> int:
     """Bytes one operation moves when it runs alone, as in NumPy or CuPy: it reads the arrays
     under its operands and writes its result; broadcasts and transposes are views and move
     nothing themselves."""
-    if eqn.prim in _VIEWS:
+    if eqn.prim in _VIEWS or eqn.prim == "empty":
         return 0
     arrays = set()
     for atom in eqn.inputs:
@@ -142,10 +153,11 @@ def eager_bytes(eqn, producers: dict) -> int:
 
 
 def _live_eqns(graph: Graph):
-    """The equations the outputs depend on, in order (dead code is dropped)."""
+    """The equations the outputs and the arguments written into depend on, in order (dead code
+    is dropped)."""
     producers = graph.producers()
     live: set[Var] = set()
-    stack = [a for a in graph.outputs if isinstance(a, Var)]
+    stack = [a for a in graph.outputs if isinstance(a, Var)] + list(graph.writebacks.values())
     while stack:
         var = stack.pop()
         if var in live:
@@ -162,7 +174,7 @@ def _shape_str(shape) -> str:
 
 
 class Planner:
-    def __init__(self, graph: Graph, scalar_inputs: set[int]):
+    def __init__(self, graph: Graph, scalar_inputs: set[int], strided_inputs: set[int] = frozenset()):
         self.graph = graph
         self.eqns = _live_eqns(graph)
         self.names = var_names(graph)
@@ -170,49 +182,86 @@ class Planner:
         scalar_vars = {v: i for i, v in enumerate(graph.inputs) if i in scalar_inputs}
         buffers = {v for i, v in enumerate(graph.inputs) if i not in scalar_inputs} | set(graph.consts)
         self.info = GraphInfo(graph, self.producers, self.names, scalar_vars, buffers, {}, {})
+        self.info.strided = {v for i, v in enumerate(graph.inputs) if i in strided_inputs}
+        # Updates: each version's first version (whose buffer it shares), and the values that
+        # must be stored for later kernels to load (see _materialize).
+        self.temp_for: dict[Var, Var] = {}  # an update's right side computed first -> the update
+        self._materialize()
         # depth: the level of the last kernel whose reductions a value needs (a reduction: its own
-        # kernel's level); phase: a reduction's phase within its kernel.
+        # kernel's level); phase: a reduction's phase within its kernel. A materialized value or
+        # an update is written at level store_level and readable from depth on.
         self.depth: dict[Var, int] = {}
         self.phase: dict[Var, int] = {}
+        self.store_level: dict[Var, int] = {}
         for e in self.eqns:
             if is_reduction(e.prim):
                 self._level_reduction(e)
             else:
                 below = [self.depth.get(a, 0) for a in e.inputs if isinstance(a, Var)]
-                self.depth[e.out] = max(below, default=0)
+                level = max(below, default=0)
+                if e.out in self.info.materialized:
+                    self.store_level[e.out] = level
+                    level += 1
+                self.depth[e.out] = level
         self.specs: list[KernelSpec] = []
         self.notes: dict[int, list[str]] = {}  # spec position -> why values could not join others
 
+    def _materialize(self) -> None:
+        """Which values later kernels load rather than recompute: every version of an updated
+        array (each update writes its region into the buffer of the array's first version, in
+        place), an update's right side that reads the array at other points than it writes
+        (NumPy evaluates the right side first: it goes to a temporary), and the operand of a
+        reshape that NumPy would copy."""
+        info = self.info
+        for e in self.eqns:
+            if e.prim == "update":
+                base = e.inputs[0]
+                root = info.family.setdefault(base, base)
+                info.family[e.out] = root
+                info.materialized.add(e.out)
+                if base not in info.buffer_inputs:
+                    info.materialized.add(base)
+                value = e.inputs[1]
+                if isinstance(value, Var):
+                    target = region_map(e, identity_map(e.param("shape")))
+                    for var, maps in self._reads(value, identity_map(e.param("shape"))).items():
+                        if info.family.get(var) is root and (var is not base or maps != {target}):
+                            info.materialized.add(value)
+                            self.temp_for[value] = e.out
+                            break
+            elif e.prim == "reshape" and e.param("copy") and isinstance(e.inputs[0], Var):
+                operand = e.inputs[0]
+                if operand not in info.buffer_inputs and not is_reduction(self.producers[operand].prim):
+                    info.materialized.add(operand)
+
     # -- grouping ------------------------------------------------------------------------------
 
-    def _row_reads(self, eqn) -> dict[Var, set[IndexMap]]:
-        """The reductions that `eqn` (a reduction) reads through elementwise work, each with the
-        index maps it is read at when the input is evaluated over eqn's whole domain."""
-        domain = eqn.inputs[0].aval.shape
+    def _reads(self, atom, imap: IndexMap) -> dict[Var, set[IndexMap]]:
+        """What evaluating `atom` at `imap` loads, each with the index maps it is read at:
+        argument and constant buffers, reductions, and materialized values."""
         found: dict[Var, set] = {}
         seen = set()
-        stack = [(eqn.inputs[0], identity_map(domain))]
+        stack = [(atom, imap)]
         while stack:
             atom, imap = stack.pop()
             if not isinstance(atom, Var) or (atom, imap) in seen:
                 continue
             seen.add((atom, imap))
             producer = self.producers.get(atom)
-            if producer is None:
-                continue
-            if is_reduction(producer.prim):
+            if producer is None or is_reduction(producer.prim) or atom in self.info.materialized:
                 found.setdefault(atom, set()).add(imap)
-            elif producer.prim == "broadcast":
-                in_map, _ = broadcast_map(producer.inputs[0].aval.shape, atom.aval.shape)
-                stack.append((producer.inputs[0], tuple(None if a is None else imap[a] for a in in_map)))
-            elif producer.prim == "transpose":
-                mapped: list = [None] * len(imap)
-                for k, p in enumerate(producer.param("perm")):
-                    mapped[p] = imap[k]
-                stack.append((producer.inputs[0], tuple(mapped)))
+            elif producer.prim in STRUCTURAL:
+                stack.append((producer.inputs[0], operand_map(producer, imap)))
             else:
                 stack.extend((a, imap) for a in producer.inputs)
         return found
+
+    def _row_reads(self, eqn) -> dict[Var, set[IndexMap]]:
+        """The reductions and materialized values that `eqn` (a reduction) reads, each with the
+        index maps it is read at when the input is evaluated over eqn's whole domain."""
+        domain = eqn.inputs[0].aval.shape
+        found = self._reads(eqn.inputs[0], identity_map(domain))
+        return {v: maps for v, maps in found.items() if v in self.producers}
 
     @staticmethod
     def _row_key(eqn) -> tuple:
@@ -226,6 +275,9 @@ class Planner:
         level = 1
         for var, maps in reads.items():
             producer = self.producers[var]
+            if not is_reduction(producer.prim):
+                level = max(level, self.depth[var])  # materialized: written by an earlier level
+                continue
             if self._row_key(producer) == key and maps == {reduction_map(producer, key[0])}:
                 in_row[var] = self.depth[var]
                 level = max(level, self.depth[var])
@@ -265,7 +317,8 @@ class Planner:
 
     def _place(self, var: Var) -> None:
         eqn = self.producers[var]
-        depth = self.depth[var]
+        materialized = var in self.info.materialized
+        depth = self.store_level[var] if materialized else self.depth[var]
         if is_reduction(eqn.prim):
             spec = self._spec_of(self.info.owner[var])
             if var not in spec.epilogue_stores:
@@ -287,12 +340,14 @@ class Planner:
                     why = final_why
                 refusals.append(why)
         for spec in sorted(self.specs, key=lambda s: s.index):
+            if materialized:
+                break  # later readers need it before a later level's kernels run
             if spec.kind == "reduction" and spec.index[0] > depth and spec.domain == var.aval.shape:
                 spec.body_stores.append(var)
                 return
         shape = var.aval.shape
         for position, spec in enumerate(self.specs):
-            if spec.kind != "pointwise" or spec.index[0] != depth:
+            if spec.kind != "pointwise" or spec.index[0] != depth or spec.update is not None:
                 continue
             try:
                 joint = tuple(np.broadcast_shapes(spec.domain, shape))
@@ -317,9 +372,22 @@ class Planner:
         for position in range(len(self.specs)):
             self.notes[position] = []
         inputs = set(self.graph.inputs) | set(self.graph.consts)
+        placed = set()
+        for e in self.eqns:
+            if e.prim == "update":
+                # The right side evaluated over the region and stored into it, in place: after
+                # every kernel of its level, so after every earlier reader of the old values.
+                index = (self.store_level[e.out], 2, len(self.specs))
+                spec = KernelSpec(index, "pointwise", e.param("shape"), (), [], [], [], update=e)
+                self.specs.append(spec)
+                self.notes[len(self.specs) - 1] = []
+                placed.add(e.out)
+            elif e.out in self.info.materialized and e.prim != "empty" and e.out.aval.size > 0:
+                self._place(e.out)
+                placed.add(e.out)
         for atom in dict.fromkeys(a for a in self.graph.outputs if isinstance(a, Var)):
             # An empty output needs no kernel: the runtime only allocates it.
-            if atom not in inputs and atom.aval.size > 0:
+            if atom not in inputs and atom not in placed and atom.aval.size > 0:
                 self._place(atom)
         order = sorted(range(len(self.specs)), key=lambda i: self.specs[i].index)
         specs = [self.specs[i] for i in order]
@@ -334,6 +402,11 @@ class Planner:
             for s in specs:
                 for v in s.body_stores + s.final_stores + s.epilogue_stores:
                     self.info.stored_by.setdefault(v, s.index)
+                if s.update is not None:
+                    self.info.stored_by.setdefault(s.update.out, s.index)
+            for v in self.info.materialized:
+                if self.producers.get(v) is not None and self.producers[v].prim == "empty":
+                    self.info.stored_by[v] = -1  # allocated; its updates write every point
             lowered = [Lowerer(s, self.info).lower() for s in specs]
             missing = [(v, self.info.owner[v]) for low in lowered for v in low.external if v not in self.info.stored_by]
             if not missing:
@@ -349,15 +422,38 @@ class Planner:
             )
             for s, low, note in zip(specs, lowered, notes)
         ]
+        self._check_versions(kernels)
         outputs = [self._output_source(a) for a in self.graph.outputs]
         returned = {o.var for o in outputs}
-        temporaries = [v for v in self.info.stored_by if v not in returned]
+        temporaries = [v for v in self.info.stored_by if v not in returned and v not in self.info.family]
         used = {a for e in self.eqns for a in e.inputs if isinstance(a, Var)}
         everything = list(self.graph.inputs) + list(self.graph.consts)
         arrays_read = [v for v in everything if v in self.info.buffer_inputs and v in used]
         scalars = frozenset(self.info.scalar_inputs.values())
         unfused = sum(eager_bytes(e, self.producers) for e in self.eqns)
-        return Plan(self.graph, kernels, outputs, self.names, temporaries, arrays_read, scalars, unfused)
+        aliases = {v: root for v, root in self.info.family.items() if v is not root}
+        return Plan(self.graph, kernels, outputs, self.names, temporaries, arrays_read, scalars, aliases, unfused)
+
+    def _check_versions(self, kernels) -> None:
+        """Updates write into a buffer that every version of the array shares: no kernel may
+        load a version after a later one was written, and what is returned must be the latest."""
+        family = self.info.family
+        current = {root: root for root in family.values()}
+        n = self.names
+        for i, k in enumerate(kernels):
+            update = k.spec.update
+            for var in k.reads:
+                if var in family and current[family[var]] is not var:
+                    raise UnsupportedError(
+                        f"kernel #{i} would read {n[var]} after its buffer was overwritten in place "
+                        f"by a later version ({n[current[family[var]]]}); copy the array "
+                        f"(.copy()) before updating it if you need its old values later"
+                    )
+            if update is not None:
+                current[family[update.out]] = update.out
+        for var in list(self.graph.outputs) + list(self.graph.writebacks.values()):
+            if var in family and current[family[var]] is not var:
+                raise UnsupportedError(f"{n[var]} is returned, but its buffer was overwritten by a later update")
 
     def _output_source(self, atom) -> OutputSource:
         assert not isinstance(atom, Literal)
@@ -365,17 +461,31 @@ class Planner:
             return OutputSource("const", atom)
         if atom in self.graph.inputs:
             return OutputSource("input", atom, self.graph.inputs.index(atom))
+        for position, final in self.graph.writebacks.items():
+            if final is atom:
+                # The argument itself, written into in place: returned as it was passed.
+                return OutputSource("input", atom, position)
         return OutputSource("buffer", atom)
 
     def _reason(self, spec: KernelSpec, low: Lowered, specs, lowered, notes) -> str:
         n = self.names
-        if spec.kind == "pointwise":
+        if spec.update is not None:
+            u = spec.update
+            base = n[self.info.family[u.out]]
+            what = f"update {n[u.out]} = {n[u.inputs[0]]} with region {_shape_str(spec.domain)} set, in place in {base}'s buffer"
+        elif spec.kind == "pointwise":
             what = f"elementwise over {_shape_str(spec.domain)}"
         else:
             prims = ", ".join(f"{e.prim} {n[e.out]}" for e in spec.reductions)
             what = f"{prims} over axes {spec.reduce_axes} of {_shape_str(spec.domain)}"
         stores = ", ".join(n[v] for v in low.writes)
         text = f"{what}; writes {stores}"
+        for v in low.writes:
+            if v in self.temp_for:
+                text += (
+                    f" (a temporary: the right side of {n[self.temp_for[v]]} reads the array it "
+                    f"writes at other points, and NumPy evaluates the right side first)"
+                )
         if spec.index == 0:
             return text
         needs = sorted({self.info.owner[v] for v in low.external} | {
@@ -390,6 +500,8 @@ class Planner:
             )
             whys.append(f"it reads {used}, written by an earlier kernel")
         whys.extend(notes)
+        if not whys and spec.update is not None:
+            whys.append("an update writes into the array's buffer after every kernel before it has read the old values")
         if not whys:
             earlier = specs[spec.index - 1]
             if spec.kind == "reduction" and earlier.kind == "reduction":
@@ -404,6 +516,7 @@ class Planner:
         return text + "; split because " + "; ".join(dict.fromkeys(whys))
 
 
-def plan(graph: Graph, scalar_inputs: set[int] = frozenset()) -> Plan:
-    """Plan `graph`. `scalar_inputs`: positions of inputs passed as kernel scalars, not buffers."""
-    return Planner(graph, set(scalar_inputs)).plan()
+def plan(graph: Graph, scalar_inputs: set[int] = frozenset(), strided_inputs: set[int] = frozenset()) -> Plan:
+    """Plan `graph`. `scalar_inputs`: positions of inputs passed as kernel scalars, not buffers;
+    `strided_inputs`: array inputs that are not C-contiguous (read through their strides)."""
+    return Planner(graph, set(scalar_inputs), set(strided_inputs)).plan()

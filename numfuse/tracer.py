@@ -12,9 +12,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import numpy_api, numpy_reductions
+from . import numpy_api, numpy_reductions, numpy_views
 from .dtypes import check_supported
-from .errors import TracingError, UnsupportedError, at_user_line, unsupported, user_location
+from .errors import TracingError, UnsupportedError, at_user_line, unsupported, user_line_noted, user_location
 from .ir import Atom, Aval, Eqn, Graph, Literal, Var, check_graph
 from .numpy_api import Operand
 
@@ -25,6 +25,8 @@ class ArgSpec:
 
     kind: str  # "array" | "scalar" | "python"
     aval: Aval
+    readonly: bool = False  # an array NumPy will not write into (a broadcast view, say)
+    strided: bool = False  # not C-contiguous: kernels read it through its strides
 
     @property
     def weak(self) -> bool:
@@ -40,6 +42,13 @@ class TraceContext:
         self.consts: dict[Var, np.ndarray] = {}
         self._const_by_id: dict[int, tuple[np.ndarray, Var]] = {}
         self._cse: dict[tuple, Var] = {}
+        # Notional element strides of views (others are C-contiguous): whether NumPy's reshape
+        # of a value would be a view.
+        self.strides: dict[Var, tuple[int, ...]] = {}
+        # Updated arrays: every version's first version (whose buffer they share), and the
+        # latest version of each.
+        self.family: dict[Var, Var] = {}
+        self.latest: dict[Var, Var] = {}
 
     # -- values --------------------------------------------------------------------------------
 
@@ -48,6 +57,7 @@ class TraceContext:
         self.inputs.append(var)
         mutable = spec.kind == "array"
         tracer = Tracer(self, var, weak=spec.weak, numpy_scalar=not mutable, argument=mutable)
+        tracer._readonly = spec.readonly
         if not mutable:
             tracer._input_position = len(self.inputs) - 1
         return tracer
@@ -147,13 +157,103 @@ class TraceContext:
             perm = numpy_api.normalize_axis_tuple(axes, ndim)
             if len(perm) != ndim:
                 raise ValueError(at_user_line("axes don't match array"))
-        return _TransposeView(self, tracer, perm)
+        return self.permuted(tracer, perm)
+
+    def permuted(self, tracer: "Tracer", perm) -> "Tracer":
+        return _View(self, tracer, lambda var: self.transpose_var(var, tuple(perm)))
+
+    def strides_of(self, var: Var) -> tuple[int, ...]:
+        return self.strides.get(var) or numpy_views.c_strides(var.aval.shape)
 
     def transpose_var(self, var: Var, perm: tuple[int, ...]) -> Var:
         if perm == tuple(range(len(perm))):
             return var
         shape = tuple(var.aval.shape[p] for p in perm)
-        return self.bind("transpose", [var], shape, var.aval.dtype, params=(("perm", perm),))._var
+        out = self.bind("transpose", [var], shape, var.aval.dtype, params=(("perm", perm),))._var
+        self.strides[out] = tuple(self.strides_of(var)[p] for p in perm)
+        return out
+
+    def slice_var(self, var: Var, region, shape) -> Var:
+        """`var` at a region of basic indexing (numpy_views.parse_index)."""
+        start, step, drop = region
+        if not drop and all(s == 0 for s in start) and all(s == 1 for s in step):
+            return var
+        params = (("start", start), ("step", step), ("drop", drop))
+        out = self.bind("slice", [var], shape, var.aval.dtype, params=params)._var
+        old = self.strides_of(var)
+        self.strides[out] = tuple(old[k] * step[k] for k in range(len(start)) if k not in drop)
+        return out
+
+    def reshape_var(self, var: Var, shape) -> Var:
+        """A row-major reshape; `copy=True` where NumPy's reshape would copy (its operand is
+        then materialized by the planner)."""
+        shape = tuple(shape)
+        if shape == var.aval.shape:
+            return var
+        strides = self.strides_of(var)
+        view = numpy_views.is_view_reshape(var.aval.shape, strides, shape)
+        params = (("shape", shape),) + ((("copy", True),) if not view else ())
+        out = self.bind("reshape", [var], shape, var.aval.dtype, params=params)._var
+        if view:
+            reshaped = np.reshape(numpy_views.stand_in(var.aval.shape, strides), shape, copy=False)
+            self.strides[out] = tuple(s // 8 for s in reshaped.strides)
+        return out
+
+    def reshaped(self, tracer: "Tracer", shape) -> "Tracer":
+        """NumPy's reshape: a view where NumPy gives one, else a copy."""
+        var = self.reshape_var(tracer._var, shape)
+        if var is not tracer._var and var not in self.strides:  # NumPy copies
+            return Tracer(self, var)
+        return _View(self, tracer, lambda v: self.reshape_var(v, shape))
+
+    def broadcast_view(self, tracer: "Tracer", shape) -> "Tracer":
+        """np.broadcast_to: a read-only view."""
+        def make(var):
+            out = self.broadcast(Tracer(self, var), shape)._var
+            if out is not var:
+                probe = numpy_views.stand_in(var.aval.shape, self.strides_of(var))
+                self.strides[out] = tuple(s // 8 for s in np.broadcast_to(probe, shape).strides)
+            return out
+
+        return _View(self, tracer, make, None, readonly=True)
+
+    def wrap(self, var: Var) -> "Tracer":
+        return Tracer(self, var)
+
+    def copy_var(self, var: Var) -> Var:
+        """A new array with `var`'s values (never merged with another copy): an update writes
+        into it in place."""
+        out = Var(var.aval)
+        self.eqns.append(Eqn("convert", (var,), out, (("dtype", var.aval.dtype),), user_location()))
+        return out
+
+    def empty_var(self, shape, dtype) -> Var:
+        """A new array whose every point later updates write (concatenate, stack)."""
+        out = Var(Aval(tuple(shape), np.dtype(dtype)))
+        self.eqns.append(Eqn("empty", (), out, (("shape", tuple(shape)),), user_location()))
+        return out
+
+    def update_var(self, var: Var, region, shape, value) -> Var:
+        """`var` with `region` (of `shape`) replaced by `value`, as `var[index] = value` does:
+        the value is cast unsafely to var's dtype (NumPy still refuses Python ints out of range)
+        and broadcast to the region."""
+        dtype = var.aval.dtype
+        operand = self.operand(value)
+        if operand.tracer is None:
+            with user_line_noted():
+                np.copyto(np.empty((), dtype), operand.value, casting="unsafe")
+        vshape = numpy_views.value_into(shape, operand.shape)
+        if operand.tracer is not None and vshape != operand.shape:
+            operand = numpy_api.Operand(Tracer(self, self.reshape_var(operand.tracer._var, vshape)), None, operand.dtype, operand.weak)
+        if int(np.prod(shape, dtype=np.int64)) == 0:
+            return var
+        atom = self.coerce(operand, dtype, shape)
+        params = (("start", region[0]), ("step", region[1]), ("drop", region[2]), ("shape", tuple(shape)))
+        out = self.bind("update", [var, atom], var.aval.shape, dtype, params=params)._var
+        root = self.family.setdefault(var, var)
+        self.family[out] = root
+        self.latest[root] = out
+        return out
 
     def astype(self, x, dtype, copy: bool = True) -> "Tracer":
         tracer = self.as_tracer(self.operand(x))
@@ -167,8 +267,8 @@ class TraceContext:
             result = self.numpy_scalar(result)  # np.float64(1).astype(np.float32) is a scalar
         return result
 
-    def graph(self, outputs: list[Atom], name: str) -> Graph:
-        graph = Graph(list(self.inputs), list(self.eqns), outputs, dict(self.consts), name)
+    def graph(self, outputs: list[Atom], name: str, writebacks=None) -> Graph:
+        graph = Graph(list(self.inputs), list(self.eqns), outputs, dict(self.consts), name, writebacks or {})
         check_graph(graph)
         return graph
 
@@ -226,7 +326,7 @@ def _method(function: Callable) -> Callable:
 class Tracer:
     """A proxy array seen by the user's function while it is traced."""
 
-    __slots__ = ("_ctx", "_var", "_weak", "_numpy_scalar", "_argument", "_view", "_input_position")
+    __slots__ = ("_ctx", "_var", "_weak", "_numpy_scalar", "_argument", "_view", "_input_position", "_readonly")
     __array_priority__ = 1000
 
     def __init__(self, ctx, var, weak=False, numpy_scalar=False, argument=False):
@@ -237,6 +337,7 @@ class Tracer:
         self._argument = argument
         self._view = False
         self._input_position = None  # for a scalar argument: its position among traced inputs
+        self._readonly = False  # NumPy refuses writes (a broadcast view)
 
     # -- attributes ----------------------------------------------------------------------------
     shape = property(lambda self: self._var.aval.shape)
@@ -293,17 +394,13 @@ class Tracer:
     __ior__, __ixor__ = _inplace(np.bitwise_or), _inplace(np.bitwise_xor)
 
     def _update_in_place(self, ufunc, other):
-        """`x op= y`: NumPy writes into x's memory, so every name for x sees the new value."""
+        """`x op= y`: NumPy writes into x's memory, so every name for x sees the new value. An
+        argument (or a view) is updated in its buffer; a local array is simply rebound."""
         result = numpy_api.apply_ufunc(self._ctx, ufunc, (self, other), {}, True)
         if self._weak or self._numpy_scalar:
             return result  # Python and NumPy scalars are immutable: `s += 1` rebinds s
-        if self._argument:
-            raise unsupported(
-                "an in-place update of an argument array (it would modify the caller's array)",
-                "compute a new array instead (x = x + 1)",
-            )
-        if self._view:
-            raise unsupported("an in-place update of a view (such as x.T)", "compute a new array instead")
+        if self._readonly:
+            raise ValueError(at_user_line("output array is read-only"))
         other_operand = self._ctx.operand(other)
         with np.errstate(all="ignore"):
             ufunc(np.empty((0,), self.dtype), other_operand.stand_in(), out=np.empty((0,), self.dtype))
@@ -314,8 +411,22 @@ class Tracer:
                     f"the broadcast shape {result.shape}"
                 )
             )
+        if self._argument or self._view:
+            full = ((0,) * self.ndim, (1,) * self.ndim, ())
+            self._assign(full, self.shape, result)
+            return self
         self._var = self._ctx.convert(result, self.dtype)._var
         return self
+
+    def _assign(self, region, shape, value) -> None:
+        """Write `value` into `region` (start, step, drop) of this array, of `shape`."""
+        if self._readonly:
+            raise ValueError(at_user_line("assignment destination is read-only"))
+        ctx = self._ctx
+        var = self._var
+        if var not in ctx.family and not (self._argument and var in ctx.inputs):
+            var = ctx.copy_var(var)  # this array's own buffer, which the update writes into
+        self._var = ctx.update_var(var, region, shape, value)
 
     def __matmul__(self, other):
         raise unsupported("the @ operator (np.matmul)")
@@ -355,13 +466,52 @@ class Tracer:
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
-        raise unsupported("iterating over a traced array", "indexing and slicing are not supported yet")
+        return (self[i] for i in range(self.shape[0]))
 
     def __getitem__(self, index):
-        raise unsupported("indexing and slicing a traced array (x[...])")
+        """Basic indexing: a view (index maps, no copy); a scalar where NumPy gives one."""
+        ctx = self._ctx
+        if self._numpy_scalar and not self.shape:
+            raise IndexError(at_user_line("invalid index to scalar variable."))
+        region, sliced, final, scalar = numpy_views.parse_index(self.shape, index)
+
+        def make(var):
+            return ctx.reshape_var(ctx.slice_var(var, region, sliced), final)
+
+        if scalar:
+            return Tracer(ctx, make(self._var), numpy_scalar=True)
+        return _View(ctx, self, make, region if final == sliced else None)
 
     def __setitem__(self, index, value):
-        raise unsupported("item assignment (x[...] = value)")
+        """`a[index] = value`: a new version of a written into a's buffer (an `update`)."""
+        if self._weak or self._numpy_scalar:
+            raise TypeError(at_user_line("a scalar does not support item assignment"))
+        region, sliced, final, _ = numpy_views.parse_index(self.shape, index)
+        operand = self._ctx.operand(value)
+        numpy_views.value_into(final, operand.shape)
+        self._assign(region, sliced, value)
+
+    def reshape(self, *shape, order="C", copy=None):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return numpy_api.call_function(self._ctx, np.reshape, (self, tuple(shape)), {"order": order, "copy": copy})
+
+    def ravel(self, order="C"):
+        return numpy_api.call_function(self._ctx, np.ravel, (self,), {"order": order})
+
+    def flatten(self, order="C"):
+        if order != "C":
+            raise unsupported(f"flatten(order={order!r})", "only order='C'")
+        return Tracer(self._ctx, self._ctx.reshape_var(self._var, (self.size,)))
+
+    def squeeze(self, axis=None):
+        return np.squeeze(self, axis)
+
+    def swapaxes(self, axis1, axis2):
+        return np.swapaxes(self, axis1, axis2)
+
+    def copy(self, order="C"):
+        return self._ctx.astype(self, self.dtype, True)
 
     # -- methods -------------------------------------------------------------------------------
     sum = _method(np.sum)
@@ -401,29 +551,43 @@ class Tracer:
         raise UnsupportedAttributeError(str(error))
 
 
-class _TransposeView(Tracer):
-    """x.T: like a NumPy view it shows later in-place updates of x (writing through it is
-    refused in _update_in_place)."""
+class _View(Tracer):
+    """A view of another traced array (x.T, x[1:], x.reshape(...)): like a NumPy view it shows
+    later updates of its base. `region` is where it sits in its base when it is a plain slice
+    of it; writing through it then writes into the base. Writing through other views is
+    refused."""
 
-    __slots__ = ("_base", "_perm", "_seen")
+    __slots__ = ("_base", "_make", "_region", "_seen")
 
-    def __init__(self, ctx, base: Tracer, perm: tuple[int, ...]):
+    def __init__(self, ctx, base: Tracer, make, region=None, readonly=None):
         self._ctx = ctx
         self._base = base
-        self._perm = perm
+        self._make = make
+        self._region = region
         self._seen = (None, None)
         self._weak = False
         self._numpy_scalar = False
         self._argument = False
         self._view = True
         self._input_position = None
+        self._readonly = base._readonly if readonly is None else readonly
 
     @property
     def _var(self) -> Var:
         base_var = self._base._var
         if self._seen[0] is not base_var:
-            self._seen = (base_var, self._ctx.transpose_var(base_var, self._perm))
+            self._seen = (base_var, self._make(base_var))
         return self._seen[1]
+
+    def _assign(self, region, shape, value) -> None:
+        if self._readonly:
+            raise ValueError(at_user_line("assignment destination is read-only"))
+        if self._region is None:
+            raise unsupported(
+                "writing through a transposed, reshaped or np.newaxis view",
+                "write into the original array with an index instead",
+            )
+        self._base._assign(numpy_views.compose(self._region, region), shape, value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -468,6 +632,7 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple[str, Any]], name: str | 
     ctx = TraceContext()
     args = [ctx.new_input(s) if isinstance(s, ArgSpec) else s[1] for s in specs]
     arguments = [a for a in args if isinstance(a, Tracer)]
+    initial = [a._var for a in arguments]
     result = fn(*args)
     leaves: list[Tracer] = []
     tree = flatten_outputs(result, leaves)
@@ -481,6 +646,13 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple[str, Any]], name: str | 
         if (var in ctx.consts or var in ctx.inputs) and not any(t is a for a in arguments):
             # Not the argument itself but a copy of it (x.astype(x.dtype)): a new array.
             var = ctx.bind("convert", [var], t.shape, t.dtype, params=(("dtype", t.dtype),))._var
+        elif var in ctx.family and ctx.latest.get(ctx.family[var]) is not var:
+            # An earlier version of an array updated since: its buffer holds the latest.
+            var = ctx.copy_var(var)
         outputs.append(var)
-    graph = ctx.graph(outputs, name or getattr(fn, "__name__", "f"))
+    # Arguments written into: their final versions go back into the caller's arrays.
+    writebacks = {
+        ctx.inputs.index(v0): a._var for a, v0 in zip(arguments, initial) if a._var is not v0
+    }
+    graph = ctx.graph(outputs, name or getattr(fn, "__name__", "f"), writebacks)
     return TraceResult(graph, tree, kinds)

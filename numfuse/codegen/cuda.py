@@ -100,8 +100,16 @@ def literal(value) -> ast.expr:
     return _call(type_name(dtype), ast.Constant(int(value)))
 
 
+def _index_item(i) -> ast.expr:
+    if isinstance(i, int):
+        return ast.Constant(i)
+    if isinstance(i, str):
+        return _name(i)
+    return ast.parse(str(i), mode="eval").body  # an indexing.Lin or DivMod, printed as Python
+
+
 def _index(index) -> ast.expr:
-    items = [ast.Constant(i) if isinstance(i, int) else _name(i) for i in index]
+    items = [_index_item(i) for i in index]
     return items[0] if len(items) == 1 else ast.Tuple(items, ast.Load())
 
 

@@ -451,6 +451,10 @@ class CallArrays:
     def input(self, value):
         """The device array the kernels read argument `value` through, or None for a scalar."""
         if isinstance(value, np.ndarray):
+            if self.library is None and value.flags.f_contiguous and not value.flags.c_contiguous:
+                return self.upload(value)  # kept Fortran-ordered; kernels index through strides
+            # Other strided host arrays (steps, negative or zero strides) travel compacted: the
+            # kernels index them at their own rank, whatever their strides on the device.
             return self.upload(np.ascontiguousarray(value))
         if self.library is not None and self.library.owns(value):
             return self.library.view(self.cuda, value, self.handle)

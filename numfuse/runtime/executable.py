@@ -6,7 +6,8 @@ When any argument is a device array (Numba, CuPy, PyTorch, CUDA array interface,
 kernels read the device arguments in place, NumPy arguments are copied to their GPU, buffers
 are allocated through their library, nothing is copied back, and results are arrays of that
 library. Kernels run on the stream arrays.CallArrays picks (streams.py). Arguments are only
-read, never written.
+read, except those the function writes into (`a[...] = v`, `a += v`): device arguments are
+updated in place, and NumPy arguments get their final values copied back.
 """
 
 from __future__ import annotations
@@ -139,11 +140,15 @@ class Executable:
             device = call.input(value)
             if device is not None:
                 env[var] = device
+        aliases = self.plan.aliases
         written = [v for k in self.plan.kernels for v in k.writes]
         empty_outputs = [o.var for o in self.plan.outputs if o.kind == "buffer"]
-        for var in written + empty_outputs:
-            if var not in env:
+        roots = list(dict.fromkeys(aliases.values()))
+        for var in written + empty_outputs + roots:
+            if var not in env and var not in aliases:
                 env[var] = call.empty(var.aval.shape, var.aval.dtype)
+        for var, root in aliases.items():
+            env[var] = env[root]  # a version of an updated array: its updates write in place
         errors = call.upload(np.zeros(1, np.int32)) if self.checks_errors else None
         with self.backend.launching():
             for i, launch in enumerate(self.launches):
@@ -173,6 +178,11 @@ class Executable:
             if code:
                 exception, message = RUNTIME_ERRORS[code]
                 raise exception(message)
+        for position, var in self.plan.graph.writebacks.items():
+            # A NumPy argument written into: its copy on the device goes back into it. (A device
+            # argument's buffer was written in place.)
+            if isinstance(values[position], np.ndarray):
+                np.copyto(values[position], call.read(env[var]))
         return [self._output(o, kind, env, values, call) for o, kind in zip(self.plan.outputs, self.leaf_kinds)]
 
     def _scratch_array(self, call: CallArrays, launch: int, position: int, shape, dtype, zeroed: bool):

@@ -45,16 +45,17 @@ class PTXReport:
         return bool(self.f64_instructions)
 
 
-def argument_types(kernel: KernelSource, views: dict[str, tuple[np.dtype, int]], scalars: dict[str, np.dtype]):
-    """Numba types of a kernel's parameters: C-contiguous arrays, scalars, int64 sizes."""
+def argument_types(kernel: KernelSource, views: dict[str, tuple], scalars: dict[str, np.dtype]):
+    """Numba types of a kernel's parameters: C-contiguous arrays (any layout, "A", for a strided
+    buffer: views map a name to (dtype, ndim) or (dtype, ndim, strided)), scalars, int64 sizes."""
     from numba.cuda import types
     from numba.cuda.np.numpy_support import from_dtype
 
     result = []
     for p in kernel.params:
         if p.kind == "buffer":
-            dtype, ndim = views[p.name]
-            result.append(types.Array(from_dtype(dtype), ndim, "C"))
+            dtype, ndim, *strided = views[p.name]
+            result.append(types.Array(from_dtype(dtype), ndim, "A" if strided and strided[0] else "C"))
         elif p.kind == "scalar":
             result.append(from_dtype(scalars[p.name]))
         elif p.kind == "partial":
@@ -118,7 +119,7 @@ def compile_kernel(kernel: KernelSource, nest, cc=(9, 0)) -> PTXReport:
     from numba.cuda.types import unliteral
 
     _, fn = load_function(kernel)
-    views = {b.name: (b.dtype, len(b.view)) for b in nest.buffers}
+    views = {b.name: (b.dtype, len(b.view), b.strided) for b in nest.buffers}
     scalars = {s.name: s.dtype for s in nest.scalars}
     with _capture_compile_result() as captured:
         ptx, _ = cuda.compile_ptx(fn, argument_types(kernel, views, scalars), cc=cc)

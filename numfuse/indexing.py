@@ -1,0 +1,144 @@
+"""Index expressions: what one dimension of an index map, or of a load or store, indexes with.
+
+An entry is one of
+
+- `None`: the constant 0 (a size-one or broadcast dimension);
+- a variable: a domain axis (an int, in lower.py) or a loop variable (a str, in a LoopNest);
+- `Lin(terms, const)`: `sum(coef * var) + const`, for slices (`2*i0 + 1`) and for reshapes that
+  split a dimension (`6*i0 + i1`);
+- `DivMod(inner, div, mod)`: `(inner // div) % mod`, for reshapes that merge dimensions
+  (`i0 // 6`, `i0 % 6`). A `Lin` term's variable may be a `DivMod`.
+
+Entries print as Python expressions (`2*r0 + 1`, `i0 // 6`), which is also how code generation
+renders them. Only `None` and plain variables are "plain": axis collapsing may merge those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Union
+
+
+@dataclass(frozen=True)
+class Lin:
+    terms: tuple[tuple[Any, int], ...]  # (variable or DivMod, coefficient)
+    const: int = 0
+
+    def __str__(self) -> str:
+        parts = []
+        for var, coef in self.terms:
+            text = _atom(var)
+            parts.append(text if coef == 1 else f"-{text}" if coef == -1 else f"{coef}*{text}")
+        if self.const or not parts:
+            parts.append(str(self.const))
+        text = " + ".join(parts)
+        return text.replace("+ -", "- ")
+
+
+@dataclass(frozen=True)
+class DivMod:
+    inner: Any  # an entry
+    div: int = 1
+    mod: Optional[int] = None
+
+    def __str__(self) -> str:
+        text = _atom(self.inner)
+        if self.div != 1:
+            text = f"{text} // {self.div}"
+        if self.mod is not None:
+            text = f"({text}) % {self.mod}" if self.div != 1 else f"{text} % {self.mod}"
+        return text
+
+
+Entry = Union[None, int, str, Lin, DivMod]
+
+
+def _atom(entry) -> str:
+    """An entry as an operand of *, // or %: parenthesized unless it is a variable."""
+    text = fmt(entry)
+    return text if is_var(entry) or entry is None else f"({text})"
+
+
+def is_var(entry) -> bool:
+    return isinstance(entry, (int, str)) and not isinstance(entry, bool)
+
+
+def is_plain(entry) -> bool:
+    return entry is None or is_var(entry)
+
+
+def fmt(entry) -> str:
+    if entry is None:
+        return "0"
+    return str(entry)
+
+
+def as_lin(entry) -> Lin:
+    if entry is None:
+        return Lin((), 0)
+    if isinstance(entry, Lin):
+        return entry
+    return Lin(((entry, 1),), 0)
+
+
+def normalize(lin: Lin):
+    """The simplest entry equal to `lin`."""
+    coefs: dict = {}
+    for var, coef in lin.terms:
+        coefs[var] = coefs.get(var, 0) + coef
+    terms = tuple((v, c) for v, c in coefs.items() if c)
+    if not terms:
+        return None if lin.const == 0 else Lin((), lin.const)
+    if lin.const == 0 and len(terms) == 1 and terms[0][1] == 1:
+        return terms[0][0]
+    return Lin(terms, lin.const)
+
+
+def affine(entry, step: int, offset: int):
+    """`step * entry + offset`."""
+    lin = as_lin(entry)
+    return normalize(Lin(tuple((v, c * step) for v, c in lin.terms), lin.const * step + offset))
+
+
+def combine(parts: list[tuple[Any, int]]):
+    """`sum(coef * entry)` over (entry, coef) pairs."""
+    terms, const = [], 0
+    for entry, coef in parts:
+        lin = as_lin(entry)
+        terms.extend((v, c * coef) for v, c in lin.terms)
+        const += lin.const * coef
+    return normalize(Lin(tuple(terms), const))
+
+
+def divmod_entry(entry, div: int, mod: Optional[int]):
+    """`(entry // div) % mod` (no `% mod` for None)."""
+    if entry is None:
+        return None
+    if div == 1 and mod is None:
+        return entry
+    return DivMod(entry, div, mod)
+
+
+def variables(entry) -> set:
+    """The variables an entry reads."""
+    if entry is None:
+        return set()
+    if is_var(entry):
+        return {entry}
+    if isinstance(entry, DivMod):
+        return variables(entry.inner)
+    found = set()
+    for var, _ in entry.terms:
+        found |= variables(var)
+    return found
+
+
+def substitute(entry, fn: Callable[[Any], Any]):
+    """The entry with every variable `v` replaced by `fn(v)` (a variable)."""
+    if entry is None:
+        return None
+    if is_var(entry):
+        return fn(entry)
+    if isinstance(entry, DivMod):
+        return DivMod(substitute(entry.inner, fn), entry.div, entry.mod)
+    return Lin(tuple((substitute(v, fn), c) for v, c in entry.terms), entry.const)

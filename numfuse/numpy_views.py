@@ -1,0 +1,290 @@
+"""Views: basic indexing, reshapes, axis moves and broadcast_to on traced values, and item
+assignment (`a[idx] = v`) as a functional `update`.
+
+Every rule runs NumPy itself on a stand-in that holds no memory (`np.lib.stride_tricks.as_strided`
+over one element), so NumPy decides result shapes, axis permutations and errors (IndexError,
+"cannot reshape", bad axes). A stand-in with a value's notional strides says whether NumPy's
+reshape would be a view (`np.reshape(..., copy=False)`); when it would copy, the reshape's
+operand is materialized first (`reshape[copy=True]`).
+
+Structural primitives (lower.py evaluates them by mapping indices; nothing is copied):
+
+    slice[start step drop] a      operand dimension k read at start[k] + step[k] * i, or at
+                                  start[k] where an integer index dropped it
+    reshape[shape copy] a         row-major reshape (also newaxis, expand_dims, squeeze, ravel)
+    update[start step drop shape] a v
+                                  a with its region (slice's indices, of `shape`) replaced by v
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from .errors import at_user_line, unsupported, user_line_noted
+
+
+def stand_in(shape, strides=None, dtype=np.float64) -> np.ndarray:
+    """An array of `shape` and element `strides` (default: all 0) that holds one element."""
+    dtype = np.dtype(dtype)
+    strides = (0,) * len(shape) if strides is None else strides
+    return as_strided(np.zeros(1, dtype), tuple(shape), tuple(s * dtype.itemsize for s in strides), writeable=False)
+
+
+def c_strides(shape) -> tuple[int, ...]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+def _check_basic(index) -> tuple:
+    if not isinstance(index, tuple):
+        index = (index,)
+    for item in index:
+        if item is None or item is Ellipsis or isinstance(item, slice):
+            for part in ((item.start, item.stop, item.step) if isinstance(item, slice) else ()):
+                if part is not None and not isinstance(part, (int, np.integer)):
+                    raise unsupported("a slice bound that is not an int (a traced value?)", "slice with Python ints")
+            continue
+        if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer)):
+            raise unsupported(
+                f"indexing with {type(item).__name__} (advanced indexing)",
+                "basic indexing works: ints, slices, None and ...",
+            )
+    return index
+
+
+def parse_index(shape, index):
+    """NumPy's basic indexing of an array of `shape`: ((start, step, drop) per dimension, the
+    shape after slicing, the result's shape with np.newaxis dimensions, whether NumPy returns
+    a scalar)."""
+    index = _check_basic(index)
+    probe = stand_in(shape)
+    with user_line_noted():
+        result = probe[index]
+    scalar = isinstance(result, np.generic)
+    count = sum(1 for i in index if i is not None and i is not Ellipsis)
+    expanded = []
+    for item in index:
+        if item is Ellipsis:
+            expanded.extend([slice(None)] * (len(shape) - count))
+        else:
+            expanded.append(item)
+    expanded.extend([slice(None)] * (len(shape) - sum(1 for i in expanded if i is not None)))
+    start, step, drop, sliced = [], [], [], []
+    k = 0
+    for item in expanded:
+        if item is None:
+            continue
+        if isinstance(item, slice):
+            first, stop, stride = item.indices(shape[k])
+            length = len(range(first, stop, stride))
+            start.append(first if length else 0)
+            step.append(stride)
+            sliced.append(length)
+        else:
+            i = operator.index(item)
+            start.append(i + shape[k] if i < 0 else i)
+            step.append(1)
+            drop.append(k)
+        k += 1
+    return (tuple(start), tuple(step), tuple(drop)), tuple(sliced), tuple(result.shape), scalar
+
+
+def compose(outer, inner):
+    """The region of the base that `inner` (start, step, drop over the view's dimensions) picks
+    in a view that is `outer` (start, step, drop) of the base."""
+    start, step, drop = list(outer[0]), list(outer[1]), set(outer[2])
+    kept = [k for k in range(len(start)) if k not in outer[2]]
+    for j, k in enumerate(kept):
+        start[k] = outer[0][k] + outer[1][k] * inner[0][j]
+        step[k] = outer[1][k] * inner[1][j]
+        if j in inner[2]:
+            drop.add(k)
+    return tuple(start), tuple(step), tuple(sorted(drop))
+
+
+def reshape_target(shape, newshape) -> tuple[int, ...]:
+    """NumPy's result shape (with -1 resolved), or its error."""
+    if isinstance(newshape, (int, np.integer)):
+        newshape = (newshape,)
+    size = int(np.prod(shape, dtype=np.int64))
+    with user_line_noted():
+        return tuple(stand_in((size,)).reshape(tuple(operator.index(s) for s in newshape)).shape)
+
+
+def is_view_reshape(shape, strides, newshape) -> bool:
+    """Whether NumPy reshapes an array of these element strides without a copy."""
+    try:
+        np.reshape(stand_in(shape, strides), newshape, copy=False)
+    except ValueError:
+        return False
+    return True
+
+
+def permutation(fn, ndim: int, *args) -> tuple[int, ...]:
+    """The axis permutation NumPy's `fn` (swapaxes, moveaxis) makes, and its errors."""
+    probe = as_strided(np.zeros(1, np.uint8), (1,) * ndim, tuple(range(1, ndim + 1)), writeable=False)
+    with user_line_noted():
+        result = fn(probe, *args)
+    return tuple(s - 1 for s in result.strides)
+
+
+def value_into(region_shape, value_shape) -> tuple[int, ...]:
+    """The shape a value assigned into a region takes: NumPy drops its leading size-one
+    dimensions, then broadcasts it to the region."""
+    shape = tuple(value_shape)
+    while len(shape) > len(region_shape) and shape[0] == 1:
+        shape = shape[1:]
+    try:
+        if np.broadcast_shapes(shape, region_shape) != tuple(region_shape):
+            raise ValueError
+    except ValueError:
+        raise ValueError(
+            at_user_line(
+                f"could not broadcast input array from shape {tuple(value_shape)} into shape {tuple(region_shape)}"
+            )
+        ) from None
+    return shape
+
+
+# -- NumPy functions (reached through __array_function__; see numpy_api.FUNCTIONS) -------------
+
+
+def _tracer(ctx, a):
+    return ctx.as_tracer(ctx.operand(a))
+
+
+def reshape(ctx, a, shape=None, order="C", *, newshape=None, copy=None):
+    if order != "C":
+        raise unsupported(f"reshape(order={order!r})", "only order='C'")
+    x = _tracer(ctx, a)
+    target = reshape_target(x.shape, newshape if shape is None else shape)
+    if copy:
+        return ctx.wrap(ctx.reshape_var(x._var, target))
+    result = ctx.reshaped(x, target)
+    if copy is False and not result._view and target != x.shape:
+        raise ValueError(at_user_line("Unable to avoid creating a copy while reshaping."))
+    return result
+
+
+def ravel(ctx, a, order="C"):
+    if order not in ("C", "K", "A"):
+        raise unsupported(f"ravel(order={order!r})", "only order='C'")
+    x = _tracer(ctx, a)
+    return ctx.reshaped(x, (x.size,))
+
+
+def expand_dims(ctx, a, axis):
+    x = _tracer(ctx, a)
+    with user_line_noted():
+        shape = np.expand_dims(stand_in(x.shape), axis).shape
+    return ctx.reshaped(x, shape)
+
+
+def squeeze(ctx, a, axis=None):
+    x = _tracer(ctx, a)
+    with user_line_noted():
+        shape = np.squeeze(stand_in(x.shape), axis).shape
+    return ctx.reshaped(x, shape)
+
+
+def swapaxes(ctx, a, axis1, axis2):
+    x = _tracer(ctx, a)
+    return ctx.permuted(x, permutation(np.swapaxes, x.ndim, axis1, axis2))
+
+
+def moveaxis(ctx, a, source, destination):
+    x = _tracer(ctx, a)
+    return ctx.permuted(x, permutation(np.moveaxis, x.ndim, source, destination))
+
+
+def broadcast_to(ctx, array, shape, subok=False):
+    x = _tracer(ctx, array)
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    with user_line_noted():
+        shape = np.broadcast_to(stand_in(x.shape), tuple(shape)).shape
+    return ctx.broadcast_view(x, shape)
+
+
+def _joined(ctx, name, arrays, axis, dtype, casting, out):
+    if out is not None:
+        raise unsupported(f"np.{name}(..., out=...)")
+    operands = [ctx.operand(a) for a in arrays]
+    if not operands:
+        raise ValueError(at_user_line("need at least one array to concatenate"))
+    probes = [np.zeros((1,) * len(o.shape), o.dtype) for o in operands]
+    with user_line_noted():
+        if name == "stack":
+            kind = np.stack(probes, axis, dtype=dtype, casting=casting)
+        else:
+            kind = np.concatenate(probes, axis, dtype=dtype, casting=casting)
+    return operands, kind.dtype, kind.ndim
+
+
+def concatenate(ctx, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """One update per input into its slice of a new array (no kernel fills it first)."""
+    if axis is None:
+        arrays = [ravel(ctx, a) for a in arrays]
+        axis = 0
+    operands, result_dtype, ndim = _joined(ctx, "concatenate", arrays, axis, dtype, casting, out)
+    axis = normalize_axis(axis, ndim)
+    first = operands[0].shape
+    for i, o in enumerate(operands[1:], 1):
+        for k in range(ndim):
+            if k != axis and o.shape[k] != first[k]:
+                raise ValueError(at_user_line(
+                    "all the input array dimensions except for the concatenation axis must match "
+                    f"exactly, but along dimension {k}, the array at index 0 has size {first[k]} "
+                    f"and the array at index {i} has size {o.shape[k]}"
+                ))
+    shape = list(first)
+    shape[axis] = sum(o.shape[axis] for o in operands)
+    var = ctx.empty_var(shape, result_dtype)
+    at = 0
+    for o, a in zip(operands, arrays):
+        size = o.shape[axis]
+        region = tuple(at if k == axis else 0 for k in range(ndim)), (1,) * ndim, ()
+        var = ctx.update_var(var, region, o.shape, ctx.astype(a, result_dtype, False) if o.dtype != result_dtype else a)
+        at += size
+    return ctx.wrap(var)
+
+
+def stack(ctx, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    operands, result_dtype, ndim = _joined(ctx, "stack", arrays, axis, dtype, casting, out)
+    axis = normalize_axis(axis, ndim)
+    first = operands[0].shape
+    if any(o.shape != first for o in operands):
+        raise ValueError(at_user_line("all input arrays must have the same shape"))
+    shape = list(first)
+    shape.insert(axis, len(operands))
+    var = ctx.empty_var(shape, result_dtype)
+    for i, (o, a) in enumerate(zip(operands, arrays)):
+        region = tuple(i if k == axis else 0 for k in range(ndim)), (1,) * ndim, (axis,)
+        var = ctx.update_var(var, region, first, ctx.astype(a, result_dtype, False) if o.dtype != result_dtype else a)
+    return ctx.wrap(var)
+
+
+def normalize_axis(axis, ndim: int) -> int:
+    from numpy.lib.array_utils import normalize_axis_index
+
+    with user_line_noted():
+        return normalize_axis_index(operator.index(axis), ndim)
+
+
+FUNCTIONS = {
+    np.reshape: reshape,
+    np.ravel: ravel,
+    np.expand_dims: expand_dims,
+    np.squeeze: squeeze,
+    np.swapaxes: swapaxes,
+    np.moveaxis: moveaxis,
+    np.broadcast_to: broadcast_to,
+    np.concatenate: concatenate,
+    np.stack: stack,
+}
