@@ -176,13 +176,21 @@ class TraceContext:
     def slice_var(self, var: Var, region, shape) -> Var:
         """`var` at a region of basic indexing (numpy_views.parse_index)."""
         start, step, drop = region
-        if not drop and all(s == 0 for s in start) and all(s == 1 for s in step):
+        if not drop and tuple(shape) == var.aval.shape and all(s == 0 for s in start) and all(s == 1 for s in step):
             return var
         params = (("start", start), ("step", step), ("drop", drop))
         out = self.bind("slice", [var], shape, var.aval.dtype, params=params)._var
         old = self.strides_of(var)
         self.strides[out] = tuple(old[k] * step[k] for k in range(len(start)) if k not in drop)
         return out
+
+    def find_slice(self, var: Var, region, shape) -> Var | None:
+        """The value `slice_var` made of `var` at `region` before, if any (binding nothing)."""
+        start, step, drop = region
+        if not drop and tuple(shape) == var.aval.shape and all(s == 0 for s in start) and all(s == 1 for s in step):
+            return var
+        params = (("start", start), ("step", step), ("drop", drop))
+        return self._cse.get(("slice", (_atom_key(var),), params, Aval(tuple(shape), var.aval.dtype)))
 
     def reshape_var(self, var: Var, shape) -> Var:
         """A row-major reshape; `copy=True` where NumPy's reshape would copy (its operand is
@@ -489,6 +497,8 @@ class Tracer:
         region, sliced, final, _ = numpy_views.parse_index(self.shape, index)
         operand = self._ctx.operand(value)
         numpy_views.value_into(final, operand.shape)
+        if isinstance(value, Tracer) and value._var is self._ctx.find_slice(self._var, region, sliced):
+            return  # a[i] *= 2 ends with a[i] = (the view, already updated): nothing to write
         self._assign(region, sliced, value)
 
     def reshape(self, *shape, order="C", copy=None):

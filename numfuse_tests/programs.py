@@ -129,6 +129,35 @@ def bool_logic(a, b):
     return a & b, a | b, a ^ b, ~a, np.logical_and(a, b), np.logical_not(b), a.sum(), a.any(axis=0)
 
 
+
+def stencil(a):
+    return 0.25 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:])
+
+
+def strided_slices(x):
+    return x[::2, ::-1] * 2.0 + x[1::2, :], x[0] - x[-1, ::-1]
+
+
+def views_reduced(x):
+    # moveaxis + newaxis + squeeze feeding a row reduction: one kernel
+    y = np.moveaxis(x, 0, 1)[None, ...]
+    return np.squeeze(y, 0).sum(axis=1)
+
+
+def reshape_view(x):
+    # a reshape of a C-contiguous array is a view: index maps with // and %
+    return x.reshape(3, 2, 4) + 1.0, x.ravel()[::3], np.expand_dims(x, 1) * x[:, None, :]
+
+
+def reshape_copy(x):
+    # NumPy copies x.T to reshape it: x.T is materialized first, then read flat
+    return x.T.reshape(-1) * 2.0
+
+
+def joined(x, y):
+    return np.concatenate([x, y * 2.0], axis=1), np.stack([x, y], axis=0).sum(axis=0)
+
+
 PROGRAMS = [
     Program("quickstart", quickstart, lambda r: (f32(r, 5, 7), f32(r, 5, 7)), 1, 7, exact_bytes=True),
     Program("chain10", chain10, lambda r: (f32(r, 6, 9),), 1, exact_bytes=True),
@@ -150,4 +179,10 @@ PROGRAMS = [
     Program("softmax", softmax, lambda r: (f32(r, 5, 9),), 1, 9, exact_bytes=True),
     Program("zeros_and_ones", zeros_and_ones, lambda r: (f32(r, 3, 4),), 1, exact_bytes=True),
     Program("bool_logic", bool_logic, lambda r: (r.random((5, 4)) < 0.5, r.random((5, 4)) < 0.3), 2),
+    Program("stencil", stencil, lambda r: (f32(r, 6, 7),), 1),
+    Program("strided_slices", strided_slices, lambda r: (f32(r, 6, 5),), 2),
+    Program("views_reduced", views_reduced, lambda r: (f32(r, 4, 5),), 1, 4),
+    Program("reshape_view", reshape_view, lambda r: (f32(r, 4, 6),), 3),
+    Program("reshape_copy", reshape_copy, lambda r: (f32(r, 4, 6),), 2),
+    Program("joined", joined, lambda r: (f32(r, 3, 4), f32(r, 3, 4)), 5),
 ]

@@ -114,3 +114,20 @@ def test_quickstart_kernel_is_one_reduction_kernel_in_float32():
     (kernel, report), = compile_all(PROGRAMS[0].fn, x, x)
     assert kernel.nest.kind == "reduction"
     assert report.f64_instructions == []
+
+
+def test_update_and_strided_kernels_compile():
+    """An in-place update (its store at affine indices), a temporary for its right side, a
+    reshape's // and % indices, and a Fortran-ordered argument typed as any layout ("A")."""
+
+    def jacobi(a, b):
+        a[1:-1, 1:-1] = 0.25 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:])
+        return b.reshape(-1)[::3] * 2.0
+
+    a = np.ones((6, 7), np.float32)
+    reports = compile_all(jacobi, a, np.asfortranarray(a))
+    assert len(reports) == 3
+    for kernel, report in reports:
+        assert ".entry" in report.ptx and not report.computes_in_f64, kernel.name
+        assert_no_spills(report)
+    assert any(b.strided for kernel, _ in reports for b in kernel.nest.buffers)

@@ -1,0 +1,127 @@
+"""Views, item assignment and strided arguments give NumPy's values; arguments written into end
+up as NumPy leaves them."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import numfuse
+from numfuse_tests.helpers import assert_same, check
+
+
+def check_in_place(fn, *args):
+    """numfuse.jit(fn) returns what NumPy returns and leaves the arguments as NumPy does."""
+    mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    theirs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    with np.errstate(all="ignore"):
+        expected = fn(*theirs)
+    got = numfuse.jit(fn)(*mine)
+    if expected is not None:
+        assert_same(got, expected)
+    for i, (a, b) in enumerate(zip(mine, theirs)):
+        if isinstance(b, np.ndarray):
+            np.testing.assert_array_equal(a, b, err_msg=f"argument {i}")
+    return got
+
+
+def rand(*shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).uniform(-2, 2, shape).astype(dtype)
+
+
+def test_views_match_numpy():
+    def f(x):
+        return (x.T[::2], x.reshape(3, 10), x.ravel()[3:7], x[None, 1, ..., ::-1], np.expand_dims(x, 1),
+                np.swapaxes(x[..., None], 0, 2), np.moveaxis(x, 0, 1) + 1, np.broadcast_to(x[0], (2, 6)),
+                x[2, 3] * 2, x.flatten()[::-4], x[:, 1:].reshape(-1), np.squeeze(x[:, :1]))
+
+    check(f, rand(5, 6))
+
+
+def test_jacobi_step_in_place_matches_numpy():
+    def jacobi(a):
+        a[1:-1, 1:-1] = 0.25 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:])
+
+    check_in_place(jacobi, rand(6, 7))
+
+
+def test_updates_of_arguments_locals_and_slices():
+    def f(x, out, b):
+        x += 1
+        x[0] = 7
+        out[...] = x * 2
+        b[1:, ::2] -= x[:-1, ::2]
+        y = np.zeros_like(x)
+        y[::-2] = x[::2]  # rows 4, 2, 0 get rows 0, 2, 4
+        return y, x.sum()
+
+    check_in_place(f, rand(5, 6), np.zeros((5, 6), np.float32), rand(5, 6, seed=1))
+
+
+def test_augmented_item_update_and_views_see_it():
+    def f(x):
+        v = x[1:]
+        x[1] *= 3
+        w = x.T
+        x += 1
+        return v.copy(), w + 0
+
+    check_in_place(f, rand(4, 3))
+
+
+def test_integer_arrays_and_casting_on_assignment():
+    def f(a, v):
+        a[::2] = v * 1.7  # float64 into int32: truncated, as NumPy's setitem casts
+        return a
+
+    check_in_place(f, np.arange(12, dtype=np.int32).reshape(6, 2), np.ones(2))
+
+
+def test_concatenate_and_stack():
+    def f(x, y):
+        return (np.concatenate([x, y * 2.0], axis=1), np.stack([x, y], axis=-1), np.concatenate([x, y], axis=None),
+                np.concatenate([x.astype(np.float64), y]))
+
+    check(f, rand(3, 4), rand(3, 4, seed=1))
+
+
+@pytest.mark.parametrize("layout", ["F", "transposed", "negative", "steps", "broadcast"])
+def test_strided_arguments_are_read_through_their_strides(layout):
+    base = rand(6, 8)
+    x = {
+        "F": np.asfortranarray(base),
+        "transposed": base.T,
+        "negative": base[::-1, ::-2],
+        "steps": base[1::2, ::3],
+        "broadcast": np.broadcast_to(base[0], (5, 8)),
+    }[layout]
+
+    def f(x):
+        return x * 2.0 + 1.0, x.sum(axis=0), x[1:, :2].T
+
+    got = check(f, x)
+    assert all(g.flags.c_contiguous for g in got)
+
+
+def test_strided_argument_written_into_in_place():
+    def f(a):
+        a[1:] += a[:-1]  # reads a at other points: the right side first, as NumPy
+
+    check_in_place(f, np.asfortranarray(rand(5, 4)))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_random_slices_match_numpy(data):
+    shape = data.draw(st.tuples(st.integers(1, 5), st.integers(1, 5)))
+    x = rand(*shape)
+
+    def piece(n):
+        start = data.draw(st.integers(-n, n))
+        stop = data.draw(st.integers(-n, n))
+        step = data.draw(st.sampled_from([1, 2, -1, -2]))
+        return slice(start, stop, step)
+
+    index = (piece(shape[0]), piece(shape[1]))
+    if x[index].size == 0:
+        return
+    check(lambda x: x[index] * 2.0 + x[index].sum(axis=0), x)
