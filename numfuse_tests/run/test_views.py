@@ -125,3 +125,20 @@ def test_random_slices_match_numpy(data):
     if x[index].size == 0:
         return
     check(lambda x: x[index] * 2.0 + x[index].sum(axis=0), x)
+
+
+def test_device_arguments_strided_and_written_in_place():
+    from numba import cuda
+
+    x = rand(4, 6)
+    got = numfuse.jit(lambda a: a * 2.0)(cuda.to_device(x).T)  # a strided device view, read in place
+    np.testing.assert_array_equal(got.copy_to_host(), x.T * 2.0)
+
+    def bump(a):
+        a[1:, ::2] += 1.0
+
+    d = cuda.to_device(x)
+    numfuse.jit(bump)(d)
+    expected = x.copy()
+    bump(expected)
+    np.testing.assert_array_equal(d.copy_to_host(), expected)

@@ -202,12 +202,12 @@ def test_indexing_raises_numpys_errors():
 
 def test_writing_into_a_broadcast_view_is_read_only_as_in_numpy():
     def through_view(x):
-        y = np.broadcast_to(x[0], (3, 4))
+        y = np.broadcast_to(x, (3,) + x.shape)
         y[0] = 1
         return y
 
     def augmented(x):
-        y = np.broadcast_to(x, (2, 3, 4))
+        y = np.broadcast_to(x, (2,) + x.shape)
         y += 1
         return y
 
