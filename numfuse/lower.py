@@ -328,12 +328,13 @@ class Lowerer:
             red = REDUCTIONS[eqn.prim]
             dtype = eqn.inputs[0].aval.dtype if red.indexed else eqn.out.aval.dtype
             accumulators, body = phases[phase]
-            self.computed.append(eqn)
             if eqn.out in online:
                 partner = f"acc{index_of[online[eqn.out]]}"
                 accumulators.append(Accumulator(f"acc{i}", "online_sum", dtype, dtype.type(0), partner))
+                self.computed.append(eqn)
                 continue
             src = self.value(eqn.inputs[0], identity_map(self.domain), scopes[phase], body, phase)
+            self.computed.append(eqn)
             accumulators.append(Accumulator(f"acc{i}", red.combine, dtype, red.identity(dtype)))
             if eqn.out in partner_of:
                 body.append(OnlineAccumulate(f"acc{i}", f"acc{index_of[partner_of[eqn.out]]}", src))
