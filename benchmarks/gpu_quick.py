@@ -35,40 +35,30 @@ def _median_ms(run, repeats: int, timer) -> float:
     return statistics.median(times)
 
 
-def _numba_timer(cuda):
+def _event_timer(make_event, elapsed_ms):
+    """Milliseconds of one run between two device events (start and end recorded around it)."""
+
     def timer(run):
-        start, end = cuda.event(), cuda.event()
+        start, end = make_event(), make_event()
         start.record()
         run()
         end.record()
         end.synchronize()
-        return start.elapsed_time(end)
+        return elapsed_ms(start, end)
 
     return timer
+
+
+def _numba_timer(cuda):
+    return _event_timer(cuda.event, lambda start, end: start.elapsed_time(end))
 
 
 def _cupy_timer(cp):
-    def timer(run):
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        run()
-        end.record()
-        end.synchronize()
-        return cp.cuda.get_elapsed_time(start, end)
-
-    return timer
+    return _event_timer(cp.cuda.Event, cp.cuda.get_elapsed_time)
 
 
 def _torch_timer(torch):
-    def timer(run):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        run()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end)
-
-    return timer
+    return _event_timer(lambda: torch.cuda.Event(enable_timing=True), lambda start, end: start.elapsed_time(end))
 
 
 def _torch():

@@ -297,7 +297,7 @@ def strategy_text(nest) -> str:
         passes = len(nest.phases)
         parts.append(f"{passes} passes over each row (phases)")
     if nest.cached:
-        parts.append(f"{', '.join(nest.cached)} kept in shared memory from the first pass, read from memory once")
+        parts.append(f"{', '.join(nest.cached)} kept in shared memory from the first pass (as much of each row as fits; see limit)")
     if nest.split:
         parts.append("each row split over several blocks; the last block to finish combines them")
     parts.append("indices in int64")

@@ -106,6 +106,17 @@ class Accumulate:
 
 
 @dataclass(frozen=True)
+class OnlineAccumulate:
+    """softmax's max and sum of exponentials in one pass (the row's maximum so far rescales the
+    sum): max_acc = max(max_acc, src); sum_acc = sum_acc * exp(old max - max_acc) +
+    exp(src - max_acc)."""
+
+    max_acc: str
+    sum_acc: str
+    src: "Operand"
+
+
+@dataclass(frozen=True)
 class Check:
     """Where the op's runtime check (ops.RuntimeCheck) holds on `args`, record error `code`."""
 
@@ -123,7 +134,7 @@ class Guard:
     body: tuple
 
 
-Stmt = Union[Load, Compute, Store, Accumulate, Check, Guard]
+Stmt = Union[Load, Compute, Store, Accumulate, OnlineAccumulate, Check, Guard]
 
 # The int32[1] buffer kernels with runtime checks write error codes to.
 ERRORS_BUFFER = "nf_errors"
@@ -132,9 +143,10 @@ ERRORS_BUFFER = "nf_errors"
 @dataclass(frozen=True)
 class Accumulator:
     name: str
-    combine: str  # an ops.ELEMENTWISE name, or "argmax" / "argmin"
+    combine: str  # an ops.ELEMENTWISE name, "argmax" / "argmin", or "online_sum"
     dtype: np.dtype  # of the values combined
     identity: object  # a NumPy scalar of dtype
+    partner: str = ""  # an online_sum's maximum accumulator
 
     @property
     def indexed(self) -> bool:
@@ -227,6 +239,8 @@ def _format_stmts(stmts, indent: str, dtypes: dict) -> list[str]:
             lines.append(f"{indent}store {s.buffer}[{_index(s.index)}] = {_operand(s.src)}")
         elif isinstance(s, Accumulate):
             lines.append(f"{indent}{s.acc} = {dtypes[s.acc]} {s.acc} {_operand(s.src)}")
+        elif isinstance(s, OnlineAccumulate):
+            lines.append(f"{indent}{s.max_acc}, {s.sum_acc} = online_max_sum {s.max_acc} {s.sum_acc} {_operand(s.src)}")
         elif isinstance(s, Check):
             args = " ".join(_operand(a) for a in s.args)
             lines.append(f"{indent}check {s.op} {args} else error {s.code}")
@@ -261,7 +275,8 @@ def format_loopnest(nest: LoopNest, sizes: bool = True) -> str:
     for k, phase in enumerate(nest.phases):
         for a in phase.accumulators:
             index = " @index" if a.indexed else ""
-            lines.append(f"{indent}{a.name}:{short_name(a.dtype)}{index} = {a.identity.item()!r} ({a.combine})")
+            of = f" of exp(x - {a.partner})" if a.partner else ""
+            lines.append(f"{indent}{a.name}:{short_name(a.dtype)}{index} = {a.identity.item()!r} ({a.combine}{of})")
         body_indent = indent
         for d in nest.inner:
             # Sizes are printed once, at the first loop.

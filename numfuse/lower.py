@@ -35,6 +35,7 @@ from .loopnest import (
     Guard,
     Load,
     LoopNest,
+    OnlineAccumulate,
     Phase,
     ScalarParam,
     Store,
@@ -237,6 +238,8 @@ class Lowerer:
         self.loaded: list[tuple[Var, IndexMap]] = []  # every (buffer value, map) loaded
         self.own_stores = set(spec.body_stores) | set(spec.final_stores) | set(spec.epilogue_stores)
         self.checked = False  # whether any statement tests a runtime check
+        self.phase_of: dict[Var, int] = dict(spec.phase_of)  # after online softmax merges (lower)
+        self.online_notes: list[str] = []
 
     # -- values --------------------------------------------------------------------------------
 
@@ -319,7 +322,7 @@ class Lowerer:
         eqn = info.producers[var]
         if is_reduction(eqn.prim):
             if var in self.owned:
-                if self.spec.phase_of.get(var, 0) >= phase:
+                if self.phase_of.get(var, 0) >= phase:
                     raise NotFusable(f"{info.names[var]} is reduced in this kernel and used inside its loop")
                 if imap != reduction_map(eqn, self.domain):
                     raise NotFusable(
@@ -392,18 +395,38 @@ class Lowerer:
 
     def lower(self) -> Lowered:
         spec = self.spec
-        ends = spec.phase_count  # the phase number of the final pass and the epilogue
+        # softmax's sum of exp(x - max) joins the max's pass when the row is too long to keep on
+        # chip (online_softmax): one read of the row fewer.
+        online = online_softmax_pairs(spec, self.info)
+        self.phase_of = merged_phases(spec, online)
+        self.online_notes = [
+            f"the row is too long to keep on chip: {self.info.names[s]} (a sum of exp(x - "
+            f"{self.info.names[m]})) is accumulated in {self.info.names[m]}'s pass, rescaled as the "
+            f"maximum grows (online softmax), one pass over the row fewer"
+            for s, m in online.items()
+        ]
+        partner_of = {m: s for s, m in online.items()}
+        index_of = {eqn.out: i for i, eqn in enumerate(spec.reductions)}
+        ends = max(self.phase_of.values(), default=0) + 1 if spec.reductions else 1
         phases: list[tuple[list, list]] = [([], []) for _ in range(ends)]  # (accumulators, body)
         scopes: list[dict] = [{} for _ in range(ends)]
         for i, eqn in enumerate(spec.reductions):
-            phase = spec.phase_of.get(eqn.out, 0)
+            phase = self.phase_of.get(eqn.out, 0)
             red = REDUCTIONS[eqn.prim]
             dtype = eqn.inputs[0].aval.dtype if red.indexed else eqn.out.aval.dtype
             accumulators, body = phases[phase]
+            if eqn.out in online:
+                partner = f"acc{index_of[online[eqn.out]]}"
+                accumulators.append(Accumulator(f"acc{i}", "online_sum", dtype, dtype.type(0), partner))
+                self.computed.append(eqn)
+                continue
             src = self.value(eqn.inputs[0], identity_map(self.domain), scopes[phase], body, phase)
-            accumulators.append(Accumulator(f"acc{i}", red.combine, dtype, red.identity(dtype)))
-            body.append(Accumulate(f"acc{i}", src))
             self.computed.append(eqn)
+            accumulators.append(Accumulator(f"acc{i}", red.combine, dtype, red.identity(dtype)))
+            if eqn.out in partner_of:
+                body.append(OnlineAccumulate(f"acc{i}", f"acc{index_of[partner_of[eqn.out]]}", src))
+            else:
+                body.append(Accumulate(f"acc{i}", src))
         # Outputs smaller than the domain are stored where the axes they lack are 0. The guard
         # blocks come after the whole loop body, so their scope sees every value computed there,
         # while what they compute stays inside them.
@@ -546,7 +569,7 @@ class Lowerer:
         scalars = tuple(ScalarParam(n, dtype, index) for (index, dtype), n in self.scalars.items())
         inner_size = int(np.prod([d.size for d in inner], dtype=np.int64))
         outer_size = int(np.prod([d.size for d in outer], dtype=np.int64))
-        notes: list[str] = []
+        notes: list[str] = list(self.online_notes)
         cached: tuple[str, ...] = ()
         passes: dict[Var, float] = {}
         schedule = choose_schedule(spec, outer, chains)
@@ -558,6 +581,7 @@ class Lowerer:
         split = (
             spec.kind == "reduction"
             and len(nest_phases) == 1
+            and not any(a.partner for a in nest_phases[0].accumulators)
             and outer_size < SPLIT_MAX_ROWS
             and inner_size >= SPLIT_MIN_REDUCED
         )
@@ -594,6 +618,73 @@ SPLIT_MAX_ROWS = 64
 # one 32-byte memory sector).
 COLUMN_CACHE_ROWS = 8
 SPLIT_MIN_REDUCED = 8192
+
+
+def online_softmax_pairs(spec: KernelSpec, info: GraphInfo) -> dict[Var, Var]:
+    """{S: M} for each sum S = sum(exp(g - M)) of this kernel whose M = max(g) (same g, same
+    axes) runs one phase earlier, when g's row is too long for the on-chip cache: then S can be
+    accumulated in M's pass, rescaled whenever the maximum grows (the "online softmax")."""
+    if spec.kind != "reduction":
+        return {}
+    row_length = int(np.prod([spec.domain[a] for a in spec.reduce_axes], dtype=np.int64))
+    owned = {eqn.out: eqn for eqn in spec.reductions}
+    producers = info.producers
+    pairs = {}
+    for eqn in spec.reductions:
+        if eqn.prim != "reduce_sum" or eqn.out.aval.dtype.kind != "f" or eqn.out.aval.dtype.itemsize < 4:
+            continue
+        exp = producers.get(eqn.inputs[0])
+        if exp is None or exp.prim != "exp":
+            continue
+        sub = producers.get(exp.inputs[0])
+        if sub is None or sub.prim != "subtract" or not isinstance(sub.inputs[1], Var):
+            continue
+        g, m = sub.inputs[0], sub.inputs[1]
+        broadcast = producers.get(m)
+        if broadcast is not None and broadcast.prim == "broadcast":
+            m = broadcast.inputs[0]
+        max_eqn = owned.get(m)
+        if (
+            max_eqn is None
+            or max_eqn.prim != "reduce_max"
+            or max_eqn.inputs[0] is not g
+            or max_eqn.out.aval.dtype != eqn.out.aval.dtype
+            or spec.phase_of.get(eqn.out, 0) != spec.phase_of.get(m, 0) + 1
+            or max_eqn.param("keepdims") != eqn.param("keepdims") and broadcast is None
+        ):
+            continue
+        if row_length * _row_item_bytes(g, info) <= ROW_CACHE_BYTES:
+            continue  # the row stays on chip: three exact passes cost one read
+        pairs[eqn.out] = m
+    return pairs
+
+
+def _row_item_bytes(var: Var, info: GraphInfo) -> int:
+    """Bytes per point of the buffers `var` is computed from (through elementwise work)."""
+    seen, stack, total = set(), [var], 0
+    while stack:
+        v = stack.pop()
+        if not isinstance(v, Var) or v in seen:
+            continue
+        seen.add(v)
+        if v in info.buffer_inputs:
+            total += v.aval.dtype.itemsize
+            continue
+        eqn = info.producers.get(v)
+        if eqn is not None and not is_reduction(eqn.prim):
+            stack.extend(eqn.inputs)
+    return total
+
+
+def merged_phases(spec: KernelSpec, online: dict[Var, Var]) -> dict[Var, int]:
+    """The reductions' phases once each online sum runs in its maximum's phase, with phases
+    left empty removed."""
+    phase_of = dict(spec.phase_of)
+    for s, m in online.items():
+        phase_of[s] = phase_of.get(m, 0)
+    used = sorted(set(phase_of.values()))
+    renumber = {p: k for k, p in enumerate(used)}
+    return {v: renumber[p] for v, p in phase_of.items()}
 
 
 def _loads_by_phase(phases) -> dict[str, list[tuple[int, tuple]]]:

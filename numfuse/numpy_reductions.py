@@ -176,13 +176,19 @@ def _divide_into(value, count):
     return quotient.astype(value.dtype) if quotient.dtype != value.dtype else quotient
 
 
+def _degrees_of_freedom(ddof, correction):
+    """var's and std's ddof, or its Array API spelling `correction` (not both)."""
+    if correction is np._NoValue:
+        return ddof
+    if ddof != 0:
+        raise ValueError(at_user_line("ddof and correction can't be provided simultaneously."))
+    return correction
+
+
 def var(ctx, a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *, where=np._NoValue,
         mean=np._NoValue, correction=np._NoValue, name="np.var"):
     _refuse(name, out=out, where=where, mean=mean)
-    if correction is not np._NoValue:
-        if ddof != 0:
-            raise ValueError(at_user_line("ddof and correction can't be provided simultaneously."))
-        ddof = correction
+    ddof = _degrees_of_freedom(ddof, correction)
     keepdims = False if keepdims is np._NoValue else bool(keepdims)
     xt, array = _stand_in(ctx, a)
     if dtype is not None:
@@ -251,10 +257,7 @@ def nanmean(ctx, a, axis=None, dtype=None, out=None, keepdims=np._NoValue, *, wh
 def nanvar(ctx, a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *, where=np._NoValue,
            mean=np._NoValue, correction=np._NoValue, name="np.nanvar"):
     _refuse(name, out=out, where=where, mean=mean)
-    if correction is not np._NoValue:
-        if ddof != 0:
-            raise ValueError(at_user_line("ddof and correction can't be provided simultaneously."))
-        ddof = correction
+    ddof = _degrees_of_freedom(ddof, correction)
     keepdims = False if keepdims is np._NoValue else bool(keepdims)
     xt, array = _stand_in(ctx, a)
     numpy_fn = np.nanvar if name == "np.nanvar" else np.nanstd

@@ -488,3 +488,15 @@ def argmax_pick(a, ai, b, bi):
 
 def argmin_pick(a, ai, b, bi):
     return (b != b and (a == a or bi < ai)) or (a == a and (b < a or (b == a and bi < ai)))
+
+
+# The online softmax (a sum of exp(x - max) accumulated while the max still grows). The sum so
+# far is rescaled by online_scale when the max moves; equal maxima (both -inf, both +inf) need
+# no rescale. A -inf point adds nothing, whatever the max; a row of -inf ends up NaN as in NumPy
+# (the caller sets it), and +inf or NaN points give NaN through exp as in NumPy.
+def online_scale(m_old, m_new):
+    return T(1) if m_old == m_new else math.exp(m_old - m_new)
+
+
+def online_term(v, m):
+    return T(0) if v == -math.inf else math.exp(v - m)

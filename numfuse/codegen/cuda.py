@@ -27,7 +27,19 @@ import numpy as np
 from .. import scalar_impl
 from ..dtypes import SUPPORTED, compute_dtype, short_name
 from ..ir import Literal
-from ..loopnest import ERRORS_BUFFER, Accumulate, Accumulator, Check, Compute, Dim, Guard, Load, LoopNest, Store
+from ..loopnest import (
+    ERRORS_BUFFER,
+    Accumulate,
+    Accumulator,
+    Check,
+    Compute,
+    Dim,
+    Guard,
+    Load,
+    LoopNest,
+    OnlineAccumulate,
+    Store,
+)
 from ..ops import ELEMENTWISE, NO_INDEX
 from . import cuda_templates
 from .templates import fill, fill_body, inline, module
@@ -215,6 +227,29 @@ class _Body:
         ]
         return pre + stmts + [_assign(pick, picked)] + choose
 
+    def online(self, acc: Accumulator, max_name: str, sum_name: str, value: ast.expr,
+               value_sum: ast.expr | None, prefix: str) -> list[ast.stmt]:
+        """Fold (value, value_sum) into the online (max, sum) pair of accumulator `acc` held by
+        the variables max_name and sum_name; value_sum None: one point, whose term is
+        exp(value - max)."""
+        cd = type_name(compute_dtype(acc.dtype))
+        maximum = ELEMENTWISE["maximum"].template(compute_dtype(acc.dtype))
+        stmts = [_assign(f"{prefix}v", value)]
+        pre, new_max = inline(maximum, [_name(max_name), _name(f"{prefix}v")], cd, f"{prefix}max_")
+        stmts += pre + [_assign(f"{prefix}m", new_max)]
+        pre, scale = inline(scalar_impl.online_scale, [_name(max_name), _name(f"{prefix}m")], cd, f"{prefix}s_")
+        stmts += pre
+        if value_sum is None:
+            pre, added = inline(scalar_impl.online_term, [_name(f"{prefix}v"), _name(f"{prefix}m")], cd, f"{prefix}t_")
+        else:
+            pre, their_scale = inline(scalar_impl.online_scale, [_name(f"{prefix}v"), _name(f"{prefix}m")], cd, f"{prefix}u_")
+            added = ast.BinOp(value_sum, ast.Mult(), their_scale)
+        stmts += pre
+        total = ast.BinOp(ast.BinOp(_name(sum_name), ast.Mult(), scale), ast.Add(), added)
+        stmts.append(_assign(sum_name, _call(cd, total)))
+        stmts.append(_assign(max_name, _name(f"{prefix}m")))
+        return stmts
+
     def round_accumulators(self, accumulators) -> list[ast.stmt]:
         """After a reduction phase: accumulators computed wider than their dtype are rounded to
         it, and later statements read the rounded value."""
@@ -263,6 +298,10 @@ class _Body:
                 acc = self.accumulators[s.acc]
                 src = self.operand(s.src, compute_dtype(acc.dtype))
                 result.extend(self.combine(acc, s.acc, src, f"{s.acc}_", f"{s.acc}_i", _name("lin")))
+            elif isinstance(s, OnlineAccumulate):
+                acc = self.accumulators[s.max_acc]
+                src = self.operand(s.src, compute_dtype(acc.dtype))
+                result.extend(self.online(acc, s.max_acc, s.sum_acc, src, None, f"{s.sum_acc}_"))
             elif isinstance(s, Check):
                 cd = compute_dtype(s.type_dtype)
                 args = [self.operand(a, cd if self._dtype(a) == s.type_dtype else None) for a in s.args]
@@ -383,7 +422,9 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
             phases.extend(fill_body(cuda_templates.row_pass, UNRAVEL_INNER=unravel_inner, BODY=main))
             continue
         init, to_shared, tree, from_shared = [], [], [], []
-        for a in phase.accumulators:
+        after = []  # statements after the row is combined
+        # An online sum combines with its maximum's values, before the maximum's own update.
+        for a in sorted(phase.accumulators, key=lambda a: not a.partner):
             identity = literal(np.asarray(a.identity).astype(compute_dtype(a.dtype))[()])
             init.append(_assign(a.name, identity))
             sh, mine = f"{a.name}_sh", f"{a.name}_mine"
@@ -393,6 +434,22 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
             theirs = _name(f"{a.name}_theirs")
             head = ast.Subscript(_name(sh), ast.BinOp(_name("tk"), ast.Mult(), _name("ntr")), ast.Load())
             from_shared.append(_assign(a.name, head))
+            if a.partner:
+                # Work on copies: the maximum's slot is still its own until its update below.
+                m_sh = f"{a.partner}_sh"
+                pair = [
+                    _assign(f"{a.name}_pm", _subscript(m_sh, ("slot",))),
+                    _assign(f"{a.name}_ps", _subscript(sh, ("slot",))),
+                ]
+                theirs_m = ast.Subscript(_name(m_sh), ast.BinOp(_name("slot"), ast.Add(), _name("half")), ast.Load())
+                combine = body.online(a, f"{a.name}_pm", f"{a.name}_ps", theirs_m, theirs, f"{a.name}_tree_")
+                tree.extend(pair + combine)
+                tree.append(ast.Assign([_subscript(sh, ("slot",), True)], _name(f"{a.name}_ps")))
+                # A row of -inf: NaN, as exp(-inf - -inf) gives in NumPy.
+                minus_inf = ast.Compare(_name(a.partner), [ast.Eq()], [literal(np.asarray(-np.inf, compute_dtype(a.dtype))[()])])
+                nan = literal(np.asarray(np.nan, compute_dtype(a.dtype))[()])
+                after.append(_assign(a.name, ast.IfExp(minus_inf, nan, _name(a.name))))
+                continue
             if a.indexed:
                 init.append(_assign(f"{a.name}_i", literal(np.int64(NO_INDEX))))
                 to_shared.append(ast.Assign([_subscript(f"{a.name}_i_sh", ("slot",), True)], _name(f"{a.name}_i")))
@@ -407,7 +464,7 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
             else:
                 tree.extend(body.combine(a, mine, theirs, f"{a.name}_tree_"))
             tree.append(ast.Assign([_subscript(sh, ("slot",), True)], _name(mine)))
-        rounding = [] if nest.split else body.round_accumulators(phase.accumulators)
+        rounding = after + ([] if nest.split else body.round_accumulators(phase.accumulators))
         phases.extend(fill_body(
             cuda_templates.reduce_phase, INIT=init, START=start, STOP=stop,
             UNRAVEL_INNER=unravel_inner, BODY=main, TO_SHARED=to_shared, TREE=tree,

@@ -148,6 +148,42 @@ def _pow2_at_least(n: int) -> int:
     return p
 
 
+def _serialize_simulated_shared_arrays() -> None:
+    """The simulator gives each block's threads one static shared array per source line, found
+    or created in a dictionary without a lock: two threads reaching the line together can each
+    create their own array, and the block's reduction then combines garbage (a rare, flaky
+    wrong result). This replacement does the same under a lock, so every thread of the block
+    sees one array."""
+    import threading
+
+    import numpy as np
+    from numba.cuda import types
+    from numba.cuda.np import numpy_support
+    from numba.cuda.simulator import kernelapi
+
+    shared = kernelapi.FakeCUDAShared
+    if getattr(shared.array, "numfuse_serialized", False):
+        return
+    lock = threading.Lock()
+    unlocked = shared.array
+
+    def array(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None:  # dynamic shared memory; or the refusal
+            return unlocked(self, shape, dtype, alignment)
+        caller = sys._getframe(1)
+        where = (caller.f_code.co_filename, caller.f_lineno)  # as the simulator keys them
+        if isinstance(dtype, types.Type):
+            dtype = numpy_support.as_dtype(dtype)
+        with lock:
+            found = self._allocations.get(where)
+            if found is None:
+                found = self._allocations[where] = np.empty(shape, dtype)
+        return found
+
+    array.numfuse_serialized = True
+    shared.array = array
+
+
 @functools.lru_cache(maxsize=None)
 def backend() -> Backend:
     already = sys.modules.get("numba.cuda")
@@ -164,6 +200,8 @@ def backend() -> Backend:
     from numba.cuda.core import config
 
     simulated = bool(config.ENABLE_CUDASIM)
+    if simulated:
+        _serialize_simulated_shared_arrays()
     if not simulated and not cuda.is_available():
         raise RuntimeError(
             "numba.cuda was imported before numfuse and found no usable GPU; set "

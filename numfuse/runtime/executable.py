@@ -168,7 +168,10 @@ class Executable:
                     else:
                         args.append(arg[1])
                 launcher = self._launchers[i]
-                if launcher is None:
+                if launcher is None or self.backend.simulated:
+                    # The simulator's kernel[grid, block, ...] configures the shared kernel
+                    # object itself, so another plan with the same code may have reconfigured
+                    # it (its dynamic shared memory too): configure it again at each launch.
                     launcher = self._launchers[i] = self._configure(launch)
                 # Configured for the default stream once; for the call's stream here.
                 self._on_stream.get(i, launcher, call.stream)(*args)
