@@ -291,7 +291,6 @@ class Lowerer:
 
     def _loads_materialized(self, var: Var) -> bool:
         """A materialized value is loaded, except by the kernel that stores it."""
-        spec = self.spec
         return var in self.info.materialized and var not in self.own_stores
 
     def _loads_stored(self, var: Var) -> bool:
