@@ -71,12 +71,14 @@ class Kernel:
 
     @property
     def bytes_written(self) -> int:
+        return sum(self.written_bytes(v) for v in self.writes)
+
+    def written_bytes(self, var: Var) -> int:
+        """What storing `var` writes: an update writes only its region."""
         update = self.spec.update
-        return sum(
-            int(np.prod(update.param("shape"), dtype=np.int64)) * v.aval.dtype.itemsize
-            if update is not None and v is update.out else v.aval.nbytes
-            for v in self.writes
-        )
+        if update is not None and var is update.out:
+            return int(np.prod(update.param("shape"), dtype=np.int64)) * var.aval.dtype.itemsize
+        return var.aval.nbytes
 
     @property
     def bytes_moved(self) -> int:
@@ -121,10 +123,13 @@ class Plan:
 
     @property
     def min_bytes(self) -> int:
-        """Each array input the outputs depend on read once, each returned array written once."""
+        """Each array input the outputs depend on read once, each returned array and each
+        argument updated in place written once (an update: only its region)."""
         reads = sum(v.aval.nbytes for v in self.array_inputs_read)
-        writes = sum({o.var: o.var.aval.nbytes for o in self.outputs if o.kind == "buffer"}.values())
-        return reads + writes
+        writers = {v: k for k in self.kernels for v in k.writes}
+        written = [o.var for o in self.outputs if o.kind == "buffer"] + list(self.graph.writebacks.values())
+        writes = {v: writers[v].written_bytes(v) if v in writers else v.aval.nbytes for v in written}
+        return reads + sum(writes.values())
 
 
     def __str__(self) -> str:
@@ -426,7 +431,11 @@ class Planner:
         outputs = [self._output_source(a) for a in self.graph.outputs]
         returned = {o.var for o in outputs}
         temporaries = [v for v in self.info.stored_by if v not in returned and v not in self.info.family]
-        used = {a for e in self.eqns for a in e.inputs if isinstance(a, Var)}
+        # The array an update writes into is not read: its other points stay where they are.
+        used = {
+            a for e in self.eqns for k, a in enumerate(e.inputs)
+            if isinstance(a, Var) and not (e.prim == "update" and k == 0)
+        }
         everything = list(self.graph.inputs) + list(self.graph.consts)
         arrays_read = [v for v in everything if v in self.info.buffer_inputs and v in used]
         scalars = frozenset(self.info.scalar_inputs.values())
