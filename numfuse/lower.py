@@ -654,6 +654,8 @@ def online_softmax_pairs(spec: KernelSpec, info: GraphInfo) -> dict[Var, Var]:
             continue
         if row_length * _row_item_bytes(g, info) <= ROW_CACHE_BYTES:
             continue  # the row stays on chip: three exact passes cost one read
+        if m in pairs.values():
+            continue  # the max already carries one online sum; another one keeps its own pass
         pairs[eqn.out] = m
     return pairs
 
@@ -702,12 +704,17 @@ def _loads_by_phase(phases) -> dict[str, list[tuple[int, tuple]]]:
     return found
 
 
-def cache_min_rows(schedule: str, rows: int) -> int:
-    """The fewest rows a block caches at once: a "columns" block keeps COLUMN_CACHE_ROWS
-    neighbouring outputs, so that each memory access still covers a 32-byte sector."""
+def cache_min_rows(schedule: str, rows: int, row_bytes: int) -> int:
+    """The fewest rows a block caches at once. A "columns" block keeps COLUMN_CACHE_ROWS
+    neighbouring outputs, so that each memory access covers a 32-byte sector, unless fewer of
+    them let whole columns fit on chip (reading them once beats reading them coalesced)."""
     if schedule != "columns":
         return 1
-    return min(COLUMN_CACHE_ROWS, 1 << max(0, rows - 1).bit_length())
+    wanted = min(COLUMN_CACHE_ROWS, 1 << max(0, rows - 1).bit_length())
+    fit = ROW_CACHE_BYTES // row_bytes if row_bytes else wanted
+    if fit >= wanted or fit < 1:
+        return wanted
+    return 1 << (fit.bit_length() - 1)  # the most whole columns that fit, a power of two
 
 
 def choose_cache(phases, buffers, inner, outer, schedule) -> tuple[tuple[str, ...], dict[str, float], list[str]]:
@@ -733,7 +740,8 @@ def choose_cache(phases, buffers, inner, outer, schedule) -> tuple[tuple[str, ..
     # points on chip and reads the rest from memory in every phase.
     cached = [buffer for buffer, _ in candidates]
     item_bytes = sum(dtypes[b].itemsize for b in cached)
-    rows = cache_min_rows(schedule, int(np.prod([d.size for d in outer], dtype=np.int64)))
+    outputs = int(np.prod([d.size for d in outer], dtype=np.int64))
+    rows = cache_min_rows(schedule, outputs, row_length * item_bytes)
     capacity = min(row_length, ROW_CACHE_BYTES // (rows * item_bytes)) if item_bytes else row_length
     passes, notes = {}, []
     if capacity < row_length:
@@ -743,7 +751,9 @@ def choose_cache(phases, buffers, inner, outer, schedule) -> tuple[tuple[str, ..
         names = ", ".join(cached)
         notes.append(
             f"a row of {names} ({row_length} points, {row_length * item_bytes} bytes) does not fit "
-            f"the {ROW_CACHE_BYTES}-byte on-chip row cache: its first {capacity} points stay on "
+            f"the {ROW_CACHE_BYTES}-byte on-chip row cache"
+            + (f" ({rows} neighbouring outputs share it, for coalesced reads)" if rows > 1 else "")
+            + f": its first {capacity} points stay on "
             f"chip and the other {rest} are read from memory in each of the "
             f"{max(c for _, c in candidates)} phases that use them "
             f"({max(passes.values()):.2f} reads of the row instead of 1)"

@@ -124,7 +124,7 @@ def reduction_config(nest, threads: int, sm_count: int, simulated: bool) -> Laun
         ntr = min(threads // ntk, _pow2_at_least(nred))
     itemsizes = {b.name: b.dtype.itemsize for b in nest.buffers}
     item_bytes = sum(itemsizes[b] for b in nest.cached)
-    fewest = min(ntk, cache_min_rows(nest.schedule, nrows))
+    fewest = min(ntk, cache_min_rows(nest.schedule, nrows, nred * item_bytes))
     while ntk > fewest and ntk * nred * item_bytes > ROW_CACHE_BYTES:
         ntk //= 2
         ntr = min(threads // ntk, _pow2_at_least(nred))  # the threads freed go to the row
