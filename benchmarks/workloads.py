@@ -1,6 +1,6 @@
 """Benchmark workloads: plain NumPy functions and the arrays they run on.
 
-Each workload's `make(n_bytes, xp)` builds its inputs with about `n_bytes` of input data using
+Each workload's `make(n_bytes, xp, rng)` builds its inputs with about `n_bytes` of input data using
 the array module `xp` (numpy or cupy), so the same function runs on NumPy, on CuPy (through
 NumPy's dispatch to CuPy) and through numfuse.
 """
@@ -85,6 +85,9 @@ def _rows(n_bytes: int, width: int = 4096) -> tuple[int, int]:
 
 
 def _uniform(xp, rng, shape, low=0.0, high=1.0):
+    """Random float32 data; zeros without `rng` (for plans: shapes only, nothing touched)."""
+    if rng is None:
+        return xp.zeros(shape, np.float32)
     return xp.asarray(rng.uniform(low, high, shape).astype(np.float32))
 
 
