@@ -41,6 +41,14 @@ from .loopnest import (
     Store,
 )
 from .ops import ELEMENTWISE, REDUCTIONS, is_reduction
+from .strategy import (
+    SPLIT_MAX_ROWS,
+    SPLIT_MIN_REDUCED,
+    choose_cache,
+    choose_schedule,
+    merged_phases,
+    online_softmax_pairs,
+)
 
 # Per dimension of a value: None (index 0), a domain axis, or an indexing.Lin / DivMod of axes.
 IndexMap = tuple[indexing.Entry, ...]
@@ -606,163 +614,6 @@ class Lowerer:
         return Lowered(nest, dict(self.reads), dict(self.writes), self.external, self.computed, passes, notes)
 
 
-# A row's cached buffers get this much shared memory per block (48 KiB is what every CUDA GPU
-# gives a block without opting in; the rest is left for the block reduction's arrays). Points of
-# a longer row past it are read from memory in every phase.
-ROW_CACHE_BYTES = 40 * 1024
-# A single-phase reduction with fewer rows than this, each of at least SPLIT_MIN_REDUCED points,
-# spreads each row over several blocks: one block per row would leave most of a GPU idle.
-SPLIT_MAX_ROWS = 64
-# A "columns" block caching long rows still keeps this many neighbouring outputs (8 float32 are
-# one 32-byte memory sector).
-COLUMN_CACHE_ROWS = 8
-SPLIT_MIN_REDUCED = 8192
-
-
-def online_softmax_pairs(spec: KernelSpec, info: GraphInfo) -> dict[Var, Var]:
-    """{S: M} for each sum S = sum(exp(g - M)) of this kernel whose M = max(g) (same g, same
-    axes) runs one phase earlier, when g's row is too long for the on-chip cache: then S can be
-    accumulated in M's pass, rescaled whenever the maximum grows (the "online softmax")."""
-    if spec.kind != "reduction":
-        return {}
-    row_length = int(np.prod([spec.domain[a] for a in spec.reduce_axes], dtype=np.int64))
-    owned = {eqn.out: eqn for eqn in spec.reductions}
-    producers = info.producers
-    pairs = {}
-    for eqn in spec.reductions:
-        if eqn.prim != "reduce_sum" or eqn.out.aval.dtype.kind != "f" or eqn.out.aval.dtype.itemsize < 4:
-            continue
-        exp = producers.get(eqn.inputs[0])
-        if exp is None or exp.prim != "exp":
-            continue
-        sub = producers.get(exp.inputs[0])
-        if sub is None or sub.prim != "subtract" or not isinstance(sub.inputs[1], Var):
-            continue
-        g, m = sub.inputs[0], sub.inputs[1]
-        broadcast = producers.get(m)
-        if broadcast is not None and broadcast.prim == "broadcast":
-            m = broadcast.inputs[0]
-        max_eqn = owned.get(m)
-        if (
-            max_eqn is None
-            or max_eqn.prim != "reduce_max"
-            or max_eqn.inputs[0] is not g
-            or max_eqn.out.aval.dtype != eqn.out.aval.dtype
-            or spec.phase_of.get(eqn.out, 0) != spec.phase_of.get(m, 0) + 1
-            or max_eqn.param("keepdims") != eqn.param("keepdims") and broadcast is None
-        ):
-            continue
-        if row_length * _row_item_bytes(g, info) <= ROW_CACHE_BYTES:
-            continue  # the row stays on chip: three exact passes cost one read
-        if m in pairs.values():
-            continue  # the max already carries one online sum; another one keeps its own pass
-        pairs[eqn.out] = m
-    return pairs
-
-
-def _row_item_bytes(var: Var, info: GraphInfo) -> int:
-    """Bytes per point of the buffers `var` is computed from (through elementwise work)."""
-    seen, stack, total = set(), [var], 0
-    while stack:
-        v = stack.pop()
-        if not isinstance(v, Var) or v in seen:
-            continue
-        seen.add(v)
-        if v in info.buffer_inputs:
-            total += v.aval.dtype.itemsize
-            continue
-        eqn = info.producers.get(v)
-        if eqn is not None and not is_reduction(eqn.prim):
-            stack.extend(eqn.inputs)
-    return total
-
-
-def merged_phases(spec: KernelSpec, online: dict[Var, Var]) -> dict[Var, int]:
-    """The reductions' phases once each online sum runs in its maximum's phase, with phases
-    left empty removed."""
-    phase_of = dict(spec.phase_of)
-    for s, m in online.items():
-        phase_of[s] = phase_of.get(m, 0)
-    used = sorted(set(phase_of.values()))
-    renumber = {p: k for k, p in enumerate(used)}
-    return {v: renumber[p] for v, p in phase_of.items()}
-
-
-def _loads_by_phase(phases) -> dict[str, list[tuple[int, tuple]]]:
-    """buffer -> [(phase, index)] for every load, guards included."""
-    found: dict[str, list] = {}
-
-    def visit(stmts, k):
-        for s in stmts:
-            if isinstance(s, Load):
-                found.setdefault(s.buffer, []).append((k, s.index))
-            elif isinstance(s, Guard):
-                visit(s.body, k)
-
-    for k, phase in enumerate(phases):
-        visit(phase.body, k)
-    return found
-
-
-def cache_min_rows(schedule: str, rows: int, row_bytes: int) -> int:
-    """The fewest rows a block caches at once. A "columns" block keeps COLUMN_CACHE_ROWS
-    neighbouring outputs, so that each memory access covers a 32-byte sector, unless fewer of
-    them let whole columns fit on chip (reading them once beats reading them coalesced)."""
-    if schedule != "columns":
-        return 1
-    wanted = min(COLUMN_CACHE_ROWS, 1 << max(0, rows - 1).bit_length())
-    fit = ROW_CACHE_BYTES // row_bytes if row_bytes else wanted
-    if fit >= wanted or fit < 1:
-        return wanted
-    return 1 << (fit.bit_length() - 1)  # the most whole columns that fit, a power of two
-
-
-def choose_cache(phases, buffers, inner, outer, schedule) -> tuple[tuple[str, ...], dict[str, float], list[str]]:
-    """Which buffers a multi-phase kernel keeps on chip, so that it reads them from memory once:
-    those loaded in several phases at points that differ from row to row and along the row.
-    Returns (cached, {buffer: reads of its rows, where more than one}, notes)."""
-    row_length = int(np.prod([d.size for d in inner], dtype=np.int64))
-    inner_names = {d.name for d in inner}
-    outer_names = {d.name for d in outer}
-    dtypes = {b.name: b.dtype for b in buffers}
-    candidates = []
-    for buffer, loads in _loads_by_phase(phases).items():
-        phases_reading = {k for k, _ in loads}
-        indices = {index for _, index in loads}
-        if len(phases_reading) < 2:
-            continue
-        index = next(iter(indices))
-        used = set().union(*(indexing.variables(e) for e in index if not isinstance(e, int)))
-        varies = inner_names & used and (not outer_names or outer_names & used)
-        if len(indices) == 1 and varies:
-            candidates.append((buffer, len(phases_reading)))
-    # Every candidate is cached; a row too long for the cache keeps its first `capacity`
-    # points on chip and reads the rest from memory in every phase.
-    cached = [buffer for buffer, _ in candidates]
-    item_bytes = sum(dtypes[b].itemsize for b in cached)
-    outputs = int(np.prod([d.size for d in outer], dtype=np.int64))
-    rows = cache_min_rows(schedule, outputs, row_length * item_bytes)
-    capacity = min(row_length, ROW_CACHE_BYTES // (rows * item_bytes)) if item_bytes else row_length
-    passes, notes = {}, []
-    if capacity < row_length:
-        rest = row_length - capacity
-        for buffer, count in candidates:
-            passes[buffer] = 1 + (count - 1) * rest / row_length
-        names = ", ".join(cached)
-        notes.append(
-            f"a row of {names} ({row_length} points, {row_length * item_bytes} bytes) does not fit "
-            f"the {ROW_CACHE_BYTES}-byte on-chip row cache"
-            + (f" ({rows} neighbouring outputs share it, for coalesced reads)" if rows > 1 else "")
-            + f": its first {capacity} points stay on "
-            f"chip and the other {rest} are read from memory in each of the "
-            f"{max(c for _, c in candidates)} phases that use them "
-            f"({max(passes.values()):.2f} reads of the row instead of 1)"
-        )
-    # Widest first, so that every cached row starts aligned in the one shared-memory block.
-    cached.sort(key=lambda b: -dtypes[b].itemsize)
-    return tuple(cached), passes, notes
-
-
 def collapse_axes(domain, reduce_axes, maps, pinned=frozenset()) -> list[list[int]]:
     """Group the domain's non-unit axes into chains that every access reads contiguously.
     `pinned` axes (those of buffers indexed at their own rank) stay chains of their own."""
@@ -791,17 +642,6 @@ def _adjacent(pos: dict, a: int, b: int) -> bool:
     if a in pos and b in pos:
         return pos[b] == pos[a] + 1
     return False
-
-
-def choose_schedule(spec: KernelSpec, outer, chains) -> str:
-    """How a target should spread the loops over threads (see codegen/cuda.py): "flat" for a
-    pointwise kernel; for a reduction, "rows" when the innermost axis is reduced (neighbouring
-    threads read neighbouring points of one row) and "columns" when it is kept (neighbouring
-    threads read neighbouring outputs' points, so column reductions read memory coalesced)."""
-    if spec.kind == "pointwise":
-        return "flat"
-    innermost_reduced = bool(chains) and chains[-1][0] in spec.reduce_axes
-    return "rows" if not outer or innermost_reduced else "columns"
 
 
 def kernel_name(spec: KernelSpec, computed: list[Eqn]) -> str:

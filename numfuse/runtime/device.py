@@ -113,7 +113,7 @@ SIM_COLUMN_WIDTH = 4
 
 
 def reduction_config(nest, threads: int, sm_count: int, simulated: bool) -> LaunchConfig:
-    from ..lower import ROW_CACHE_BYTES, cache_min_rows
+    from ..strategy import ROW_CACHE_BYTES, cache_min_rows
 
     nrows, nred = nest.outer_size, nest.inner_size
     if nest.schedule == "rows":

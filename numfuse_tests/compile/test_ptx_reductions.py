@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from numfuse.dtypes import SUPPORTED
-from numfuse.lower import ROW_CACHE_BYTES, SPLIT_MIN_REDUCED
+from numfuse.strategy import ROW_CACHE_BYTES, SPLIT_MIN_REDUCED
 from numfuse_tests.compile.test_ptx import assert_no_spills, compile_all
 from numfuse_tests.normalizations import BY_NAME
 

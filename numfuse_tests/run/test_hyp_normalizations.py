@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numfuse
-from numfuse.lower import ROW_CACHE_BYTES, SPLIT_MIN_REDUCED
+from numfuse.strategy import ROW_CACHE_BYTES, SPLIT_MIN_REDUCED
 from numfuse_tests.helpers import check_like_numpy, tolerance
 from numfuse_tests.normalizations import BY_NAME, PATTERNS
 

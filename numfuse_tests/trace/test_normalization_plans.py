@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.lower import (
+from numfuse.strategy import (
     COLUMN_CACHE_ROWS,
     ROW_CACHE_BYTES,
     SPLIT_MAX_ROWS,
