@@ -116,7 +116,9 @@ def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs, python_operator: bool = Fals
     shape = _broadcast_shape(operands)
     constant = _out_of_range_comparison(ufunc, operands, ins)
     if constant is not None:
-        return ctx.broadcast(np.bool_(constant), shape)
+        # A comparison NumPy decides from the values' ranges: a bool array of the result's shape
+        # (a NumPy bool scalar when 0-d, as a ufunc on 0-d operands returns).
+        return ctx.numpy_scalar(ctx.broadcast(np.bool_(constant), shape))
     if ufunc is np.power:
         fast = _power_fast_path(ctx, operands, ins, python_operator)
         if fast is not None:
