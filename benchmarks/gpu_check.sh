@@ -6,7 +6,8 @@
 #   1. the whole test suite, the execution tier on the real GPU  -> DIR/test-log.txt
 #   2. the quickstart workloads, a 10-op elementwise chain and a row sum at 256 MB, timed
 #      against NumPy (CPU) and plain CuPy                      -> DIR/gpu_quick.md, .json
-# Finishes within 8 minutes (each step has its own time limit).
+#   3. the differential fuzzer, random programs for 60 s          -> DIR/fuzz-log.txt
+# Finishes within 10 minutes (each step has its own time limit).
 set -u -o pipefail
 out=${1:?usage: bash benchmarks/gpu_check.sh DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,5 +29,9 @@ timeout 330 python -m numfuse_tests --gpu --jobs "$(nproc)" 2>&1 | tee "$out/tes
 tests=$?
 timeout 120 python -m benchmarks.gpu_quick --out "$out" --size-mb "${NUMFUSE_BENCH_MB:-256}" 2>&1 | tee "$out/bench-log.txt"
 bench=$?
-echo "gpu_check: tests exit $tests, benchmark exit $bench; results in $out"
-[ "$tests" -eq 0 ] && [ "$bench" -eq 0 ]
+# As many random programs as fit in 60 s (each new kernel is compiled by NVVM); a mismatch is
+# shrunk (at most 30 s more) and printed as a script.
+timeout 120 python -m numfuse_tests.fuzz --gpu --programs 100000 --max-seconds 60 2>&1 | tee "$out/fuzz-log.txt"
+fuzz=$?
+echo "gpu_check: tests exit $tests, benchmark exit $bench, fuzzer exit $fuzz; results in $out"
+[ "$tests" -eq 0 ] && [ "$bench" -eq 0 ] && [ "$fuzz" -eq 0 ]
