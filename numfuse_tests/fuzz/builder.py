@@ -6,8 +6,8 @@ whether its arguments are inside the domain every device defines, and the error 
 (numerics.py) says how exact each result must be, or that the operation would compare rounding
 noise. An operation that fails any of these is not added.
 
-`replay` evaluates a given program the same way: the repro reducer (reduce.py) edits programs and
-replays them for their tolerances.
+`evaluate` runs a given program the same way on other inputs (a second call), and `replay` on all
+of its calls: the repro reducer (reduce.py) edits programs and replays them for their tolerances.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 
 from . import catalog as C
 from . import numerics as N
-from .program import ARRAY, NUMPY_SCALAR, PYTHON_SCALAR, Input, Op, Program
+from .program import ARRAY, NUMPY_SCALAR, PYTHON_SCALAR, Call, Input, Op, Program, scalar_literal
 
 MAX_RESULT = 256  # elements of any value (broadcasting transposed values can grow them)
 SAFETY = 4  # tolerance = SAFETY x the error model's bound
@@ -171,30 +171,52 @@ class Builder:
         self.values.append(Value(result, err, reads))
         return True
 
-    def program(self, outputs: list[int]) -> Program:
-        """The program with these outputs and their tolerances, without dead code."""
-        tolerances = []
+    def tolerances(self, outputs: list[int]) -> list:
+        """Per output, the tolerance of each element (0: exact)."""
+        result = []
         for k in outputs:
             v = self.values[k]
-            tolerances.append(np.zeros(v.shape) if v.err is None else SAFETY * np.broadcast_to(v.err, v.shape))
-        return Program(self.inputs, self.ops, outputs, tolerances).pruned()
+            result.append(np.zeros(v.shape) if v.err is None else SAFETY * np.broadcast_to(v.err, v.shape))
+        return result
+
+    def program(self, outputs: list[int]) -> Program:
+        """The program with these outputs and their tolerances, without dead code."""
+        return Program(self.inputs, self.ops, outputs, self.tolerances(outputs)).pruned()
 
 
-def replay(program: Program, model: N.ErrorModel) -> tuple[Program, list[Value]] | None:
-    """The program evaluated afresh (tolerances included) with its values, or None if one of its
-    operations is no longer valid, in its domain, or stable."""
+def evaluate(program: Program, inputs: list[Input], model: N.ErrorModel) -> Builder | None:
+    """The program's ops run on `inputs`, or None if one is no longer valid, in its domain or
+    stable there."""
     b = Builder(model)
-    for inp in program.inputs:
+    for inp in inputs:
         b.add_input(inp)
     for op in program.ops:
         if not b.add(op.lines, op.operands, op.rules):
             return None
-    return b.program(program.outputs), b.values
+    return b
+
+
+def replay(program: Program, model: N.ErrorModel) -> tuple[Program, list[Value]] | None:
+    """The program evaluated afresh for every call (tolerances included) with the first call's
+    values, or None if an operation is invalid, out of its domain or unstable in some call."""
+    first = evaluate(program, program.inputs, model)
+    if first is None:
+        return None
+    again = []
+    for call in program.again:
+        b = evaluate(program, call.inputs, model)
+        if b is None:
+            return None
+        again.append(Call(call.inputs, b.tolerances(program.outputs)))
+    fresh = Program(program.inputs, program.ops, program.outputs, first.tolerances(program.outputs), again)
+    return fresh, first.values
 
 
 def literal(v) -> str:
     """A constant in program text, parenthesized when negative (x ** (-1.5))."""
-    text = repr(v) if not isinstance(v, float) or math.isfinite(v) else ("np.inf" if v > 0 else "-np.inf")
+    if isinstance(v, np.generic):
+        return f"np.{v.dtype.name}({scalar_literal(v.item())})"
+    text = scalar_literal(v)
     return f"({text})" if text.startswith("-") else text
 
 

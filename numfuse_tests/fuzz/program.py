@@ -62,6 +62,18 @@ class Op:
 
 
 @dataclass
+class Call:
+    """Another call of the same jitted function: new arguments of the same signature (shapes,
+    dtypes, layouts, scalar types), which reuse the traced plan and compiled kernels."""
+
+    inputs: list[Input]
+    tolerances: list[Any]
+
+    def arguments(self) -> list:
+        return [inp.argument() for inp in self.inputs]
+
+
+@dataclass
 class Program:
     inputs: list[Input]
     ops: list[Op]
@@ -69,9 +81,13 @@ class Program:
     # Per output: an absolute error bound per element (0 where the value must be exact), from
     # the fuzzer's error model (numerics.py).
     tolerances: list[Any] = field(default_factory=list)
+    again: list[Call] = field(default_factory=list)
 
     def __repr__(self) -> str:  # hypothesis prints this; the snippet is the useful form
         return f"<program: {len(self.inputs)} inputs, {len(self.ops)} ops, {len(self.outputs)} outputs>"
+
+    def calls(self) -> list[Call]:
+        return [Call(self.inputs, self.tolerances), *self.again]
 
     def names(self) -> list[str]:
         names, arrays, scalars = [], 0, 0
@@ -114,34 +130,46 @@ class Program:
         position = {old: new for new, old in enumerate(inputs + [n_in + k for k in kept])}
         ops = [Op(self.ops[k].lines, tuple(position[i] for i in self.ops[k].operands), self.ops[k].rules)
                for k in kept]
-        return Program([self.inputs[i] for i in inputs], ops, [position[i] for i in self.outputs], self.tolerances)
+        again = [Call([c.inputs[i] for i in inputs], c.tolerances) for c in self.again]
+        return Program([self.inputs[i] for i in inputs], ops, [position[i] for i in self.outputs],
+                       self.tolerances, again)
 
     def snippet(self, note: str = "") -> str:
         """A standalone script that runs the program through NumPy and numfuse and asserts that
         they agree as the fuzzer requires (exact where the tolerance is 0)."""
-        names = self.names()
+        names = self.names()[: len(self.inputs)]
         lines = ["import numpy as np", "import numfuse", "", ""]
         if note:
             lines[2:2] = ["# " + line for line in note.splitlines()]
         lines.append(self.source())
-        for name, inp in zip(names, self.inputs):
-            lines.append(f"{name} = {inp.literal()}")
-        lines.append(f"args = ({', '.join(names[: len(self.inputs)])},)")
-        atols = [float(np.max(t, initial=0.0)) for t in self.tolerances] or [0.0] * len(self.outputs)
-        lines.append(f"atols = {atols!r}  # per output; 0: must be exact")
+        lines += [f"{name} = {inp.literal()}" for name, inp in zip(names, self.inputs)]
+        lines += ["# Calls of one jitted function: (arguments, per output the largest difference",
+                  "# allowed, 0: exact). Calls after the first reuse its compiled kernels.", "calls = ["]
+        for k, call in enumerate(self.calls()):
+            args = names if k == 0 else [inp.literal() for inp in call.inputs]
+            atols = [float(np.max(t, initial=0.0)) for t in call.tolerances] or [0.0] * len(self.outputs)
+            lines.append(f"    (({', '.join(args)},), {atols!r}),")
+        lines.append("]")
         lines += SNIPPET_CHECK.splitlines()
         return "\n".join(lines) + "\n"
 
 
-SNIPPET_CHECK = '''with np.errstate(all="ignore"):
-    expected = f(*args)
-got = numfuse.jit(f)(*args)
-for i, (g, e, atol) in enumerate(zip(got, expected, atols)):
-    assert type(g) is type(e), (i, type(g), type(e))
-    assert np.shape(g) == np.shape(e) and np.asarray(g).dtype == np.asarray(e).dtype, (i, np.shape(g), np.asarray(g).dtype)
-    np.testing.assert_allclose(np.asarray(g, float) if np.asarray(e).dtype.kind == "f" else g, e, rtol=0, atol=atol, equal_nan=True, err_msg=f"output {i}")
-    if atol == 0 and np.asarray(e).dtype.kind == "f":
-        np.testing.assert_array_equal(np.signbit(g), np.signbit(e), err_msg=f"output {i}: signs")
+SNIPPET_CHECK = '''jitted = numfuse.jit(f)
+for args, atols in calls:
+    with np.errstate(all="ignore"):
+        expected = f(*args)
+    got = jitted(*args)
+    for i, (g, e, atol) in enumerate(zip(got, expected, atols)):
+        assert type(g) is type(e), (i, type(g), type(e))
+        g, e = np.asarray(g), np.asarray(e)
+        assert (g.shape, g.dtype) == (e.shape, e.dtype), (i, g.shape, g.dtype, e.shape, e.dtype)
+        if e.dtype.kind != "f":
+            np.testing.assert_array_equal(g, e, err_msg=f"output {i}")
+            continue
+        np.testing.assert_allclose(g.astype(float), e.astype(float), rtol=0, atol=atol, equal_nan=True,
+                                   err_msg=f"output {i}")
+        if atol == 0:
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(e), err_msg=f"output {i}: signs")
 print("numfuse and NumPy agree")'''
 
 

@@ -21,7 +21,7 @@ import numfuse
 
 from . import numerics
 from .compare import compare
-from .program import Program
+from .program import Call, Program
 from .reduce import reduce_program
 from .strategies import MAX_STEPS, programs as program_strategy
 
@@ -31,23 +31,34 @@ SHRINK_RUNS = 300
 
 
 def check_program(program: Program) -> list[str]:
-    """Every way numfuse.jit(program) differs from NumPy on the program's inputs."""
+    """Every way numfuse.jit(program) differs from NumPy, in each of the program's calls."""
     fn = program.function()
+    jitted = numfuse.jit(fn)
+    problems = []
+    for k, call in enumerate(program.calls()):
+        found = check_call(program, fn, jitted, call)
+        problems += [f"call {k + 1}: {p}" for p in found] if k else found
+        if found:
+            break
+    return problems
+
+
+def check_call(program: Program, fn, jitted, call: Call) -> list[str]:
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            expected = fn(*program.arguments())
+            expected = fn(*call.arguments())
         except Exception as err:
             raise AssertionError("the fuzzer built a program NumPy refuses:\n" + program.snippet()) from err
-    args = program.arguments()
+    args = call.arguments()
     copies = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            got = numfuse.jit(fn)(*args)
+            got = jitted(*args)
     except Exception as err:  # noqa: BLE001 - any error on a program NumPy runs is a mismatch
         return [f"numfuse raises {type(err).__name__}: {err}"]
-    problems = compare(got, expected, program.tolerances)
+    problems = compare(got, expected, call.tolerances)
     for k, (before, after) in enumerate(zip(copies, args)):
         if isinstance(before, np.ndarray) and not np.array_equal(before, after, equal_nan=True):
             problems.append(f"numfuse modified argument {k}")

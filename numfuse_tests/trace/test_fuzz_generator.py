@@ -83,6 +83,7 @@ def test_programs_are_varied(sample):
     inexact = [p for p in sample if any(np.any(t > 0) for t in p.tolerances)]
     assert len(inexact) >= len(sample) // 10  # reductions and transcendental functions
     assert any(np.isnan(a).any() for a in arrays if a.dtype.kind == "f")
+    assert len([p for p in sample if p.again]) >= len(sample) // 10  # called again, new values
 
 
 def test_a_program_runs_as_printed(sample):
