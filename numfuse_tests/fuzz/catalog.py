@@ -36,6 +36,8 @@ OPERATOR_FORMS = {
     np.invert: "~{0}",
 }
 
+COMPARISONS = {np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal}
+
 # Results within a few ulps, not bit-identical, between CUDA's libm and NumPy's.
 TRANSCENDENTAL = {
     np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sin, np.cos, np.tan,
