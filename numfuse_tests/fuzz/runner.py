@@ -27,7 +27,7 @@ from .strategies import MAX_STEPS, programs as program_strategy
 
 # Hypothesis's runs while shrinking a failure (each runs a program: ~0.1 s on the simulator);
 # the reducer then cuts what is left.
-SHRINK_RUNS = 300
+SHRINK_RUNS = 200
 
 
 def check_program(program: Program) -> list[str]:

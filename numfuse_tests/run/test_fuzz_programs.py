@@ -1,5 +1,5 @@
 """The differential program fuzzer (numfuse_tests/fuzz) in CI: random NumPy programs through
-numfuse and NumPy, a planted bug that it must catch and shrink, and the input domains that the
+numfuse and NumPy, planted bugs that it must catch and shrink, and the input domains that the
 random programs stay out of, each tested on its own.
 
 `python -m numfuse_tests.fuzz --programs N` runs any number of programs outside pytest.
@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -39,17 +38,24 @@ def test_random_programs_match_numpy(chunk):
     assert summary.programs == PROGRAMS_PER_CHUNK
 
 
-# -- a planted bug ------------------------------------------------------------------------------
+# -- planted bugs ------------------------------------------------------------------------------
 
-# Every sum starts from 1 instead of 0: the kind of bug a wrong reduction identity makes.
-PLANT_BUG = textwrap.dedent("""
-    import numpy as np
-    import numfuse.ops
-    _identity = numfuse.ops.ReduceOp.identity
-    def _planted(self, dtype):
-        return np.dtype(dtype).type(1) if self.combine == "add" else _identity(self, dtype)
-    numfuse.ops.ReduceOp.identity = _planted
-""")
+# Each patches numfuse in a subprocess: a wrong identity (every sum starts from 1), and a wrong
+# NaN rule (np.maximum, and so max reductions and clip, ignore NaN as np.fmax does).
+PLANTED = {
+    "sum identity": """
+import numpy as np
+import numfuse.ops
+_identity = numfuse.ops.ReduceOp.identity
+def _planted(self, dtype):
+    return np.dtype(dtype).type(1) if self.combine == "add" else _identity(self, dtype)
+numfuse.ops.ReduceOp.identity = _planted
+""",
+    "maximum NaN rule": """
+import numfuse.ops, numfuse.scalar_impl
+numfuse.ops.ELEMENTWISE["maximum"].impls["f"] = numfuse.scalar_impl.fmax
+""",
+}
 
 
 def _python(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
@@ -58,20 +64,21 @@ def _python(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
                           text=True, timeout=300)
 
 
-def test_a_planted_bug_is_caught_shrunk_and_reproduced(tmp_path):
-    run = _python(PLANT_BUG + "import sys\nfrom numfuse_tests.fuzz.__main__ import main\n"
-                  "sys.exit(main(['--programs', '100', '--seed', '1']))", tmp_path)
+@pytest.mark.parametrize("bug", sorted(PLANTED))
+def test_a_planted_bug_is_caught_shrunk_and_reproduced(bug, tmp_path):
+    plant = PLANTED[bug]
+    run = _python(plant + "import sys\nfrom numfuse_tests.fuzz.__main__ import main\n"
+                  "sys.exit(main(['--programs', '200', '--seed', '1']))", tmp_path)
     out = run.stdout
     assert run.returncode == 1, out + run.stderr
     assert re.search(r"numfuse fuzz: \d+ programs, 1 mismatches", out), out
     snippet = out.split("----\n", 1)[1].rsplit("numfuse fuzz:", 1)[0]
     body = snippet.split("def f(", 1)[1].split("\n\n", 1)[0]
-    assert ".sum(" in body or "np.sum(" in body or "add.reduce(" in body or "mean(" in body, snippet
     assert len(set(re.findall(r"^    (v\d+) ", body, re.M))) <= 3, f"not shrunk:\n{snippet}"
     repro = tmp_path / "repro.py"
     repro.write_text(snippet)
     # The printed snippet runs on its own: it fails with the bug and passes without it.
-    with_bug = _python(PLANT_BUG + f"exec(open({str(repro)!r}).read())", tmp_path)
+    with_bug = _python(plant + f"exec(open({str(repro)!r}).read())", tmp_path)
     assert with_bug.returncode != 0 and "AssertionError" in with_bug.stderr, with_bug.stdout + with_bug.stderr
     without = _python(f"exec(open({str(repro)!r}).read())", tmp_path)
     assert without.returncode == 0 and "numfuse and NumPy agree" in without.stdout, without.stdout + without.stderr
