@@ -14,14 +14,24 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from . import catalog as C
 from . import numerics as N
-from .program import ARRAY, NUMPY_SCALAR, PYTHON_SCALAR, Call, Input, Op, Program, scalar_literal
+from .program import (
+    ARRAY,
+    NUMPY_SCALAR,
+    PYTHON_SCALAR,
+    Call,
+    Input,
+    Op,
+    Program,
+    scalar_literal,
+)
 
 MAX_RESULT = 256  # elements of any value (broadcasting transposed values can grow them)
 SAFETY = 4  # tolerance = SAFETY x the error model's bound
@@ -49,7 +59,7 @@ class Value:
     def shape(self) -> tuple[int, ...]:
         return np.shape(self.value)
 
-    def same_type(self, other: "Value") -> bool:
+    def same_type(self, other: Value) -> bool:
         return (self.kind, self.dtype, self.shape) == (other.kind, other.dtype, other.shape)
 
 

@@ -124,7 +124,7 @@ def cast_defined(values, dtype) -> bool:
     return bool(np.all((t >= info.min) & (t <= float(info.max) * (1 - 2**-52))))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def accepts(ufunc: np.ufunc, dtypes: tuple[np.dtype, ...]) -> bool:
     """Whether NumPy has a loop for ufunc on these dtypes (asked on zero-size stand-ins)."""
     try:

@@ -21,8 +21,8 @@ Otherwise the spread of the corners plus the operation's own error bounds its re
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -35,6 +35,9 @@ class ErrorModel:
     """`fma`: the device contracts a multiply and an add (real GPUs; the simulator does not)."""
 
     fma: bool = False
+
+
+SIMULATOR = ErrorModel()  # it rounds each operation as NumPy does
 
 
 class Unstable(Exception):

@@ -118,7 +118,7 @@ class Program:
     def arguments(self) -> list:
         return [inp.argument() for inp in self.inputs]
 
-    def pruned(self) -> "Program":
+    def pruned(self) -> Program:
         """The same program without the operations and inputs no output depends on, renumbered."""
         n_in = len(self.inputs)
         needed = set(self.outputs)

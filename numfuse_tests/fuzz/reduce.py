@@ -11,8 +11,8 @@ and kept if the program gets smaller and numfuse still fails on it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Callable, Iterator
 
 from . import numerics as N
 from .builder import Value, replay

@@ -2,8 +2,8 @@
 
 A session is one hypothesis run: `programs` random programs from a seed; at the first mismatch
 hypothesis shrinks the program (fewer operations, smaller inputs), the reducer (reduce.py) cuts
-what hypothesis could not, and the session reports the result as a ready-to-run snippet. The pytest test and `python -m
-numfuse_tests.fuzz` both run sessions.
+what hypothesis could not, and the session reports the result as a ready-to-run snippet. The
+pytest tests and `python -m numfuse_tests.fuzz` both run sessions.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from . import numerics
 from .compare import compare
 from .program import Call, Program
 from .reduce import reduce_program
-from .strategies import MAX_STEPS, programs as program_strategy
+from .strategies import MAX_STEPS
+from .strategies import programs as program_strategy
 
 # Hypothesis's runs while shrinking a failure (each runs a program: ~0.1 s on the simulator);
 # the reducer then cuts what is left.
@@ -44,6 +45,7 @@ def check_program(program: Program) -> list[str]:
 
 
 def check_call(program: Program, fn, jitted, call: Call) -> list[str]:
+    """The differences of one call; numfuse must also leave the arguments as they were."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

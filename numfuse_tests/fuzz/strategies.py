@@ -16,14 +16,24 @@ shapes and zeros. What hypothesis leaves, the reducer (reduce.py) cuts further.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from hypothesis import strategies as st
 
 from . import catalog as C
 from . import numerics as N
-from .builder import ARRAY, MAX_RESULT, NUMPY_SCALAR, PYTHON_SCALAR, Builder, Rules, Value, evaluate, literal
+from .builder import (
+    ARRAY,
+    MAX_RESULT,
+    NUMPY_SCALAR,
+    PYTHON_SCALAR,
+    Builder,
+    Rules,
+    Value,
+    evaluate,
+    literal,
+)
 from .program import Call, Input, Program
 
 MAX_ELEMENTS = 64  # of an input: the simulator takes ~3 us per element and launch
@@ -371,7 +381,7 @@ def step(draw, b: Builder) -> bool:
 
 
 @st.composite
-def programs(draw, model: N.ErrorModel = N.ErrorModel(), max_steps: int = MAX_STEPS,
+def programs(draw, model: N.ErrorModel = N.SIMULATOR, max_steps: int = MAX_STEPS,
              stop: Callable[[], bool] | None = None) -> Program | None:
     """A random program with its inputs and, per output, the tolerance of each element; None
     when `stop()` says a session is out of time (hypothesis then runs out of new choices fast)."""

@@ -20,7 +20,7 @@ from numfuse_tests.fuzz.program import ARRAY, NUMPY_SCALAR, PYTHON_SCALAR, Input
 from numfuse_tests.fuzz.reduce import reduce_program
 from numfuse_tests.fuzz.strategies import programs
 
-SETTINGS = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
+SETTINGS = {"deadline": None, "database": None, "suppress_health_check": list(HealthCheck)}
 
 
 def generated(n: int, seed_value: int) -> list:
@@ -107,13 +107,13 @@ def test_array_literals_are_exact(dtype, layout):
         size = math.prod(shape)
         a = np.array((values * 8)[:size] if size else [], dtype=dtype).reshape(shape)
         inp = Input(ARRAY, a, layout)
-        back = eval(inp.literal(), {"np": np})  # noqa: S307 - our own printed literal
+        back = eval(inp.literal(), {"np": np})
         arg = inp.argument()
         assert back.dtype == arg.dtype and back.shape == arg.shape == a.shape
         assert back.tobytes() == arg.tobytes()  # NaN and -0.0 included
         assert back.flags.c_contiguous == arg.flags.c_contiguous
     scalar = Input(NUMPY_SCALAR, dtype.type(values[2]))
-    assert eval(scalar.literal(), {"np": np}).dtype == dtype  # noqa: S307
+    assert eval(scalar.literal(), {"np": np}).dtype == dtype
 
 
 # -- comparing ---------------------------------------------------------------------------------------
