@@ -7,7 +7,8 @@
 #   2. the quickstart workload, a 10-op elementwise chain, a row sum, softmax, layer norm,
 #      RMS norm and a row variance at 256 MB, timed against NumPy (CPU), plain CuPy and
 #      torch.compile, beside a device-to-device copy        -> DIR/gpu_quick.md, .json
-# Finishes within 9 minutes (each step has its own time limit).
+#   3. the differential fuzzer, random programs for 45 s        -> DIR/fuzz-log.txt
+# Finishes within 10 minutes (each step has its own time limit).
 set -u -o pipefail
 out=${1:?usage: bash benchmarks/gpu_check.sh DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,9 +26,13 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 
 # Every distinct kernel is compiled by NVVM on first use (the execution tier makes a few
 # thousand): spread the tests over the machine's cores with pytest-xdist.
-timeout 300 python -m numfuse_tests --gpu --jobs "$(nproc)" 2>&1 | tee "$out/test-log.txt"
+timeout 270 python -m numfuse_tests --gpu --jobs "$(nproc)" 2>&1 | tee "$out/test-log.txt"
 tests=$?
-timeout 220 python -m benchmarks.gpu_quick --out "$out" --size-mb "${NUMFUSE_BENCH_MB:-256}" 2>&1 | tee "$out/bench-log.txt"
+timeout 200 python -m benchmarks.gpu_quick --out "$out" --size-mb "${NUMFUSE_BENCH_MB:-256}" 2>&1 | tee "$out/bench-log.txt"
 bench=$?
-echo "gpu_check: tests exit $tests, benchmark exit $bench; results in $out"
-[ "$tests" -eq 0 ] && [ "$bench" -eq 0 ]
+# As many random programs as fit in 45 s (each new kernel is compiled by NVVM); a mismatch is
+# shrunk (at most 30 s more) and printed as a script.
+timeout 90 python -m numfuse_tests.fuzz --gpu --programs 100000 --max-seconds 45 2>&1 | tee "$out/fuzz-log.txt"
+fuzz=$?
+echo "gpu_check: tests exit $tests, benchmark exit $bench, fuzzer exit $fuzz; results in $out"
+[ "$tests" -eq 0 ] && [ "$bench" -eq 0 ] && [ "$fuzz" -eq 0 ]

@@ -1,0 +1,63 @@
+"""Run the differential program fuzzer: random NumPy programs through numfuse and NumPy.
+
+    python -m numfuse_tests.fuzz --programs 1000             # on the CUDA simulator
+    python -m numfuse_tests.fuzz --programs 5000 --gpu       # on the GPU
+    python -m numfuse_tests.fuzz --programs 300 --seed 7     # the same programs again
+    python -m numfuse_tests.fuzz --programs 5000 --max-seconds 120   # as many as fit in 2 minutes
+
+Prints one summary line (programs run, mismatches, time, seed); at a mismatch, the shrunk
+program as a ready-to-run script first, and exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import warnings
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m numfuse_tests.fuzz", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--programs", type=int, default=300, help="how many programs to run (default 300)")
+    parser.add_argument("--seed", type=int, default=None, help="hypothesis seed (default: a random one, printed)")
+    parser.add_argument("--gpu", action="store_true", help="run on the GPU (default: the CUDA simulator)")
+    parser.add_argument("--max-ops", type=int, default=None, help="operations drawn per program (default 30)")
+    parser.add_argument("--no-shrink", action="store_true", help="report the first mismatch as found")
+    parser.add_argument("--max-seconds", type=float, default=None,
+                        help="stop starting programs after this long (the summary counts those run)")
+    args = parser.parse_args(argv)
+
+    # numba.cuda picks the simulator or the GPU when first imported: decide before that.
+    if args.gpu:
+        os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
+    else:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    from numfuse.runtime.device import backend
+
+    from .numerics import ErrorModel
+    from .runner import fuzz
+    from .strategies import MAX_STEPS
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        device = backend()
+    if args.gpu and device.simulated:
+        print("numfuse fuzz: --gpu, but numba.cuda found no GPU", file=sys.stderr)
+        return 2
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    name = "CUDA simulator" if device.simulated else f"GPU {device.cuda.get_current_device().name}"
+    # On a GPU a multiply and an add may become one FMA (see numerics.py); the simulator rounds each.
+    summary = fuzz(args.programs, seed, ErrorModel(fma=not device.simulated), name,
+                   max_steps=args.max_ops or MAX_STEPS, shrink=not args.no_shrink, max_seconds=args.max_seconds)
+    if summary.mismatches:
+        print("\n".join(summary.problems))
+        print("\n# ---- shrunk repro: save as repro.py and run `python repro.py` ----")
+        print(summary.repro)
+    print(summary.line(), flush=True)
+    return 1 if summary.mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,424 @@
+"""The hypothesis strategy for random NumPy programs that numfuse must run as NumPy does.
+
+Inputs first: arrays of every dtype over a random shape of rank 0-4 (size-one and, one program
+in ten, zero-size dimensions), each broadcasting against it, in C, Fortran, strided or transposed
+layout, with a few NaN, infinities, -0.0 or integer extremes; and Python and NumPy scalars.
+Then up to 30 steps, each drawing an operation kind and its operands (mostly the latest value,
+so operations chain) and handing it to the builder, which keeps it only if NumPy runs it inside
+its domain and stably (builder.py). Every value no operation reads is an output. One program
+in three is called a second time, with new values of the same signature.
+
+Shrinking: each step is its own span of choices, which hypothesis can delete; choices shrink
+toward the first entries of each list (the common dtypes, the simplest kinds) and toward small
+shapes and zeros. What hypothesis leaves, the reducer (reduce.py) cuts further.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from hypothesis import strategies as st
+
+from . import catalog as C
+from . import numerics as N
+from .builder import (
+    ARRAY,
+    MAX_RESULT,
+    NUMPY_SCALAR,
+    PYTHON_SCALAR,
+    Builder,
+    Rules,
+    Value,
+    evaluate,
+    literal,
+)
+from .program import Call, Input, Program
+
+MAX_ELEMENTS = 64  # of an input: the simulator takes ~3 us per element and launch
+MAX_STEPS = 30
+LAYOUTS = ["C", "F", "strided", "transposed"]
+# Views other than transposes (slicing, reshape) and var/std/argmax join once numfuse has them.
+KINDS = ["unary", "binary", "reduce", "binary", "unary", "reduce", "where", "astype", "clip",
+         "round", "transpose", "fill", "inplace"]
+
+
+class Drawing:
+    """The builder plus hypothesis's draw: choosing operands and constants."""
+
+    def __init__(self, draw, builder: Builder):
+        self.draw, self.b = draw, builder
+
+    @property
+    def values(self) -> list[Value]:
+        return self.b.values
+
+    def pick(self, where=lambda v: True, label: str = "operand", other_than: tuple[int, ...] = ()) -> int | None:
+        """A value: for a first operand mostly the latest, so that operations chain into deep
+        programs; for further operands (`other_than` the ones chosen) mostly any other."""
+        candidates = [i for i, v in enumerate(self.values) if where(v)]
+        if not candidates:
+            return None
+        others = [i for i in candidates if i not in other_than] or candidates
+        if other_than:
+            latest = self.draw(st.integers(0, 2), label=f"{label}: latest") == 2
+        else:
+            latest = self.draw(st.integers(0, 2), label=f"{label}: latest") != 2
+        return others[-1] if latest else self.draw(st.sampled_from(others), label=label)
+
+    def broadcasts_with(self, *indices: int):
+        shapes = [self.values[i].shape for i in indices]
+
+        def ok(v: Value) -> bool:
+            try:
+                return math.prod(np.broadcast_shapes(v.shape, *shapes)) <= MAX_RESULT
+            except ValueError:
+                return False
+
+        return ok
+
+    def constant_for(self, dtype: np.dtype, label: str):
+        """A Python constant that suits `dtype` (one in five of the other kind, promoting it),
+        one in six a NumPy scalar (strongly typed, unlike a Python scalar)."""
+        pool = C.INT_CONSTANTS if dtype.kind in "biu" else C.FLOAT_CONSTANTS
+        if self.draw(st.integers(0, 4), label=f"{label}: other kind") == 0:
+            pool = C.FLOAT_CONSTANTS if pool is C.INT_CONSTANTS else C.INT_CONSTANTS
+        value = self.draw(st.sampled_from(pool), label=label)
+        if self.draw(st.integers(0, 5), label=f"{label}: numpy scalar") == 0:
+            typed = self.draw(st.sampled_from(C.DTYPES), label=f"{label}: dtype")
+            if C.cast_defined(np.float64(value), typed) and (typed.kind != "u" or value >= 0):
+                with np.errstate(all="ignore"):
+                    return typed.type(value)
+        return value
+
+
+# -- inputs -------------------------------------------------------------------------------------------
+
+
+def element_strategy(dtype: np.dtype):
+    if dtype.kind == "b":
+        return st.booleans()
+    if dtype.kind == "i":
+        return st.integers(-20, 20)
+    if dtype.kind == "u":
+        return st.integers(0, 40)
+    return st.integers(-64, 64).map(lambda k: k / 16)  # exact in every float dtype
+
+
+def specials(dtype: np.dtype) -> list:
+    if dtype.kind == "f":
+        return [math.nan, math.inf, -math.inf, -0.0]
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return [int(info.max), int(info.min)] if dtype.kind == "i" else [int(info.max)]
+    return [True]
+
+
+def draw_array(draw, shape: tuple[int, ...], dtype: np.dtype, label: str) -> np.ndarray:
+    size = math.prod(shape)
+    flat = draw(st.lists(element_strategy(dtype), min_size=size, max_size=size), label=label)
+    if dtype.kind == "f":
+        scale = draw(st.sampled_from([1.0, 1024.0, 1 / 1024]), label=f"{label} scale")
+        flat = [v * scale for v in flat]
+    if size and draw(st.integers(0, 2), label=f"{label} has specials") == 0:
+        for i, v in draw(st.lists(st.tuples(st.integers(0, size - 1), st.sampled_from(specials(dtype))),
+                                  min_size=1, max_size=3), label=f"{label} specials"):
+            flat[i] = v
+    return np.array(flat, dtype=dtype).reshape(shape)
+
+
+def draw_inputs(draw, b: Builder) -> None:
+    rank = draw(st.sampled_from([1, 2, 3, 2, 3, 4, 0]), label="rank")
+    domain = [draw(st.integers(1, 5), label="dim") for _ in range(rank)]
+    while math.prod(domain) > MAX_ELEMENTS:
+        domain[domain.index(max(domain))] -= 1
+    if rank and draw(st.integers(0, 9), label="empty") == 0:
+        domain[draw(st.integers(0, rank - 1), label="empty axis")] = 0
+    for k in range(draw(st.integers(1, 3), label="arrays")):
+        r = draw(st.integers(0, rank), label="input rank") if k else rank
+        shape = tuple(1 if draw(st.integers(0, 3), label="size one") == 0 else d for d in domain[rank - r:])
+        dtype = draw(st.sampled_from(C.DTYPES), label="dtype")
+        x = draw_array(draw, shape, dtype, f"x{k}")
+        b.add_input(Input(ARRAY, x, draw(st.sampled_from(LAYOUTS), label="layout")))
+    for k in range(draw(st.integers(0, 2), label="scalars")):
+        form = draw(st.sampled_from(["float", "int", "numpy", "bool"]), label="scalar form")
+        if form == "numpy":
+            dtype = draw(st.sampled_from(C.DTYPES), label="scalar dtype")
+            b.add_input(Input(NUMPY_SCALAR, draw_array(draw, (), dtype, f"s{k}")[()]))
+        else:
+            values = {"float": element_strategy(np.dtype(np.float64)), "int": st.integers(-5, 5),
+                      "bool": st.booleans()}[form]
+            b.add_input(Input(PYTHON_SCALAR, draw(values, label=f"s{k}")))
+
+
+# -- operations -------------------------------------------------------------------------------------
+
+
+def _ufunc_rules(u: np.ufunc, constant=None, constant_first=False) -> Rules:
+    def domain(args, result):
+        if constant is not None:
+            args = [constant, *args] if constant_first else [*args, constant]
+        return C.in_domain(u, args, result)
+
+    return Rules(f"ufunc {u.__name__}", domain=domain, ufunc=u)
+
+
+def _spelling(d: Drawing, u: np.ufunc) -> str:
+    form = C.OPERATOR_FORMS.get(u) if d.draw(st.booleans(), label="operator form") else None
+    return form or (f"np.{u.__name__}({{0}})" if u.nin == 1 else f"np.{u.__name__}({{0}}, {{1}})")
+
+
+def op_unary(d: Drawing) -> bool:
+    # The ufunc first, then an operand it accepts: every ufunc gets its share of programs.
+    u = d.draw(st.sampled_from(C.UNARY), label="unary ufunc")
+    i = d.pick(lambda v: C.accepts(u, (v.dtype,)), label="unary operand")
+    if i is None:
+        return False
+    return d.b.add(("{out} = " + _spelling(d, u),), (i,), _ufunc_rules(u))
+
+
+def _python_int_power(u: np.ufunc, *values) -> bool:
+    """known bug: on two Python ints, s ** t with t < 0 raises numfuse's ValueError "Integers
+    to negative integer powers are not allowed" where Python gives a float (2 ** -1 == 0.5)."""
+    return u is np.power and all(isinstance(v, int) for v in values)  # bools too
+
+
+def _scalar_out_of_range_comparison(u: np.ufunc, x: Value, c) -> bool:
+    """known bug: a 0-d integer or bool value compared with a Python int outside its dtype's
+    range (0-d uint8 x == -1) gives a 0-d array, where NumPy gives a NumPy bool."""
+    if u not in C.COMPARISONS or x.shape != () or x.dtype.kind not in "biu" or type(c) is not int:
+        return False
+    low, high = (0, 1) if x.dtype.kind == "b" else (int(np.iinfo(x.dtype).min), int(np.iinfo(x.dtype).max))
+    return not low <= c <= high
+
+
+def op_binary(d: Drawing) -> bool:
+    u = d.draw(st.sampled_from(C.BINARY), label="binary ufunc")
+    i = d.pick(lambda v: C.accepts(u, (v.dtype, v.dtype)), label="left operand")
+    if i is None:
+        return False
+    dtype = d.values[i].dtype
+    template = _spelling(d, u)
+    if d.draw(st.integers(0, 2), label="constant operand") == 0:
+        c = d.constant_for(dtype, "constant")
+        if _python_int_power(u, d.values[i].value, c) or _scalar_out_of_range_comparison(u, d.values[i], c):
+            return False
+        first = d.draw(st.booleans(), label="constant first")
+        slots = (literal(c), "{0}") if first else ("{0}", literal(c))
+        line = "{out} = " + template.format(*slots, out="{out}")
+        return d.b.add((line,), (i,), _ufunc_rules(u, c, first))
+    j = d.pick(d.broadcasts_with(i), label="right operand", other_than=(i,))
+    if _python_int_power(u, d.values[i].value, d.values[j].value):
+        return False
+    return d.b.add(("{out} = " + template,), (i, j), _ufunc_rules(u))
+
+
+def op_reduce(d: Drawing) -> bool:
+    i = d.pick(lambda v: v.kind != PYTHON_SCALAR and len(v.shape) > 0, label="reduced operand")
+    if i is None:
+        i = d.pick(lambda v: v.kind != PYTHON_SCALAR, label="reduced scalar")
+    x = d.values[i]
+    kind = d.draw(st.sampled_from(C.REDUCTIONS), label="reduction")
+    form = d.draw(st.sampled_from(["method", "function", "ufunc"]), label="reduction form")
+    ndim = len(x.shape)
+    axis = d.draw(st.one_of(
+        st.none(), st.integers(-max(ndim, 1), max(ndim - 1, 0)),
+        st.lists(st.integers(-ndim, ndim - 1), max_size=ndim).map(tuple) if ndim else st.just(()),
+    ), label="axis")
+    pass_axis = axis is not None or d.draw(st.booleans(), label="axis=None")
+    keepdims = d.draw(st.sampled_from([None, True, False]), label="keepdims")
+    dtype = None
+    if kind in C.TAKES_DTYPE and d.draw(st.integers(0, 3), label="pass dtype") == 0:
+        dtype = d.draw(st.sampled_from(C.DTYPES), label="reduction dtype")
+    args = ([f"axis={axis!r}"] if pass_axis else []) + ([f"keepdims={keepdims}"] if keepdims is not None else [])
+    args += [f"dtype=np.{dtype.name}"] if dtype is not None else []
+    if form == "method":
+        call = f"{{0}}.{kind}({', '.join(args)})"
+    elif form == "function":
+        name = d.draw(st.sampled_from(C.FUNCTION_ALIASES.get(kind, [kind])), label="function name")
+        call = f"np.{name}({', '.join(['{0}'] + args)})"
+    else:
+        if kind not in C.UFUNC_REDUCE:
+            return False
+        call = f"np.{C.UFUNC_REDUCE[kind]}.reduce({', '.join(['{0}'] + args)})"
+        axis = axis if pass_axis else 0  # ufunc.reduce's default
+    def domain(args, result):
+        if dtype is not None and not C.cast_defined(args[0], dtype):
+            return False
+        # The mean of nothing is NaN, which NumPy then casts to an integer dtype: undefined in C.
+        empty = math.prod(np.shape(args[0])[a] for a in C.reduced_axes(axis, np.ndim(args[0]))) == 0
+        return not (kind == "mean" and empty and np.asarray(result).dtype.kind in "biu")
+
+    rules = Rules(f"reduce {kind} {form}", domain=domain, reduction=(kind, axis, bool(keepdims)))
+    return d.b.add(("{out} = " + call,), (i,), rules)
+
+
+def op_where(d: Drawing) -> bool:
+    any_condition = d.draw(st.integers(0, 3), label="any condition") == 0
+    c = d.pick(lambda v: any_condition or v.dtype.kind == "b", label="condition")
+    if c is None:
+        return False
+    i = d.pick(d.broadcasts_with(c), label="where x", other_than=(c,))
+    if d.draw(st.integers(0, 2), label="constant y") == 0:
+        y = literal(d.constant_for(d.values[i].dtype, "where constant"))
+        return d.b.add((f"{{out}} = np.where({{0}}, {{1}}, {y})",), (c, i), Rules("where"))
+    j = d.pick(d.broadcasts_with(c, i), label="where y", other_than=(c, i))
+    return d.b.add(("{out} = np.where({0}, {1}, {2})",), (c, i, j), Rules("where"))
+
+
+def op_astype(d: Drawing) -> bool:
+    i = d.pick(lambda v: v.kind != PYTHON_SCALAR, label="cast operand")
+    dtype = d.draw(st.sampled_from(C.DTYPES), label="cast dtype")
+    form = d.draw(st.sampled_from(["{{0}}.astype(np.{})", "np.astype({{0}}, np.{})"]), label="cast form")
+    rules = Rules("astype", domain=lambda args, r: C.cast_defined(args[0], dtype))
+    return d.b.add(("{out} = " + form.format(dtype.name),), (i,), rules)
+
+
+def _clip_bound_fits(bound, dtype: np.dtype) -> bool:
+    """known bug: numfuse casts a Python int bound outside an integer array's dtype into it
+    (np.clip(uint8 array, -1, None) clips to 255), where NumPy 2 clips to the true value."""
+    if dtype.kind not in "iu" or type(bound) is not int:
+        return True
+    return bool(np.iinfo(dtype).min <= bound <= np.iinfo(dtype).max)
+
+
+def op_clip(d: Drawing) -> bool:
+    i = d.pick(lambda v: v.kind == ARRAY, label="clipped operand")
+    if i is None:
+        return False
+    dtype = d.values[i].dtype
+    bounds, operands = [], [i]
+    for side in ("lo", "hi"):
+        choice = d.draw(st.sampled_from(["constant", "none", "value"]), label=f"clip {side}")
+        if choice == "value":
+            operands.append(d.pick(d.broadcasts_with(i), label=f"clip {side} value", other_than=tuple(operands)))
+            bounds.append(f"{{{len(operands) - 1}}}")
+        elif choice == "none":
+            bounds.append("None")
+        else:
+            c = d.constant_for(dtype, f"clip {side}")
+            if not _clip_bound_fits(c, dtype):
+                return False
+            bounds.append(literal(c))
+    if bounds == ["None", "None"]:
+        return False
+    form = d.draw(st.sampled_from(["np.clip({0}, {lo}, {hi})", "{0}.clip({lo}, {hi})"]), label="clip form")
+    line = "{out} = " + form.replace("{lo}", bounds[0]).replace("{hi}", bounds[1])
+
+    def domain(args, result):
+        return all(_clip_bound_fits(bound, np.asarray(args[0]).dtype) for bound in args[1:])
+
+    return d.b.add((line,), tuple(operands), Rules("clip", domain=domain, free_zero_sign=True))
+
+
+def op_round(d: Drawing) -> bool:
+    i = d.pick(lambda v: v.kind != PYTHON_SCALAR, label="rounded operand")
+    decimals = d.draw(st.sampled_from(C.ROUND_DECIMALS), label="decimals")
+    form = d.draw(st.sampled_from(["np.round({{0}}, {})", "{{0}}.round({})", "np.around({{0}}, {})"]),
+                  label="round form")
+
+    def domain(args, result):
+        x = np.asarray(args[0])
+        if x.dtype.kind in "biu" and x.shape == ():
+            return False  # known bug: np.round of a 0-d integer array gives a 0-d array, NumPy a scalar
+        # NumPy rounds integers in float64 and casts back: defined only where the result fits.
+        return x.dtype.kind not in "iu" or decimals >= 0 or C.cast_defined(np.round(x.astype(np.float64), decimals), x.dtype)
+
+    # np.round scales by 10**decimals and back: the scaling rounds like a product.
+    rules = Rules("round", domain=domain, ulps=1 if decimals else 0)
+    return d.b.add(("{out} = " + form.format(decimals),), (i,), rules)
+
+
+def op_transpose(d: Drawing) -> bool:
+    i = d.pick(lambda v: v.kind == ARRAY, label="transposed operand")
+    if i is None:
+        return False
+    ndim = len(d.values[i].shape)
+    perm = tuple(d.draw(st.permutations(range(ndim)), label="perm"))
+    form = d.draw(st.sampled_from(["{0}.T", "{0}.transpose({perm})", "np.transpose({0}, {perm})", "np.transpose({0})"]),
+                  label="transpose form")
+    if "{perm}" not in form:
+        perm = tuple(reversed(range(ndim)))
+    return d.b.add(("{out} = " + form.replace("{perm}", repr(perm)),), (i,), Rules("transpose", transpose=perm))
+
+
+def op_fill(d: Drawing) -> bool:
+    i = d.pick(lambda v: v.kind != PYTHON_SCALAR, label="fill prototype")
+    name = d.draw(st.sampled_from(["zeros_like", "ones_like", "full_like"]), label="fill")
+    args = ["{0}"]
+    dtype = d.draw(st.one_of(st.none(), st.sampled_from(C.DTYPES)), label="fill dtype")
+    if name == "full_like":
+        value = d.constant_for(d.values[i].dtype, "fill value")
+        if not C.cast_defined(np.float64(value), dtype or d.values[i].dtype):
+            return False
+        args.append(literal(value))
+    if dtype is not None:
+        args.append(f"dtype=np.{dtype.name}")
+    return d.b.add((f"{{out}} = np.{name}({', '.join(args)})",), (i,), Rules(name, reads_values=False))
+
+
+def op_inplace(d: Drawing) -> bool:
+    i = d.pick(lambda v: v.kind == ARRAY, label="updated array")
+    if i is None:
+        return False
+    j = d.pick(d.broadcasts_with(i), label="update operand", other_than=(i,))
+    operator = d.draw(st.sampled_from(["+=", "-=", "*=", "//="]), label="in-place operator")
+    u = {"+=": np.add, "-=": np.subtract, "*=": np.multiply, "//=": np.floor_divide}[operator]
+    rules = Rules(f"in-place {operator}", domain=lambda args, r: C.in_domain(u, args, r), ufunc=u)
+    return d.b.add(("{out} = {0} * 1", f"{{out}} {operator} {{1}}"), (i, j), rules)
+
+
+OPS = {"unary": op_unary, "binary": op_binary, "reduce": op_reduce, "where": op_where,
+       "astype": op_astype, "clip": op_clip, "round": op_round, "transpose": op_transpose,
+       "fill": op_fill, "inplace": op_inplace}
+assert set(OPS) == set(KINDS)
+
+
+@st.composite
+def step(draw, b: Builder) -> bool:
+    return OPS[draw(st.sampled_from(KINDS), label="op kind")](Drawing(draw, b))
+
+
+@st.composite
+def programs(draw, model: N.ErrorModel = N.SIMULATOR, max_steps: int = MAX_STEPS,
+             stop: Callable[[], bool] | None = None) -> Program | None:
+    """A random program with its inputs and, per output, the tolerance of each element; None
+    when `stop()` says a session is out of time (hypothesis then runs out of new choices fast)."""
+    if stop is not None and stop():
+        return None
+    # The step count comes first: hypothesis's mutations of the inputs (copying one array's
+    # choices over another's) shift the choices after them, and would shorten programs.
+    steps = draw(st.integers(1, max_steps), label="steps")
+    b = Builder(model)
+    draw_inputs(draw, b)
+    for _ in range(steps):
+        draw(step(b))  # each step is one span of choices, which hypothesis can delete whole
+    if not b.ops:  # every step was refused: one op that always applies
+        b.add(("{out} = np.isfinite({0})",), (0,), Rules("ufunc isfinite"))
+    # Every value no operation reads is an output (the four latest), and perhaps one more.
+    used = {i for op in b.ops for i in op.operands}
+    made = list(range(len(b.inputs), len(b.values)))
+    outputs = [k for k in reversed(made) if k not in used][:4]
+    others = [k for k in made if k not in outputs]
+    if others and draw(st.integers(0, 3), label="extra output") == 0:
+        outputs.append(draw(st.sampled_from(others), label="extra output value"))
+    program = b.program(outputs)
+    # One program in three is called again with new values of the same signature: the plan and
+    # kernels are reused, and runtime scalars and array contents must not have been baked in.
+    if draw(st.integers(0, 2), label="call again") == 0:
+        inputs = [redraw(draw, inp, f"again {k}") for k, inp in enumerate(program.inputs)]
+        second = evaluate(program, inputs, model)
+        if second is not None:
+            program.again.append(Call(inputs, second.tolerances(program.outputs)))
+    return program
+
+
+def redraw(draw, inp: Input, label: str) -> Input:
+    """New values for an argument, of the same kind, type, shape, dtype and layout."""
+    if inp.kind == ARRAY:
+        return Input(ARRAY, draw_array(draw, inp.value.shape, inp.value.dtype, label), inp.layout)
+    if inp.kind == NUMPY_SCALAR:
+        return Input(NUMPY_SCALAR, draw_array(draw, (), inp.value.dtype, label)[()])
+    values = {bool: st.booleans(), int: st.integers(-5, 5), float: element_strategy(np.dtype(np.float64))}
+    return Input(PYTHON_SCALAR, draw(values[type(inp.value)], label=label))

@@ -1,0 +1,187 @@
+"""The differential fuzzer's own parts, without running kernels: the generator covers numfuse's
+operations, programs print as exact Python, the comparison catches each kind of difference, the
+error model bounds real reorderings and refuses unstable operations, and the reducer cuts
+programs down."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+
+from numfuse.ops import BY_UFUNC
+from numfuse_tests.fuzz import catalog, numerics
+from numfuse_tests.fuzz.builder import Builder, Rules, replay
+from numfuse_tests.fuzz.compare import compare
+from numfuse_tests.fuzz.program import ARRAY, NUMPY_SCALAR, PYTHON_SCALAR, Input
+from numfuse_tests.fuzz.reduce import reduce_program
+from numfuse_tests.fuzz.strategies import programs
+
+SETTINGS = {"deadline": None, "database": None, "suppress_health_check": list(HealthCheck)}
+
+
+def generated(n: int, seed_value: int) -> list:
+    found = []
+
+    @settings(max_examples=n, phases=[Phase.generate], **SETTINGS)
+    @seed(seed_value)
+    @given(programs())
+    def collect(program):
+        found.append(program)
+
+    collect()
+    return found
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return generated(150, 1)
+
+
+def test_programs_use_every_kind_of_operation(sample):
+    labels = {op.rules.label for p in sample for op in p.ops}
+    words = {word for label in labels for word in label.split()}
+    assert set(catalog.REDUCTIONS) | {"method", "function", "ufunc"} <= words
+    assert {"where", "astype", "clip", "round", "transpose", "zeros_like", "ones_like", "full_like",
+            "in-place"} <= words
+    assert len({label for label in labels if label.startswith("ufunc")}) >= len(BY_UFUNC) // 2
+
+
+# Inputs that some argument of every ufunc fits: in (0, 1), above 1, integers, booleans.
+SUITABLE = [np.array([[0.25, 0.5], [0.75, 0.125]]), np.array([[1.5, 2.0], [3.0, 1.25]]),
+            np.array([[1, 2], [3, 4]], dtype=np.int32), np.array([[True, False], [False, True]])]
+
+
+@pytest.mark.parametrize("ufunc", list(BY_UFUNC), ids=lambda u: u.__name__)
+def test_every_ufunc_numfuse_supports_is_accepted_on_suitable_inputs(ufunc):
+    """The strategy draws from every ufunc of numfuse's table (catalog.UNARY, BINARY); the
+    builder must accept each on some inputs (a domain rule too strict would drop it)."""
+    assert ufunc in catalog.UNARY + catalog.BINARY
+    b = Builder(numerics.ErrorModel())
+    for x in SUITABLE:
+        b.add_input(Input(ARRAY, x))
+    call = f"{{out}} = np.{ufunc.__name__}({', '.join(f'{{{k}}}' for k in range(ufunc.nin))})"
+    pairs = [(i,) for i in range(4)] if ufunc.nin == 1 else [(i, j) for i in range(4) for j in range(4)]
+    rules = Rules(ufunc.__name__, domain=lambda args, r: catalog.in_domain(ufunc, args, r), ufunc=ufunc)
+    assert any(b.add((call,), operands, rules) for operands in pairs)
+
+
+def test_programs_are_varied(sample):
+    sizes = [len(p.ops) for p in sample]
+    assert max(sizes) >= 20 and np.mean(sizes) >= 5, sizes
+    inputs = [i for p in sample for i in p.inputs]
+    assert {i.kind for i in inputs} == {ARRAY, NUMPY_SCALAR, PYTHON_SCALAR}
+    arrays = [np.asarray(i.value) for i in inputs if i.kind == ARRAY]
+    assert {a.dtype for a in arrays} == set(catalog.DTYPES)
+    assert any(a.size == 0 for a in arrays) and any(a.ndim == 0 for a in arrays)
+    assert any(1 in a.shape for a in arrays) and max(a.ndim for a in arrays) == 4
+    assert {i.layout for i in inputs if i.kind == ARRAY} == {"C", "F", "strided", "transposed"}
+    assert any(len(p.outputs) >= 3 for p in sample)
+    inexact = [p for p in sample if any(np.any(t > 0) for t in p.tolerances)]
+    assert len(inexact) >= len(sample) // 10  # reductions and transcendental functions
+    assert any(np.isnan(a).any() for a in arrays if a.dtype.kind == "f")
+    assert len([p for p in sample if p.again]) >= len(sample) // 10  # called again, new values
+
+
+def test_a_program_computes_what_the_builder_evaluated(sample):
+    """The printed program, on its laid-out arguments, gives the values the builder computed op
+    by op (pruning and renumbering change nothing), and a replay gives the same tolerances."""
+    for p in sample[:60]:
+        replayed, values = replay(p, numerics.ErrorModel())
+        for a, b in zip(replayed.tolerances, p.tolerances):
+            np.testing.assert_array_equal(a, b)
+        built = tuple(values[k].value for k in p.outputs)
+        with np.errstate(all="ignore"):
+            assert compare(p.function()(*p.arguments()), built, p.tolerances) == [], p.source()
+        compile(p.snippet(), "<snippet>", "exec")
+
+
+@pytest.mark.parametrize("dtype", catalog.DTYPES)
+@pytest.mark.parametrize("layout", ["C", "F", "strided", "transposed"])
+def test_array_literals_are_exact(dtype, layout):
+    values = [0, 1, -3.25, math.nan, math.inf, -math.inf, -0.0, 1e-3] if dtype.kind == "f" else [0, 1, 5, 3]
+    for shape in [(), (0,), (2, 0), (2, 3), (1, 2, 4)]:
+        size = math.prod(shape)
+        a = np.array((values * 8)[:size] if size else [], dtype=dtype).reshape(shape)
+        inp = Input(ARRAY, a, layout)
+        back = eval(inp.literal(), {"np": np})
+        arg = inp.argument()
+        assert back.dtype == arg.dtype and back.shape == arg.shape == a.shape
+        assert back.tobytes() == arg.tobytes()  # NaN and -0.0 included
+        assert back.flags.c_contiguous == arg.flags.c_contiguous
+    scalar = Input(NUMPY_SCALAR, dtype.type(values[2]))
+    assert eval(scalar.literal(), {"np": np}).dtype == dtype
+
+
+# -- comparing ---------------------------------------------------------------------------------------
+
+
+def test_compare_finds_each_kind_of_difference():
+    f = np.array([1.0, np.nan, np.inf, -0.0])
+    exact, loose = np.zeros(4), np.full(4, 0.5)
+    assert compare((f.copy(),), (f,), [exact]) == []
+    cases = {
+        "NaN positions": np.array([1.0, 2.0, np.inf, -0.0]),
+        "+inf positions": np.array([1.0, np.nan, -np.inf, -0.0]),
+        "beyond tolerance": np.array([1.0 + 1e-16 * 4, np.nan, np.inf, -0.0]),
+        "sign of zero": np.array([1.0, np.nan, np.inf, 0.0]),
+    }
+    for what, got in cases.items():
+        assert any(what in problem for problem in compare((got,), (f,), [exact])), what
+    assert compare((np.array([1.4, np.nan, np.inf, 0.0]),), (f,), [loose]) == []
+    assert "dtype" in compare((f.astype(np.float32),), (f,), [exact])[0]
+    assert "shape" in compare((f[:3],), (f,), [exact])[0]
+    assert "NumPy a float64" in compare((np.array(1.0),), (np.float64(1.0),), [0.0])[0]
+    assert "values differ" in compare((np.array([1, 2]),), (np.array([1, 3]),), [np.zeros(2)])[0]
+    assert compare([f], (f,), [exact])  # a list where NumPy gives a tuple
+
+
+# -- the error model -----------------------------------------------------------------------------------
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(dtype=st.sampled_from([np.float16, np.float32, np.float64]), data=st.data())
+def test_the_sum_bound_covers_every_summation_order(dtype, data):
+    n = data.draw(st.integers(1, 64))
+    x = np.array(data.draw(st.lists(st.floats(-1e3, 1e3, width=16), min_size=n, max_size=n)), dtype=dtype)
+    order = data.draw(st.permutations(range(n)))
+    total = dtype(0)
+    for i in order:  # sequential, in the array's dtype, in a random order (a GPU's tree is another)
+        total = dtype(np.float32(total) + np.float32(x[i])) if dtype == np.float16 else total + x[i]
+    bound = numerics.reduction_error("sum", x, None, (0,), False, np.sum(x), n)
+    assert abs(float(total) - float(np.sum(x))) <= float(bound)
+
+
+def test_unstable_operations_are_refused():
+    b = Builder(numerics.ErrorModel())
+    b.add_input(Input(ARRAY, np.array([0.1, 0.2, 0.7], dtype=np.float32)))
+    assert b.add(("{out} = {0}.sum()",), (0,), Rules("sum", reduction=("sum", None, False)))
+    assert b.values[1].err is not None and b.values[1].err > 0  # a float sum is not exact
+    # 0.1 + 0.2 + 0.7 is 1.0 up to rounding: where it lands against 1 is the order's choice.
+    assert not b.add(("{out} = {0} >= 1",), (1,), Rules("compare"))
+    assert not b.add(("{out} = np.floor({0})",), (1,), Rules("floor"))
+    assert b.add(("{out} = {0} > 0.5",), (1,), Rules("compare"))  # far from it: stable
+    assert b.values[-1].err is None
+    assert b.add(("{out} = np.exp({0})",), (1,), Rules("exp", ufunc=np.exp))
+    assert np.all(b.values[-1].err > b.values[1].err)  # exp amplifies the error, adds ulps
+
+
+def test_reduce_reroutes_around_unneeded_operations():
+    b = Builder(numerics.ErrorModel())
+    b.add_input(Input(ARRAY, np.arange(6.0).reshape(2, 3)))
+    for _ in range(4):
+        b.add(("{out} = -{0}",), (len(b.values) - 1,), Rules("negative", ufunc=np.negative))
+    b.add(("{out} = {0}.sum(axis=1)",), (len(b.values) - 1,), Rules("sum", reduction=("sum", 1, False)))
+    b.add(("{out} = np.sin({0})",), (len(b.values) - 1,), Rules("sin", ufunc=np.sin))
+    program = b.program([len(b.values) - 1, 2])
+    assert len(program.ops) == 6
+
+    def fails(p):  # stands in for "numfuse differs": any program that sums
+        return any(".sum(" in line for op in p.ops for line in op.lines)
+
+    reduced = reduce_program(program, fails, numerics.ErrorModel())
+    assert [op.lines for op in reduced.ops] == [("{out} = {0}.sum(axis=1)",)]
+    assert "v0 = x0.sum(axis=1)" in reduced.source()
