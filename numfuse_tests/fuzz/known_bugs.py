@@ -28,6 +28,14 @@ def python_int_power(u: np.ufunc, *values) -> bool:
     return u is np.power and all(isinstance(v, int) for v in values)
 
 
+def python_scalar_power_fast_path(u: np.ufunc, x, c, operator: bool) -> bool:
+    """known bug: on a Python scalar, s ** 2 and s ** 0.5 (NumPy's square and sqrt shortcuts)
+    give NumPy scalars where Python gives a Python int or float:
+        type(numfuse.jit(lambda s: (s ** 2,))(1.5)[0])                      # numpy.float64"""
+    return (u is np.power and operator and isinstance(x, (bool, int, float))
+            and type(c) in (int, float) and c in (2, 0.5))
+
+
 def scalar_out_of_range_comparison(u: np.ufunc, x, c) -> bool:
     """known bug: a 0-d integer or bool value compared with a Python int outside its dtype's
     range gives a 0-d array where NumPy gives a NumPy bool:

@@ -188,11 +188,12 @@ def op_binary(d: Drawing) -> bool:
     template = _spelling(d, u)
     if d.draw(st.integers(0, 2), label="constant operand") == 0:
         c = d.constant_for(dtype, "constant")
+        first = d.draw(st.booleans(), label="constant first")
         x = d.values[i].value
         if (K.python_int_power(u, x, c) or K.scalar_out_of_range_comparison(u, x, c)
-                or K.longlong_comparison(u, x, c)):
+                or K.longlong_comparison(u, x, c)
+                or K.python_scalar_power_fast_path(u, x, c, template == C.OPERATOR_FORMS.get(u)) and not first):
             return False  # known bugs
-        first = d.draw(st.booleans(), label="constant first")
         slots = (literal(c), "{0}") if first else ("{0}", literal(c))
         line = "{out} = " + template.format(*slots, out="{out}")
         return d.b.add((line,), (i,), _ufunc_rules(u, c, first))
