@@ -8,6 +8,7 @@ agree as compare.py says. A mismatch shrinks to a minimal program, printed as a 
 
     program.py     the program representation: source text, function, repro script
     catalog.py     what programs are made of: ufuncs, domains, reductions, constants
+    known_bugs.py  constructs left out while numfuse gets them wrong (each with a repro)
     numerics.py    the error model: how exact each value must be, and what is unstable
     builder.py     growing a program while NumPy runs it; replaying one
     strategies.py  the hypothesis strategy that draws programs

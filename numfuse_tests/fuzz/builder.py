@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import catalog as C
+from . import known_bugs as K
 from . import numerics as N
 from .program import (
     ARRAY,
@@ -131,11 +132,10 @@ class Builder:
             # An order of another rank (through a reduction or broadcasting) stays distinct.
             reads = {(base, tuple(order[k] for k in rules.transpose) if len(order) == len(rules.transpose)
                       else (order, rules.transpose)) for base, order in reads}
-        # known bug: numfuse asserts ("in_a seen with two views") when one kernel reads an array
-        # of 3 or more dimensions in two axis orders (x + x.transpose(1, 2, 0)); which values
-        # share a kernel is numfuse's choice, so no program reads an array in two orders.
+        # known bug (known_bugs.TWO_AXIS_ORDERS_MIN_NDIM): no array read in two axis orders.
         for base, order in reads:
-            if np.ndim(self.values[base].value) >= 3 and self.orders.get(base, {order}) != {order}:
+            if (np.ndim(self.values[base].value) >= K.TWO_AXIS_ORDERS_MIN_NDIM
+                    and self.orders.get(base, {order}) != {order}):
                 return None
         for base, order in reads:
             self.orders.setdefault(base, set()).add(order)

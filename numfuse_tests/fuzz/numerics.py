@@ -4,7 +4,8 @@ numfuse computes each elementwise IEEE operation (+, *, /, sqrt, casts, comparis
 same dtype as NumPy, so those results are bit-identical. Legitimate differences come only from:
 
 - reductions: a different summation order (a tree on the device, pairwise in NumPy), bounded by
-  2 (n - 1) eps sum|x| for n terms whatever the two orders are;
+  2 (n - 1) eps sum|x| for n terms whatever the two orders are (and unbounded where some order
+  overflows, which the generator then avoids);
 - transcendental functions: CUDA's and NumPy's libm differ by a few ulps;
 - on a GPU, a multiply and an add contracted into one FMA, rounding once instead of twice;
 - the sign of a zero that max/min (elementwise or reduced) or a reduction returns, which
@@ -173,6 +174,14 @@ def reduction_error(kind: str, x, x_err, axis, keepdims: bool, result, count: in
     def over(values, fn):
         return np.asarray(fn(np.broadcast_to(values, a.shape), axis=axis, keepdims=keepdims))
 
+    # Where some order of the terms overflows (or a product underflows) and another does not,
+    # the result (inf, NaN or 0 against a number) is the order's choice.
+    info = np.finfo(r.dtype)
+    if kind in ("sum", "mean") and np.any(over(a, np.sum) > float(info.max)):
+        raise Unstable
+    if kind == "prod" and (np.any(over(np.where(a >= 1, a, 1.0), np.prod) > float(info.max))
+                           or np.any(over(np.where((a > 0) & (a < 1), a, 1.0), np.prod) < float(info.tiny))):
+        raise Unstable
     if kind in ("sum", "mean"):
         err = 2 * max(count - 1, 0) * eps * over(a, np.sum) + 2 * eps * np.abs(r.astype(np.float64))
         if kind == "mean":

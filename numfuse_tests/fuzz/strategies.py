@@ -22,6 +22,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from . import catalog as C
+from . import known_bugs as K
 from . import numerics as N
 from .builder import (
     ARRAY,
@@ -178,21 +179,6 @@ def op_unary(d: Drawing) -> bool:
     return d.b.add(("{out} = " + _spelling(d, u),), (i,), _ufunc_rules(u))
 
 
-def _python_int_power(u: np.ufunc, *values) -> bool:
-    """known bug: on two Python ints, s ** t with t < 0 raises numfuse's ValueError "Integers
-    to negative integer powers are not allowed" where Python gives a float (2 ** -1 == 0.5)."""
-    return u is np.power and all(isinstance(v, int) for v in values)  # bools too
-
-
-def _scalar_out_of_range_comparison(u: np.ufunc, x: Value, c) -> bool:
-    """known bug: a 0-d integer or bool value compared with a Python int outside its dtype's
-    range (0-d uint8 x == -1) gives a 0-d array, where NumPy gives a NumPy bool."""
-    if u not in C.COMPARISONS or x.shape != () or x.dtype.kind not in "biu" or type(c) is not int:
-        return False
-    low, high = (0, 1) if x.dtype.kind == "b" else (int(np.iinfo(x.dtype).min), int(np.iinfo(x.dtype).max))
-    return not low <= c <= high
-
-
 def op_binary(d: Drawing) -> bool:
     u = d.draw(st.sampled_from(C.BINARY), label="binary ufunc")
     i = d.pick(lambda v: C.accepts(u, (v.dtype, v.dtype)), label="left operand")
@@ -202,15 +188,19 @@ def op_binary(d: Drawing) -> bool:
     template = _spelling(d, u)
     if d.draw(st.integers(0, 2), label="constant operand") == 0:
         c = d.constant_for(dtype, "constant")
-        if _python_int_power(u, d.values[i].value, c) or _scalar_out_of_range_comparison(u, d.values[i], c):
-            return False
         first = d.draw(st.booleans(), label="constant first")
+        x = d.values[i].value
+        if (K.python_int_power(u, x, c) or K.scalar_out_of_range_comparison(u, x, c)
+                or K.longlong_comparison(u, x, c)
+                or K.python_scalar_power_fast_path(u, x, c, template == C.OPERATOR_FORMS.get(u)) and not first):
+            return False  # known bugs
         slots = (literal(c), "{0}") if first else ("{0}", literal(c))
         line = "{out} = " + template.format(*slots, out="{out}")
         return d.b.add((line,), (i,), _ufunc_rules(u, c, first))
     j = d.pick(d.broadcasts_with(i), label="right operand", other_than=(i,))
-    if _python_int_power(u, d.values[i].value, d.values[j].value):
-        return False
+    x, y = d.values[i].value, d.values[j].value
+    if K.python_int_power(u, x, y) or K.longlong_comparison(u, x, y):
+        return False  # known bugs
     return d.b.add(("{out} = " + template,), (i, j), _ufunc_rules(u))
 
 
@@ -275,14 +265,6 @@ def op_astype(d: Drawing) -> bool:
     return d.b.add(("{out} = " + form.format(dtype.name),), (i,), rules)
 
 
-def _clip_bound_fits(bound, dtype: np.dtype) -> bool:
-    """known bug: numfuse casts a Python int bound outside an integer array's dtype into it
-    (np.clip(uint8 array, -1, None) clips to 255), where NumPy 2 clips to the true value."""
-    if dtype.kind not in "iu" or type(bound) is not int:
-        return True
-    return bool(np.iinfo(dtype).min <= bound <= np.iinfo(dtype).max)
-
-
 def op_clip(d: Drawing) -> bool:
     i = d.pick(lambda v: v.kind == ARRAY, label="clipped operand")
     if i is None:
@@ -298,8 +280,8 @@ def op_clip(d: Drawing) -> bool:
             bounds.append("None")
         else:
             c = d.constant_for(dtype, f"clip {side}")
-            if not _clip_bound_fits(c, dtype):
-                return False
+            if K.clip_bound_wraps(c, dtype):
+                return False  # known bug
             bounds.append(literal(c))
     if bounds == ["None", "None"]:
         return False
@@ -307,7 +289,7 @@ def op_clip(d: Drawing) -> bool:
     line = "{out} = " + form.replace("{lo}", bounds[0]).replace("{hi}", bounds[1])
 
     def domain(args, result):
-        return all(_clip_bound_fits(bound, np.asarray(args[0]).dtype) for bound in args[1:])
+        return not any(K.clip_bound_wraps(bound, np.asarray(args[0]).dtype) for bound in args[1:])  # known bug
 
     return d.b.add((line,), tuple(operands), Rules("clip", domain=domain, free_zero_sign=True))
 
@@ -320,8 +302,8 @@ def op_round(d: Drawing) -> bool:
 
     def domain(args, result):
         x = np.asarray(args[0])
-        if x.dtype.kind in "biu" and x.shape == ():
-            return False  # known bug: np.round of a 0-d integer array gives a 0-d array, NumPy a scalar
+        if K.round_of_0d_integer(x):
+            return False  # known bug
         # NumPy rounds integers in float64 and casts back: defined only where the result fits.
         return x.dtype.kind not in "iu" or decimals >= 0 or C.cast_defined(np.round(x.astype(np.float64), decimals), x.dtype)
 

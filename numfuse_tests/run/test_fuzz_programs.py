@@ -16,7 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import numfuse
 from numfuse.runtime.device import backend
+from numfuse_tests.fuzz import known_bugs
+from numfuse_tests.fuzz.compare import compare
 from numfuse_tests.fuzz.numerics import ErrorModel
 from numfuse_tests.fuzz.runner import fuzz
 from numfuse_tests.helpers import check
@@ -106,3 +109,37 @@ def test_functions_outside_their_domains(dtype):
     # takes x ** 0.5 as sqrt(x)); so -inf is raised to 3 here.
     p = np.array([0.5, -1.5, 2.0, -1.0, 0.5, 1.5, 3.0, -2.0, 0.5, 3.0, 2.0, 0.5], dtype=dtype)
     check(out_of_domain, x, p)
+
+
+# -- known bugs --------------------------------------------------------------------------------------
+
+# The repro of each exclusion in numfuse_tests/fuzz/known_bugs.py (and of the simulator's power
+# of -inf, left out of test_functions_outside_their_domains above).
+KNOWN_BUGS = {
+    "TWO_AXIS_ORDERS_MIN_NDIM": (lambda x: (x + x.transpose(1, 2, 0),), (np.zeros((2, 2, 2)),)),
+    "python_int_power": (lambda x, s, t: (x, s ** t), (np.zeros(2), 2, -1)),
+    "python_scalar_power_fast_path": (lambda s: (s ** 2,), (1.5,)),
+    "scalar_out_of_range_comparison": (lambda x: (x == -1, x < 300), (np.array(7, np.uint8),)),
+    "longlong_comparison": (lambda x: (np.uint64(5) == x, x.sum()), (np.array(3, np.int16),)),
+    "clip_bound_wraps": (lambda x: (np.clip(x, -5, None),), (np.array([0, 3, 200], np.uint8),)),
+    "round_of_0d_integer": (lambda x: (np.round(x, -1),), (np.array(15, np.int32),)),
+}
+if backend().simulated:
+    KNOWN_BUGS["simulator power of -inf"] = (lambda x, p: (np.power(x, p),),
+                                             (np.array([-np.inf]), np.array([0.5])))
+
+
+@pytest.mark.parametrize("bug", sorted(KNOWN_BUGS))
+def test_known_bugs_are_still_there(bug):
+    """An exclusion stays only while its bug does. When this fails the bug is fixed: delete its
+    predicate in known_bugs.py (or the workaround named above) and its case here."""
+    fn, args = KNOWN_BUGS[bug]
+    assert bug.startswith("simulator") or hasattr(known_bugs, bug)
+    with np.errstate(all="ignore"):
+        expected = fn(*args)
+    try:
+        got = numfuse.jit(fn)(*args)
+    except Exception:  # noqa: BLE001 - numfuse failing where NumPy runs is the bug
+        return
+    assert compare(got, expected, [0.0] * len(expected)), f"{bug} is fixed: remove its exclusion"
+

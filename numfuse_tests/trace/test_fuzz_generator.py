@@ -169,6 +169,17 @@ def test_unstable_operations_are_refused():
     assert np.all(b.values[-1].err > b.values[1].err)  # exp amplifies the error, adds ulps
 
 
+@pytest.mark.parametrize("kind, values", [("sum", [3e38, 3e38, -3e38]), ("prod", [1e30, 1e30, 0.0]),
+                                          ("prod", [1e-30, 1e-30, 1e30, 1e30])])
+def test_reductions_that_overflow_in_some_order_are_refused(kind, values):
+    """(3e38 + 3e38) - 3e38 is inf, 3e38 + (3e38 - 3e38) is 3e38: the order decides."""
+    b = Builder(numerics.ErrorModel())
+    b.add_input(Input(ARRAY, np.array(values, dtype=np.float32)))
+    assert not b.add((f"{{out}} = {{0}}.{kind}()",), (0,), Rules(kind, reduction=(kind, None, False)))
+    b.add_input(Input(ARRAY, np.array(values, dtype=np.float64)))  # float64 holds every order
+    assert b.add((f"{{out}} = {{0}}.{kind}()",), (1,), Rules(kind, reduction=(kind, None, False)))
+
+
 def test_reduce_reroutes_around_unneeded_operations():
     b = Builder(numerics.ErrorModel())
     b.add_input(Input(ARRAY, np.arange(6.0).reshape(2, 3)))
