@@ -506,6 +506,12 @@ class Lowerer:
             n for n, imap in self.maps
             if not all(sized(e, size) for e, size in zip(imap, by_name[n].aval.shape) if indexing.is_plain(e))
         }
+        # A buffer read in two axis orders (x + x.transpose(1, 2, 0)) cannot have one collapsed
+        # view for both: it keeps its own rank too.
+        orders: dict[str, set] = {}
+        for n, imap in self.maps:
+            orders.setdefault(n, set()).add(tuple(e for e in imap if e is not None))
+        full |= {n for n, seen in orders.items() if len(seen) > 1}
         pinned = set()
         for n, imap in self.maps:
             if n in full:

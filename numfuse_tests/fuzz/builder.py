@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from . import catalog as C
-from . import known_bugs as K
 from . import numerics as N
 from .program import (
     ARRAY,
@@ -132,11 +131,6 @@ class Builder:
             # An order of another rank (through a reduction or broadcasting) stays distinct.
             reads = {(base, tuple(order[k] for k in rules.transpose) if len(order) == len(rules.transpose)
                       else (order, rules.transpose)) for base, order in reads}
-        # known bug (known_bugs.TWO_AXIS_ORDERS_MIN_NDIM): no array read in two axis orders.
-        for base, order in reads:
-            if (np.ndim(self.values[base].value) >= K.TWO_AXIS_ORDERS_MIN_NDIM
-                    and self.orders.get(base, {order}) != {order}):
-                return None
         for base, order in reads:
             self.orders.setdefault(base, set()).add(order)
         # A transpose is a view: reading it reads what it was computed from.

@@ -12,14 +12,6 @@ import numpy as np
 
 from . import catalog as C
 
-# known bug: one kernel that reads an array of 3 or more dimensions in two axis orders fails
-# in lowering with AssertionError "in_a seen with two views (4, 2) and [2, 4]":
-#     numfuse.jit(lambda x: x + x.transpose(1, 2, 0))(np.zeros((2, 2, 2)))
-# Which values share a kernel is numfuse's choice, so builder.Builder.reads keeps every array
-# of this many dimensions to one axis order per program.
-TWO_AXIS_ORDERS_MIN_NDIM = 3
-
-
 def python_int_power(u: np.ufunc, *values) -> bool:
     """known bug: on two Python ints (or bools), s ** t with t < 0 raises numfuse's ValueError
     "Integers to negative integer powers are not allowed" where Python gives a float:
@@ -34,17 +26,6 @@ def python_scalar_power_fast_path(u: np.ufunc, x, c, operator: bool) -> bool:
         type(numfuse.jit(lambda s: (s ** 2,))(1.5)[0])                      # numpy.float64"""
     return (u is np.power and operator and isinstance(x, (bool, int, float))
             and type(c) in (int, float) and c in (2, 0.5))
-
-
-def scalar_out_of_range_comparison(u: np.ufunc, x, c) -> bool:
-    """known bug: a 0-d integer or bool value compared with a Python int outside its dtype's
-    range gives a 0-d array where NumPy gives a NumPy bool:
-        numfuse.jit(lambda x: (x == -1, x < 300))(np.array(7, np.uint8))  # (array(False), array(True))"""
-    dtype = np.asarray(x).dtype
-    if u not in C.COMPARISONS or np.ndim(x) != 0 or dtype.kind not in "biu" or type(c) is not int:
-        return False
-    low, high = (0, 1) if dtype.kind == "b" else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
-    return not low <= c <= high
 
 
 def longlong_comparison(u: np.ufunc, *values) -> bool:
