@@ -39,9 +39,8 @@ from .program import Call, Input, Program
 MAX_ELEMENTS = 64  # of an input: the simulator takes ~3 us per element and launch
 MAX_STEPS = 30
 LAYOUTS = ["C", "F", "strided", "transposed"]
-# Views other than transposes (slicing, reshape) and var/std/argmax join once numfuse has them.
 KINDS = ["unary", "binary", "reduce", "binary", "unary", "reduce", "where", "astype", "clip",
-         "round", "transpose", "fill", "inplace"]
+         "round", "transpose", "fill", "inplace", "slice"]
 
 
 class Drawing:
@@ -343,6 +342,76 @@ def op_transpose(d: Drawing) -> bool:
     return d.b.add(("{out} = " + form.replace("{perm}", repr(perm)),), (i,), Rules("transpose", transpose=perm))
 
 
+STEPS = [None, 1, 2, -1, -2, 3]
+
+
+def draw_index(d: Drawing, shape: tuple[int, ...], label: str, integers: bool = True) -> str | None:
+    """A basic index of an array of `shape`: per axis a full slice, a random start:stop:step
+    (negative steps included) or (on one axis at most, if `integers`) an integer in range;
+    perhaps a None, an Ellipsis, or fewer entries than axes. None if it comes out empty."""
+    parts: list[str] = []
+    used_int = not integers
+    for axis, n in enumerate(shape):
+        choice = d.draw(st.integers(0, 3), label=f"{label} axis {axis}")
+        if choice == 0:
+            parts.append(":")
+        elif choice == 3 and not used_int and n > 0:
+            used_int = True
+            parts.append(str(d.draw(st.integers(-n, n - 1), label=f"{label} integer")))
+        else:
+            bound = st.one_of(st.none(), st.integers(-n - 1, n + 1))
+            start = d.draw(bound, label=f"{label} start")
+            stop = d.draw(bound, label=f"{label} stop")
+            step = d.draw(st.sampled_from(STEPS), label=f"{label} step")
+            text = ("" if start is None else str(start)) + ":" + ("" if stop is None else str(stop))
+            parts.append(text + ("" if step is None else f":{step}"))
+    if parts and d.draw(st.integers(0, 3), label=f"{label} drop trailing") == 0:
+        parts = parts[: d.draw(st.integers(0, len(parts) - 1), label=f"{label} kept")]
+        if parts and d.draw(st.booleans(), label=f"{label} ellipsis"):
+            parts.insert(d.draw(st.integers(0, len(parts)), label=f"{label} ellipsis at"), "...")
+    if d.draw(st.integers(0, 3), label=f"{label} newaxis") == 0:
+        parts.insert(d.draw(st.integers(0, len(parts)), label=f"{label} None at"), "None")
+    if not parts:
+        return None
+    return ", ".join(parts)
+
+
+def reshapes(shape: tuple[int, ...]) -> list[str]:
+    """Shapes an array of `shape` can be reshaped to, as argument text (with -1 where it is
+    unambiguous)."""
+    size = math.prod(shape)
+    out = [f"({size},)", "(-1,)", f"{shape[::-1]!r}", f"(1, {size})", f"({size}, 1)"]
+    for a in range(2, 6):
+        if size % a == 0 and size:
+            out += [f"({a}, {size // a})", f"({a}, -1)", f"(-1, {a})", f"({size // a}, 1, {a})"]
+    if size == 0:
+        out += ["(0, 3)", "(2, 0)", "(3, -1)"]
+    return out
+
+
+def op_slice(d: Drawing) -> bool:
+    """A view: basic indexing (slices, an integer, None, Ellipsis), reshape or ravel."""
+    i = d.pick(lambda v: v.kind == ARRAY, label="sliced operand")
+    if i is None:
+        return False
+    shape = d.values[i].shape
+    form = d.draw(st.sampled_from(["index", "index", "reshape", "ravel"]), label="view form")
+    if form == "index":
+        index = draw_index(d, shape, "index")
+        if index is None:
+            return False
+        line = f"{{out}} = {{0}}[{index}]"
+    elif form == "reshape":
+        target = d.draw(st.sampled_from(reshapes(shape)), label="reshape to")
+        spelling = d.draw(st.sampled_from(["{0}.reshape({t})", "np.reshape({0}, {t})", "{0}.reshape(*{t})"]),
+                          label="reshape form")
+        line = "{out} = " + spelling.replace("{t}", target)
+    else:
+        line = "{out} = " + d.draw(st.sampled_from(["{0}.ravel()", "np.ravel({0})", "{0}.flatten()"]),
+                                   label="ravel form")
+    return d.b.add((line,), (i,), Rules(f"view {form}", view=line))
+
+
 def op_fill(d: Drawing) -> bool:
     i = d.pick(lambda v: v.kind != PYTHON_SCALAR, label="fill prototype")
     name = d.draw(st.sampled_from(["zeros_like", "ones_like", "full_like"]), label="fill")
@@ -371,7 +440,7 @@ def op_inplace(d: Drawing) -> bool:
 
 OPS = {"unary": op_unary, "binary": op_binary, "reduce": op_reduce, "where": op_where,
        "astype": op_astype, "clip": op_clip, "round": op_round, "transpose": op_transpose,
-       "fill": op_fill, "inplace": op_inplace}
+       "fill": op_fill, "inplace": op_inplace, "slice": op_slice}
 assert set(OPS) == set(KINDS)
 
 
