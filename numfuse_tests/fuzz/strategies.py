@@ -40,7 +40,7 @@ MAX_ELEMENTS = 64  # of an input: the simulator takes ~3 us per element and laun
 MAX_STEPS = 30
 LAYOUTS = ["C", "F", "strided", "transposed"]
 KINDS = ["unary", "binary", "reduce", "binary", "unary", "reduce", "where", "astype", "clip",
-         "round", "transpose", "fill", "inplace", "slice"]
+         "round", "transpose", "fill", "inplace", "slice", "statistic"]
 
 
 class Drawing:
@@ -253,6 +253,46 @@ def op_reduce(d: Drawing) -> bool:
     return d.b.add(("{out} = " + call,), (i,), rules)
 
 
+STATISTICS = ["var", "std", "argmax", "argmin", "ptp", "count_nonzero", "nansum", "nanmean", "nanmax",
+              "nanmin", "nanvar", "nanstd"]
+METHODS = {"var", "std", "argmax", "argmin"}
+
+
+def _ptp_fits(args, result) -> bool:
+    """max - min of a signed integer type wraps in NumPy (to a negative value): C leaves the
+    overflow undefined."""
+    return np.asarray(args[0]).dtype.kind != "i" or bool(np.all(np.asarray(result) >= 0))
+
+
+def op_statistics(d: Drawing) -> bool:
+    """var and std (ddof), argmax and argmin, ptp, count_nonzero and the NaN-ignoring reductions."""
+    kind = d.draw(st.sampled_from(STATISTICS), label="statistic")
+    nan = kind.startswith("nan")
+    i = d.pick(lambda v: v.kind != PYTHON_SCALAR and (not nan or v.dtype.kind == "f"), label="statistic operand")
+    if i is None:
+        return False
+    ndim = len(d.values[i].shape)
+    single = st.integers(-max(ndim, 1), max(ndim - 1, 0))
+    axes = st.lists(st.integers(-ndim, ndim - 1), max_size=ndim, unique=True).map(tuple) if ndim else st.just(())
+    axis = d.draw(st.none() | single if kind in ("argmax", "argmin") else st.none() | single | axes, label="axis")
+    args = [f"axis={axis!r}"] if axis is not None or d.draw(st.booleans(), label="axis=None") else []
+    keepdims = d.draw(st.sampled_from([None, True, False]), label="keepdims")
+    args += [f"keepdims={keepdims}"] if keepdims is not None else []
+    ddof = 0
+    if kind in ("var", "std", "nanvar", "nanstd") and d.draw(st.booleans(), label="pass ddof"):
+        ddof = d.draw(st.integers(0, 1), label="ddof")
+        args.append(f"ddof={ddof}")
+    if kind in METHODS and d.draw(st.booleans(), label="statistic method"):
+        call = f"{{0}}.{kind}({', '.join(args)})"
+    else:
+        call = f"np.{kind}({', '.join(['{0}'] + args)})"
+    exact = kind in ("argmax", "argmin", "count_nonzero")  # which element wins may follow rounding
+    domain = _ptp_fits if kind == "ptp" else None
+    rules = Rules(f"statistic {kind}", domain=domain, reduction=(f"{kind}:{ddof}", axis, bool(keepdims)),
+                  exact_operands=exact)
+    return d.b.add(("{out} = " + call,), (i,), rules)
+
+
 def op_where(d: Drawing) -> bool:
     any_condition = d.draw(st.integers(0, 3), label="any condition") == 0
     c = d.pick(lambda v: any_condition or v.dtype.kind == "b", label="condition")
@@ -440,7 +480,8 @@ def op_inplace(d: Drawing) -> bool:
 
 OPS = {"unary": op_unary, "binary": op_binary, "reduce": op_reduce, "where": op_where,
        "astype": op_astype, "clip": op_clip, "round": op_round, "transpose": op_transpose,
-       "fill": op_fill, "inplace": op_inplace, "slice": op_slice}
+       "fill": op_fill, "inplace": op_inplace, "slice": op_slice,
+       "statistic": op_statistics}
 assert set(OPS) == set(KINDS)
 
 
