@@ -40,7 +40,7 @@ MAX_ELEMENTS = 64  # of an input: the simulator takes ~3 us per element and laun
 MAX_STEPS = 30
 LAYOUTS = ["C", "F", "strided", "transposed"]
 KINDS = ["unary", "binary", "reduce", "binary", "unary", "reduce", "where", "astype", "clip",
-         "round", "transpose", "fill", "inplace", "slice", "statistic"]
+         "round", "transpose", "fill", "inplace", "slice", "statistic", "setitem"]
 
 
 class Drawing:
@@ -385,12 +385,12 @@ def op_transpose(d: Drawing) -> bool:
 STEPS = [None, 1, 2, -1, -2, 3]
 
 
-def draw_index(d: Drawing, shape: tuple[int, ...], label: str, integers: bool = True) -> str | None:
+def draw_index(d: Drawing, shape: tuple[int, ...], label: str, newaxis: bool = True) -> str | None:
     """A basic index of an array of `shape`: per axis a full slice, a random start:stop:step
-    (negative steps included) or (on one axis at most, if `integers`) an integer in range;
-    perhaps a None, an Ellipsis, or fewer entries than axes. None if it comes out empty."""
+    (negative steps included) or (on one axis at most) an integer in range;
+    perhaps a None (if `newaxis`), an Ellipsis, or fewer entries than axes. None if empty."""
     parts: list[str] = []
-    used_int = not integers
+    used_int = False
     for axis, n in enumerate(shape):
         choice = d.draw(st.integers(0, 3), label=f"{label} axis {axis}")
         if choice == 0:
@@ -409,7 +409,7 @@ def draw_index(d: Drawing, shape: tuple[int, ...], label: str, integers: bool = 
         parts = parts[: d.draw(st.integers(0, len(parts) - 1), label=f"{label} kept")]
         if parts and d.draw(st.booleans(), label=f"{label} ellipsis"):
             parts.insert(d.draw(st.integers(0, len(parts)), label=f"{label} ellipsis at"), "...")
-    if d.draw(st.integers(0, 3), label=f"{label} newaxis") == 0:
+    if newaxis and d.draw(st.integers(0, 3), label=f"{label} newaxis") == 0:
         parts.insert(d.draw(st.integers(0, len(parts)), label=f"{label} None at"), "None")
     if not parts:
         return None
@@ -478,10 +478,50 @@ def op_inplace(d: Drawing) -> bool:
     return d.b.add(("{out} = {0} * 1", f"{{out}} {operator} {{1}}"), (i, j), rules)
 
 
+def op_setitem(d: Drawing) -> bool:
+    """Slice assignment on a local copy: `out[index] = value` or `out[index] += value`, the value
+    broadcasting to the indexed region (or a constant)."""
+    i = d.pick(lambda v: v.kind == ARRAY, label="assigned array")
+    if i is None:
+        return False
+    x = d.values[i]
+    # numfuse does not write through np.newaxis views (documented): no None in the index.
+    whole = d.draw(st.integers(0, 4), label="whole array") == 0
+    index = "..." if whole else draw_index(d, x.shape, "assigned index", newaxis=False)
+    if index is None:
+        return False
+    try:
+        region = np.empty(x.shape)[eval(f"np.s_[{index}]", {"np": np})].shape  # noqa: S307
+    except (IndexError, ValueError):
+        return False
+    operator = d.draw(st.sampled_from(["=", "+=", "=", "-="]), label="assignment operator")
+    if d.draw(st.integers(0, 2), label="constant value") == 0:
+        value, operands = literal(d.constant_for(x.dtype, "assigned constant")), (i,)
+    else:
+        def fits(v: Value) -> bool:
+            try:
+                return np.broadcast_shapes(v.shape, region) == region
+            except ValueError:
+                return False
+        j = d.pick(fits, label="assigned value", other_than=(i,))
+        if j is None:
+            return False
+        value, operands = "{1}", (i, j)
+    u = {"=": None, "+=": np.add, "-=": np.subtract}[operator]
+
+    def domain(args, result):
+        if u is None:
+            return len(args) < 2 or C.cast_defined(args[1], np.asarray(result).dtype)
+        return C.in_domain(u, args, result)
+
+    lines = ("{out} = {0} * 1", f"{{out}}[{index}] {operator} {value}")
+    return d.b.add(lines, operands, Rules(f"setitem {operator}", domain=domain, ufunc=u))
+
+
 OPS = {"unary": op_unary, "binary": op_binary, "reduce": op_reduce, "where": op_where,
        "astype": op_astype, "clip": op_clip, "round": op_round, "transpose": op_transpose,
        "fill": op_fill, "inplace": op_inplace, "slice": op_slice,
-       "statistic": op_statistics}
+       "statistic": op_statistics, "setitem": op_setitem}
 assert set(OPS) == set(KINDS)
 
 
