@@ -176,8 +176,7 @@ def reduction_error(kind: str, x, x_err, axis, keepdims: bool, result, count: in
     kind, _, ddof = kind.partition(":")
     if kind in ("var", "std", "nanvar", "nanstd"):
         return np.where(np.isfinite(r), _variance_error(kind, np.asarray(x), axis, keepdims, r, int(ddof or 0)), 0.0)
-    if kind.startswith("nan"):
-        kind = kind[3:]  # NaN counts as the identity: a bound on all terms bounds the others
+    kind = kind.removeprefix("nan")  # NaN counts as the identity: a bound on all terms bounds the others
     if kind in ("sum", "mean"):
         err = 2 * max(count - 1, 0) * eps * over(a, np.sum) + 2 * eps * np.abs(r.astype(np.float64))
         if kind == "mean":

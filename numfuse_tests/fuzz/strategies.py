@@ -491,7 +491,7 @@ def op_setitem(d: Drawing) -> bool:
     if index is None:
         return False
     try:
-        region = np.empty(x.shape)[eval(f"np.s_[{index}]", {"np": np})].shape  # noqa: S307
+        region = np.empty(x.shape)[eval(f"np.s_[{index}]", {"np": np})].shape
     except (IndexError, ValueError):
         return False
     operator = d.draw(st.sampled_from(["=", "+=", "=", "-="]), label="assignment operator")
