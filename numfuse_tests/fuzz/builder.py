@@ -79,6 +79,8 @@ class Rules:
     free_zero_sign: bool = False
     ulps: float = 0
     transpose: tuple | None = None  # the axis order of a transpose
+    view: str | None = None  # another view (a slice, a reshape): its spelling
+    exact_operands: bool = False  # the result is discrete and must not follow rounding (argmax)
     reads_values: bool = True  # False: only the operand's shape and dtype matter (zeros_like)
 
 
@@ -131,10 +133,13 @@ class Builder:
             # An order of another rank (through a reduction or broadcasting) stays distinct.
             reads = {(base, tuple(order[k] for k in rules.transpose) if len(order) == len(rules.transpose)
                       else (order, rules.transpose)) for base, order in reads}
+        elif rules.view is not None:
+            reads = {(base, (order, rules.view)) for base, order in reads}
         for base, order in reads:
             self.orders.setdefault(base, set()).add(order)
         # A transpose is a view: reading it reads what it was computed from.
-        return frozenset(reads if rules.transpose is not None else reads | own)
+        view = rules.transpose is not None or rules.view is not None
+        return frozenset(reads if view else reads | own)
 
     def add(self, lines: tuple[str, ...], operands: tuple[int, ...], rules: Rules) -> bool:
         """Run the op in NumPy on the current values; keep it if NumPy accepts it, its arguments
@@ -150,6 +155,8 @@ class Builder:
 
         vals = [self.values[i].value for i in unique]
         errs = [self.values[i].err for i in unique]
+        if rules.exact_operands and any(e is not None and np.any(e > 0) for e in errs):
+            return False  # which element is largest could follow the rounding
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore")

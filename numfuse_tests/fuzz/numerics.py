@@ -174,6 +174,10 @@ def reduction_error(kind: str, x, x_err, axis, keepdims: bool, result, count: in
     def over(values, fn):
         return np.asarray(fn(np.broadcast_to(values, a.shape), axis=axis, keepdims=keepdims))
 
+    kind, _, ddof = kind.partition(":")
+    if kind in ("var", "std", "nanvar", "nanstd"):
+        return np.where(np.isfinite(r), _variance_error(kind, np.asarray(x), axis, keepdims, r, int(ddof or 0)), 0.0)
+    kind = kind.removeprefix("nan")  # NaN counts as the identity: a bound on all terms bounds the others
     # Where some order of the terms overflows (or a product underflows) and another does not,
     # the result (inf, NaN or 0 against a number) is the order's choice.
     info = np.finfo(r.dtype)
@@ -193,3 +197,29 @@ def reduction_error(kind: str, x, x_err, axis, keepdims: bool, result, count: in
     else:
         err = np.zeros(r.shape)
     return np.where(np.isfinite(r), err, 0.0)
+
+
+def _variance_error(kind: str, x: np.ndarray, axis, keepdims: bool, result: np.ndarray, ddof: int):
+    """A bound on the rounding of a two-pass variance (the mean, then the mean of squared
+    deviations, as NumPy computes it) in any summation order, or of its square root."""
+    eps = float(np.finfo(result.dtype).eps)
+    a = x.astype(np.float64)
+    valid = np.isfinite(a)
+    a = np.where(valid, a, 0.0)
+    n = np.sum(valid, axis=axis, keepdims=True)
+    mean = np.sum(a, axis=axis, keepdims=True) / np.maximum(n, 1)
+    dev = np.where(valid, np.abs(a - mean), 0.0)
+    # The mean: a sum of n terms and a division.
+    mean_err = 2 * n * eps * np.sum(np.abs(a), axis=axis, keepdims=True) / np.maximum(n, 1) + 2 * eps * np.abs(mean)
+    # Each deviation, its square, and their sum.
+    term_err = 2 * dev * (mean_err + eps * dev) + mean_err**2 + eps * dev**2
+    total = 2 * n * eps * np.sum(dev**2, axis=axis, keepdims=True) + np.sum(np.where(valid, term_err, 0.0), axis=axis,
+                                                                            keepdims=True)
+    var = np.sum(dev**2, axis=axis, keepdims=True) / np.maximum(n - ddof, 1)
+    err = total / np.maximum(n - ddof, 1) + 2 * eps * var
+    if kind.endswith("std"):
+        std = np.sqrt(var)
+        err = np.minimum(np.sqrt(err), err / np.maximum(2 * std, tiny(result.dtype))) + 2 * eps * std
+    if not keepdims:
+        err = np.squeeze(err, axis=axis) if axis is not None else err.reshape(())
+    return np.broadcast_to(err, result.shape)

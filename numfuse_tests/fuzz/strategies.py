@@ -40,9 +40,8 @@ from .program import Call, Input, Program
 MAX_ELEMENTS = 64  # of an input: the simulator takes ~3 us per element and launch
 MAX_STEPS = 30
 LAYOUTS = ["C", "F", "strided", "transposed"]
-# Views other than transposes (slicing, reshape) and var/std/argmax join once numfuse has them.
 KINDS = ["unary", "binary", "reduce", "binary", "unary", "reduce", "where", "astype", "clip",
-         "round", "transpose", "fill", "inplace"]
+         "round", "transpose", "fill", "inplace", "slice", "statistic", "setitem"]
 
 
 class Drawing:
@@ -244,6 +243,46 @@ def op_reduce(d: Drawing) -> bool:
     return d.b.add(("{out} = " + call,), (i,), rules)
 
 
+STATISTICS = ["var", "std", "argmax", "argmin", "ptp", "count_nonzero", "nansum", "nanmean", "nanmax",
+              "nanmin", "nanvar", "nanstd"]
+METHODS = {"var", "std", "argmax", "argmin"}
+
+
+def _ptp_fits(args, result) -> bool:
+    """max - min of a signed integer type wraps in NumPy (to a negative value): C leaves the
+    overflow undefined."""
+    return np.asarray(args[0]).dtype.kind != "i" or bool(np.all(np.asarray(result) >= 0))
+
+
+def op_statistics(d: Drawing) -> bool:
+    """var and std (ddof), argmax and argmin, ptp, count_nonzero and the NaN-ignoring reductions."""
+    kind = d.draw(st.sampled_from(STATISTICS), label="statistic")
+    nan = kind.startswith("nan")
+    i = d.pick(lambda v: v.kind != PYTHON_SCALAR and (not nan or v.dtype.kind == "f"), label="statistic operand")
+    if i is None:
+        return False
+    ndim = len(d.values[i].shape)
+    single = st.integers(-max(ndim, 1), max(ndim - 1, 0))
+    axes = st.lists(st.integers(-ndim, ndim - 1), max_size=ndim, unique=True).map(tuple) if ndim else st.just(())
+    axis = d.draw(st.none() | single if kind in ("argmax", "argmin") else st.none() | single | axes, label="axis")
+    args = [f"axis={axis!r}"] if axis is not None or d.draw(st.booleans(), label="axis=None") else []
+    keepdims = d.draw(st.sampled_from([None, True, False]), label="keepdims")
+    args += [f"keepdims={keepdims}"] if keepdims is not None else []
+    ddof = 0
+    if kind in ("var", "std", "nanvar", "nanstd") and d.draw(st.booleans(), label="pass ddof"):
+        ddof = d.draw(st.integers(0, 1), label="ddof")
+        args.append(f"ddof={ddof}")
+    if kind in METHODS and d.draw(st.booleans(), label="statistic method"):
+        call = f"{{0}}.{kind}({', '.join(args)})"
+    else:
+        call = f"np.{kind}({', '.join(['{0}'] + args)})"
+    exact = kind in ("argmax", "argmin", "count_nonzero")  # which element wins may follow rounding
+    domain = _ptp_fits if kind == "ptp" else None
+    rules = Rules(f"statistic {kind}", domain=domain, reduction=(f"{kind}:{ddof}", axis, bool(keepdims)),
+                  exact_operands=exact)
+    return d.b.add(("{out} = " + call,), (i,), rules)
+
+
 def op_where(d: Drawing) -> bool:
     any_condition = d.draw(st.integers(0, 3), label="any condition") == 0
     c = d.pick(lambda v: any_condition or v.dtype.kind == "b", label="condition")
@@ -325,6 +364,76 @@ def op_transpose(d: Drawing) -> bool:
     return d.b.add(("{out} = " + form.replace("{perm}", repr(perm)),), (i,), Rules("transpose", transpose=perm))
 
 
+STEPS = [None, 1, 2, -1, -2, 3]
+
+
+def draw_index(d: Drawing, shape: tuple[int, ...], label: str, newaxis: bool = True) -> str | None:
+    """A basic index of an array of `shape`: per axis a full slice, a random start:stop:step
+    (negative steps included) or (on one axis at most) an integer in range;
+    perhaps a None (if `newaxis`), an Ellipsis, or fewer entries than axes. None if empty."""
+    parts: list[str] = []
+    used_int = False
+    for axis, n in enumerate(shape):
+        choice = d.draw(st.integers(0, 3), label=f"{label} axis {axis}")
+        if choice == 0:
+            parts.append(":")
+        elif choice == 3 and not used_int and n > 0:
+            used_int = True
+            parts.append(str(d.draw(st.integers(-n, n - 1), label=f"{label} integer")))
+        else:
+            bound = st.one_of(st.none(), st.integers(-n - 1, n + 1))
+            start = d.draw(bound, label=f"{label} start")
+            stop = d.draw(bound, label=f"{label} stop")
+            step = d.draw(st.sampled_from(STEPS), label=f"{label} step")
+            text = ("" if start is None else str(start)) + ":" + ("" if stop is None else str(stop))
+            parts.append(text + ("" if step is None else f":{step}"))
+    if parts and d.draw(st.integers(0, 3), label=f"{label} drop trailing") == 0:
+        parts = parts[: d.draw(st.integers(0, len(parts) - 1), label=f"{label} kept")]
+        if parts and d.draw(st.booleans(), label=f"{label} ellipsis"):
+            parts.insert(d.draw(st.integers(0, len(parts)), label=f"{label} ellipsis at"), "...")
+    if newaxis and d.draw(st.integers(0, 3), label=f"{label} newaxis") == 0:
+        parts.insert(d.draw(st.integers(0, len(parts)), label=f"{label} None at"), "None")
+    if not parts:
+        return None
+    return ", ".join(parts)
+
+
+def reshapes(shape: tuple[int, ...]) -> list[str]:
+    """Shapes an array of `shape` can be reshaped to, as argument text (with -1 where it is
+    unambiguous)."""
+    size = math.prod(shape)
+    out = [f"({size},)", "(-1,)", f"{shape[::-1]!r}", f"(1, {size})", f"({size}, 1)"]
+    for a in range(2, 6):
+        if size % a == 0 and size:
+            out += [f"({a}, {size // a})", f"({a}, -1)", f"(-1, {a})", f"({size // a}, 1, {a})"]
+    if size == 0:
+        out += ["(0, 3)", "(2, 0)", "(3, -1)"]
+    return out
+
+
+def op_slice(d: Drawing) -> bool:
+    """A view: basic indexing (slices, an integer, None, Ellipsis), reshape or ravel."""
+    i = d.pick(lambda v: v.kind == ARRAY, label="sliced operand")
+    if i is None:
+        return False
+    shape = d.values[i].shape
+    form = d.draw(st.sampled_from(["index", "index", "reshape", "ravel"]), label="view form")
+    if form == "index":
+        index = draw_index(d, shape, "index")
+        if index is None:
+            return False
+        line = f"{{out}} = {{0}}[{index}]"
+    elif form == "reshape":
+        target = d.draw(st.sampled_from(reshapes(shape)), label="reshape to")
+        spelling = d.draw(st.sampled_from(["{0}.reshape({t})", "np.reshape({0}, {t})", "{0}.reshape(*{t})"]),
+                          label="reshape form")
+        line = "{out} = " + spelling.replace("{t}", target)
+    else:
+        line = "{out} = " + d.draw(st.sampled_from(["{0}.ravel()", "np.ravel({0})", "{0}.flatten()"]),
+                                   label="ravel form")
+    return d.b.add((line,), (i,), Rules(f"view {form}", view=line))
+
+
 def op_fill(d: Drawing) -> bool:
     i = d.pick(lambda v: v.kind != PYTHON_SCALAR, label="fill prototype")
     name = d.draw(st.sampled_from(["zeros_like", "ones_like", "full_like"]), label="fill")
@@ -351,9 +460,50 @@ def op_inplace(d: Drawing) -> bool:
     return d.b.add(("{out} = {0} * 1", f"{{out}} {operator} {{1}}"), (i, j), rules)
 
 
+def op_setitem(d: Drawing) -> bool:
+    """Slice assignment on a local copy: `out[index] = value` or `out[index] += value`, the value
+    broadcasting to the indexed region (or a constant)."""
+    i = d.pick(lambda v: v.kind == ARRAY, label="assigned array")
+    if i is None:
+        return False
+    x = d.values[i]
+    # numfuse does not write through np.newaxis views (documented): no None in the index.
+    whole = d.draw(st.integers(0, 4), label="whole array") == 0
+    index = "..." if whole else draw_index(d, x.shape, "assigned index", newaxis=False)
+    if index is None:
+        return False
+    try:
+        region = np.empty(x.shape)[eval(f"np.s_[{index}]", {"np": np})].shape
+    except (IndexError, ValueError):
+        return False
+    operator = d.draw(st.sampled_from(["=", "+=", "=", "-="]), label="assignment operator")
+    if d.draw(st.integers(0, 2), label="constant value") == 0:
+        value, operands = literal(d.constant_for(x.dtype, "assigned constant")), (i,)
+    else:
+        def fits(v: Value) -> bool:
+            try:
+                return np.broadcast_shapes(v.shape, region) == region
+            except ValueError:
+                return False
+        j = d.pick(fits, label="assigned value", other_than=(i,))
+        if j is None:
+            return False
+        value, operands = "{1}", (i, j)
+    u = {"=": None, "+=": np.add, "-=": np.subtract}[operator]
+
+    def domain(args, result):
+        if u is None:
+            return len(args) < 2 or C.cast_defined(args[1], np.asarray(result).dtype)
+        return C.in_domain(u, args, result)
+
+    lines = ("{out} = {0} * 1", f"{{out}}[{index}] {operator} {value}")
+    return d.b.add(lines, operands, Rules(f"setitem {operator}", domain=domain, ufunc=u))
+
+
 OPS = {"unary": op_unary, "binary": op_binary, "reduce": op_reduce, "where": op_where,
        "astype": op_astype, "clip": op_clip, "round": op_round, "transpose": op_transpose,
-       "fill": op_fill, "inplace": op_inplace}
+       "fill": op_fill, "inplace": op_inplace, "slice": op_slice,
+       "statistic": op_statistics, "setitem": op_setitem}
 assert set(OPS) == set(KINDS)
 
 
