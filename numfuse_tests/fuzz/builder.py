@@ -123,8 +123,7 @@ class Builder:
         self.values.append(Value(inp.value, None, frozenset({(index, tuple(range(np.ndim(inp.value))))})))
 
     def reads(self, operands: tuple[int, ...], rules: Rules, ndim: int) -> frozenset | None:
-        """What the new value is computed from, through which axis orders; None where that would
-        hit numfuse's known bug with two axis orders of one array."""
+        """What the new value is computed from, through which axis orders."""
         own = {(len(self.values), tuple(range(ndim)))}
         if not rules.reads_values:
             return frozenset(own)
