@@ -38,7 +38,7 @@ def generated(n: int, seed_value: int) -> list:
 
 @pytest.fixture(scope="module")
 def sample():
-    return generated(150, 1)
+    return generated(150, 2)
 
 
 def test_programs_use_every_kind_of_operation(sample):
