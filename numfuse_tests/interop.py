@@ -15,7 +15,7 @@ import contextlib
 import numpy as np
 import pytest
 
-from numfuse.runtime import streams
+from numfuse.runtime import launch, streams
 from numfuse.runtime.arrays import ArrayInfo, Library
 from numfuse.runtime.device import backend
 
@@ -94,28 +94,29 @@ def fakelib(monkeypatch):
 
 
 class Launch:
-    def __init__(self, stream, args):
-        self.stream = stream
-        self.handle = streams.handle_of(stream)
-        self.args = args
+    def __init__(self, stream, handle, addresses):
+        self.stream = stream  # as numfuse launched on it: a cuda.core stream, or the simulator's
+        self.handle = handle  # its CUstream handle (None: a simulator stream)
+        self.addresses = addresses  # where its array arguments' data start
 
 
 @pytest.fixture
 def launches(monkeypatch) -> list[Launch]:
-    """Every kernel launch of the test: its stream and its arguments, as numfuse passed them."""
+    """Every kernel launch of the test: its stream and its array arguments' addresses."""
     record: list[Launch] = []
-    real = streams.LaunchersByStream.get
+    real_gpu, real_simulator = launch.GpuKernel.__call__, launch.SimulatorKernel.__call__
 
-    def get(self, index, launcher, stream):
-        configured = real(self, index, launcher, stream)
+    def gpu(self, stream, params):
+        record.append(Launch(stream, int(stream.handle), {params[i] for i in self.data_slots}))
+        return real_gpu(self, stream, params)
 
-        def launch(*args):
-            record.append(Launch(stream, args))
-            return configured(*args)
+    def simulator(self, stream, args):
+        arrays = [a for a in args if hasattr(a, "shape") and not isinstance(a, (np.generic, int, float))]
+        record.append(Launch(stream, streams.handle_of(stream), {address(a) for a in arrays}))
+        return real_simulator(self, stream, args)
 
-        return launch
-
-    monkeypatch.setattr(streams.LaunchersByStream, "get", get)
+    monkeypatch.setattr(launch.GpuKernel, "__call__", gpu)
+    monkeypatch.setattr(launch.SimulatorKernel, "__call__", simulator)
     return record
 
 
@@ -135,7 +136,4 @@ def address(array) -> int:
 
 def kernel_addresses(record: list[Launch]) -> set[int]:
     """The addresses of every array argument of the recorded launches."""
-    return {
-        address(a) for launch in record for a in launch.args
-        if hasattr(a, "shape") and not isinstance(a, (np.generic, int, float))
-    }
+    return {a for launch in record for a in launch.addresses}

@@ -12,7 +12,6 @@ updated in place, and NumPy arguments get their final values copied back.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -25,13 +24,13 @@ from ..ops import RUNTIME_ERRORS
 from ..planner import Plan
 from .arrays import CallArrays, prepare_call
 from .device import LaunchConfig, backend
-from .kernel_cache import dispatcher
-from .streams import LaunchersByStream
+from .launch import CoreStreams, GpuKernel, SimulatorKernel, device_array_params, scalar_packer, size_param
 
 
 @dataclass
 class _Launch:
     source: KernelSource
+    nest: Any  # its LoopNest
     config: LaunchConfig
     # One entry per kernel parameter: ("buffer", var, view) | ("scalar", (input index, dtype))
     # | ("size", value) | ("errors",) | ("scratch", (shape, dtype, zeroed)).
@@ -89,29 +88,41 @@ class Executable:
                     args.append(("scratch", ((nest.outer_size,), np.dtype(np.int32), True)))
                 else:
                     args.append(("size", p.value))
-            launches.append(_Launch(source, config, args, empty=nest.outer_size == 0))
+            launches.append(_Launch(source, nest, config, args, empty=nest.outer_size == 0))
         self.launches = launches
         self.checks_errors = any(arg[0] == "errors" for launch in launches for arg in launch.args)
-        self._launchers = [None] * len(launches)
-        self._on_stream = LaunchersByStream()
+        self._kernels: dict[tuple, Any] = {}  # (GPU, launch index) -> GpuKernel or SimulatorKernel
+        self.core_streams = CoreStreams()
         self._consts: dict[int | None, dict[Var, Any]] = {}  # per GPU
         # Split reductions' partial results and arrival counters, per GPU, kept across calls:
         # the last block of a row resets its counter. (Two concurrent calls of one function on
         # two streams would share them.)
         self._scratch: dict[tuple, Any] = {}
 
-    def _configure(self, launch: _Launch):
-        """The kernel configured for its grid, kept for every later call. Numba warns about
-        grids under 128 blocks; numfuse chose the grid from the data size, so that is noise."""
-        from numba.cuda.core.errors import NumbaPerformanceWarning
+    def kernel(self, device_id: int | None, index: int):
+        """Launch `index`'s kernel, compiled and loaded for GPU `device_id` (call inside its
+        context), or the simulator's."""
+        key = (device_id, index)
+        found = self._kernels.get(key)
+        if found is None:
+            launch = self.launches[index]
+            if self.backend.simulated:
+                found = SimulatorKernel(launch.source, launch.config)
+            else:
+                found = GpuKernel(launch.source, self.argument_types(index), launch.config)
+            found = self._kernels[key] = found
+        return found
 
-        compiled = dispatcher(launch.source)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            config = launch.config
-            return compiled[config.grid, config.block, 0, config.shared_bytes]
+    def argument_types(self, index: int) -> tuple:
+        """Numba types of launch `index`'s parameters: the types the compile tier checks."""
+        from .ptx import argument_types
 
-    def _device_consts(self, call: CallArrays) -> dict[Var, Any]:
+        launch = self.launches[index]
+        views = {b.name: (b.dtype, len(b.view), b.strided) for b in launch.nest.buffers}
+        scalars = {s.name: s.dtype for s in launch.nest.scalars}
+        return argument_types(launch.source, views, scalars)
+
+    def device_consts(self, call: CallArrays) -> dict[Var, Any]:
         consts = self._consts.get(call.device_id)
         if consts is None:
             consts = self._consts[call.device_id] = call.upload_constants(self.plan.graph.consts)
@@ -135,7 +146,7 @@ class Executable:
             return self._run(call, values, scalars)
 
     def _run(self, call: CallArrays, values: Sequence[Any], scalars: dict) -> list[Any]:
-        env: dict[Var, Any] = dict(self._device_consts(call))
+        env: dict[Var, Any] = dict(self.device_consts(call))
         for var, value in zip(self.input_vars, values):
             device = call.input(value)
             if device is not None:
@@ -154,27 +165,11 @@ class Executable:
             for i, launch in enumerate(self.launches):
                 if launch.empty:
                     continue
-                args = []
-                for arg in launch.args:
-                    if arg[0] == "buffer":
-                        array = env[arg[1]]
-                        args.append(array if array.shape == arg[2] else array.reshape(arg[2]))
-                    elif arg[0] == "scalar":
-                        args.append(scalars[arg[1]])
-                    elif arg[0] == "errors":
-                        args.append(errors)
-                    elif arg[0] == "scratch":
-                        args.append(self._scratch_array(call, i, len(args), *arg[1]))
-                    else:
-                        args.append(arg[1])
-                launcher = self._launchers[i]
-                if launcher is None or self.backend.simulated:
-                    # The simulator's kernel[grid, block, ...] configures the shared kernel
-                    # object itself, so another plan with the same code may have reconfigured
-                    # it (its dynamic shared memory too): configure it again at each launch.
-                    launcher = self._launchers[i] = self._configure(launch)
-                # Configured for the default stream once; for the call's stream here.
-                self._on_stream.get(i, launcher, call.stream)(*args)
+                kernel = self.kernel(call.device_id, i)
+                if self.backend.simulated:
+                    kernel(call.stream, self._simulator_args(call, i, env, scalars, errors))
+                else:
+                    kernel(self.core_streams.get(call.handle), self._params(call, i, env, scalars, errors))
         if errors is not None:
             # Waits for the kernels: only plans whose operations can fail, as in NumPy, pay it.
             code = int(call.read(errors)[0])
@@ -188,7 +183,40 @@ class Executable:
                 np.copyto(values[position], call.read(env[var]))
         return [self._output(o, kind, env, values, call) for o, kind in zip(self.plan.outputs, self.leaf_kinds)]
 
-    def _scratch_array(self, call: CallArrays, launch: int, position: int, shape, dtype, zeroed: bool):
+    def _simulator_args(self, call: CallArrays, index: int, env, scalars, errors) -> list:
+        """Launch `index`'s arguments as the simulator takes them: device arrays and scalars."""
+        args = []
+        for arg in self.launches[index].args:
+            if arg[0] == "buffer":
+                array = env[arg[1]]
+                args.append(array if array.shape == arg[2] else array.reshape(arg[2]))
+            elif arg[0] == "scalar":
+                args.append(scalars[arg[1]])
+            elif arg[0] == "errors":
+                args.append(errors)
+            elif arg[0] == "scratch":
+                args.append(self.scratch_array(call, index, len(args), *arg[1]))
+            else:
+                args.append(arg[1])
+        return args
+
+    def _params(self, call: CallArrays, index: int, env, scalars, errors) -> list:
+        """Launch `index`'s arguments packed as the compiled kernel takes them (launch.py)."""
+        params = []
+        for position, arg in enumerate(self.launches[index].args):
+            if arg[0] == "buffer":
+                params.extend(device_array_params(env[arg[1]], arg[2]))
+            elif arg[0] == "scalar":
+                params.extend(scalar_packer(arg[1][1])(scalars[arg[1]]))
+            elif arg[0] == "errors":
+                params.extend(device_array_params(errors))
+            elif arg[0] == "scratch":
+                params.extend(device_array_params(self.scratch_array(call, index, position, *arg[1])))
+            else:
+                params.append(size_param(arg[1]))
+        return params
+
+    def scratch_array(self, call: CallArrays, launch: int, position: int, shape, dtype, zeroed: bool):
         """Kept for later calls, like constants: Numba's memory, zeroed once (counters must start
         at zero; partial results are overwritten before they are read)."""
         key = (call.device_id, launch, position)

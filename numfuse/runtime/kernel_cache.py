@@ -8,6 +8,7 @@ NUMFUSE_CACHE_DIR, else $XDG_CACHE_HOME/numfuse, else ~/.cache/numfuse.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -92,3 +93,28 @@ def dispatcher(kernel: KernelSource):
         compiled = be.cuda.jit(fn, cache=True)
     _dispatchers[digest] = compiled
     return compiled
+
+
+def numba_cache_files(kernel: KernelSource) -> list[Path]:
+    """Numba's disk cache entries (index and compiled code) for a kernel's file."""
+    path = kernel_path(kernel)
+    return sorted((path.parent / "__pycache__").glob(f"{path.stem}.*"))
+
+
+def compile_for(kernel: KernelSource, argtypes: tuple):
+    """The kernel compiled for `argtypes` on the current GPU (a Numba `_Kernel`), from Numba's
+    disk cache when an entry is there. An entry that cannot be read (a truncated file, a
+    pickle of another version) is deleted and the kernel compiled again: a bad cache never
+    stops a call."""
+    compiled = dispatcher(kernel)
+    try:
+        return compiled.compile(argtypes)
+    except Exception:
+        stale = numba_cache_files(kernel)
+        if not stale:
+            raise
+    for path in stale:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    _dispatchers.pop(source_digest(_code(kernel.source)), None)
+    return dispatcher(kernel).compile(argtypes)

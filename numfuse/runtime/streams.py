@@ -6,15 +6,11 @@ PyTorch's `torch.cuda.Stream`, cuda.core's `Stream`, anything with `__cuda_strea
 `CUstream` handle as an int. `launch_stream` turns any of them into what Numba launches take: a
 Numba stream, or 0 for the default stream.
 
-Numba configures a launch with `kernel[grid, block, stream, sharedmem]`. The executable
-configures each kernel once for the default stream (`kernel[grid, block]`); `on_stream` derives
-the same configuration for another stream, and `LaunchersByStream` keeps those per stream handle,
-so a call on the same stream as the last one builds nothing.
+Copies go through Numba streams; kernels launch on the stream's CUstream handle (launch.py).
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 # Special CUstream handles (CUDA's cuda.h): 0 is the legacy default stream, which CUDA array
@@ -109,53 +105,3 @@ def dlpack_stream(consumer: int | None) -> int | None:
     if consumer is None:
         return None
     return LEGACY_DEFAULT if consumer == 0 else consumer
-
-
-def on_stream(launcher, stream):
-    """`launcher` (a kernel configured by `kernel[grid, block(, stream, sharedmem)]`) configured
-    the same way for `stream`.
-
-    Real Numba launchers keep their dispatcher and configuration; the simulator's kernels run
-    synchronously whatever the stream, so they are used as they are."""
-    if not stream:
-        return launcher
-    dispatcher = getattr(launcher, "dispatcher", None)
-    if dispatcher is None:
-        return launcher
-    from numba.cuda.core.errors import NumbaPerformanceWarning
-
-    with warnings.catch_warnings():
-        # Numba warns about grids under 128 blocks at configure time; numfuse sized the grid.
-        warnings.simplefilter("ignore", NumbaPerformanceWarning)
-        return dispatcher.configure(
-            launcher.griddim, launcher.blockdim, stream=stream, sharedmem=launcher.sharedmem
-        )
-
-
-class LaunchersByStream:
-    """Launchers configured for non-default streams, kept per (kernel, stream handle).
-
-    Keyed by handle, not by stream object: a stream wrapped anew on every call (CuPy's current
-    stream through `cuda.external_stream`) is the same stream each time. The configured launch
-    holds only the handle, so a cached entry keeps no caller's stream alive. An entry is
-    used only with the default-stream launcher it was derived from. At most `limit` entries are
-    remembered; past that the cache starts afresh."""
-
-    def __init__(self, limit: int = 64):
-        self.limit = limit
-        self._cache: dict[tuple[int, int], tuple[Any, Any]] = {}
-
-    def get(self, index: int, launcher, stream):
-        """Kernel `index`'s default-stream `launcher`, configured for `stream`."""
-        if not stream:
-            return launcher
-        handle = handle_of(stream)
-        if handle is None:
-            return on_stream(launcher, stream)
-        key = (index, handle)
-        entry = self._cache.get(key)
-        if entry is None or entry[0] is not launcher:
-            if len(self._cache) >= self.limit:
-                self._cache.clear()
-            entry = self._cache[key] = (launcher, on_stream(launcher, stream))
-        return entry[1]

@@ -202,42 +202,6 @@ def test_unsupported_dtypes_of_device_arrays_name_the_argument(launches):
 # -- streams --------------------------------------------------------------------------------------
 
 
-class _Launcher:
-    """What `kernel[grid, block, stream, sharedmem]` returns on a GPU, reduced to its fields."""
-
-    def __init__(self, dispatcher, griddim, blockdim, stream, sharedmem):
-        self.dispatcher, self.griddim, self.blockdim = dispatcher, griddim, blockdim
-        self.stream, self.sharedmem = stream, sharedmem
-
-
-class _Dispatcher:
-    def configure(self, griddim, blockdim, stream=0, sharedmem=0):
-        return _Launcher(self, griddim, blockdim, stream, sharedmem)
-
-
-class _Stream:
-    def __init__(self, handle):
-        self.handle = handle
-
-
-def test_launchers_are_configured_for_a_stream_once_per_kernel_and_stream():
-    dispatcher = _Dispatcher()
-    default = dispatcher.configure((3, 1, 1), (128, 1, 1), 0, 512)
-    cache = streams.LaunchersByStream()
-    assert cache.get(0, default, 0) is default
-    seven = _Stream(7)
-    on_seven = cache.get(0, default, seven)
-    assert (on_seven.griddim, on_seven.blockdim, on_seven.sharedmem) == ((3, 1, 1), (128, 1, 1), 512)
-    assert on_seven.stream is seven
-    assert cache.get(0, default, _Stream(7)) is on_seven  # the same stream, wrapped anew
-    assert cache.get(0, default, _Stream(8)).stream.handle == 8
-    other = dispatcher.configure((1, 1, 1), (32, 1, 1), 0, 0)
-    assert cache.get(1, other, seven).griddim == (1, 1, 1)
-    # A kernel configured anew is not served the configuration derived from its old launcher.
-    regridded = dispatcher.configure((5, 1, 1), (64, 1, 1), 0, 0)
-    assert cache.get(0, regridded, seven).griddim == (5, 1, 1)
-
-
 def test_launch_streams_from_every_form():
     cuda, simulated = backend().cuda, backend().simulated
     numba_stream = cuda.stream()

@@ -1,0 +1,150 @@
+"""Launching a compiled kernel with its arguments packed as the kernel takes them.
+
+A Numba CUDA kernel takes each array argument as its flattened struct: meminfo, parent, item
+count, item size, data pointer, then the shape and the byte strides; and each scalar as one C
+value (two for a complex number). Numba's dispatcher works this out on every launch: it types
+every argument, wraps foreign arrays as Numba device arrays, then packs them (several
+microseconds per array). numfuse knows each kernel's argument types when it plans the call
+(`ptx.argument_types`, the same types the compile tier checks), so on a GPU it compiles each
+kernel once for those types through Numba (its disk cache included, kernel_cache.py), and
+launches the loaded function with cuda.core's `launch`, the call Numba's own launch ends in,
+given the argument values Numba would give it. A call of the same signature then changes only
+the data pointers and scalar values of a packed list (fastcall.py).
+
+On the simulator kernels take device arrays and scalars as they are: `SimulatorKernel`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import warnings
+from math import prod
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..codegen.cuda import KernelSource
+from .device import LaunchConfig
+from .kernel_cache import compile_for, dispatcher
+
+# Positions within an array's flattened parameters.
+ARRAY_HEAD = 5  # meminfo, parent, nitems, itemsize, data
+DATA_SLOT = 4
+
+
+def array_params(ptr: int, shape: Sequence[int], strides: Sequence[int], itemsize: int) -> list:
+    """An array argument's flattened parameters, as Numba's launch passes them (Python ints:
+    every field is pointer-sized)."""
+    return [0, 0, prod(shape), itemsize, ptr, *shape, *strides]
+
+
+def c_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def scalar_packer(dtype: np.dtype) -> Callable[[Any], list]:
+    """A scalar's parameters as Numba's launch makes them (its `_prepare_args`)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return lambda v: [bool(v)]
+    if dtype.kind in "iu":
+        ctype = getattr(ctypes, f"c_{dtype.name}")
+        return lambda v: [ctype(int(v))]
+    if dtype == np.float16:
+        return lambda v: [ctypes.c_uint16(int(np.float16(v).view(np.uint16)))]
+    if dtype == np.float32:
+        return lambda v: [ctypes.c_float(v)]
+    if dtype == np.float64:
+        return lambda v: [ctypes.c_double(v)]
+    if dtype.kind == "c":
+        part = ctypes.c_float if dtype == np.complex64 else ctypes.c_double
+        return lambda v: [part(v.real), part(v.imag)]
+    raise TypeError(f"numfuse cannot pass a {dtype} scalar to a kernel")
+
+
+def size_param(value: int):
+    return ctypes.c_int64(value)
+
+
+def device_array_params(array, view: tuple[int, ...] | None = None) -> list:
+    """A Numba (or any CUDA array interface) device array's parameters, seen at shape `view`
+    (a reshape of a C-contiguous array) or at its own shape and strides."""
+    desc = array.__cuda_array_interface__
+    itemsize = np.dtype(desc["typestr"]).itemsize
+    shape = tuple(desc["shape"])
+    strides = desc.get("strides")
+    if view is not None and tuple(view) != shape:
+        return array_params(desc["data"][0], view, c_strides(view, itemsize), itemsize)
+    return array_params(desc["data"][0], shape, strides or c_strides(shape, itemsize), itemsize)
+
+
+def data_slots(argtypes: Sequence) -> list[int]:
+    """Where each array argument's data pointer lies in the packed parameters."""
+    from numba.cuda import types
+
+    slots, at = [], 0
+    for t in argtypes:
+        if isinstance(t, types.Array):
+            slots.append(at + DATA_SLOT)
+            at += ARRAY_HEAD + 2 * t.ndim
+        else:
+            at += 2 if isinstance(t, types.Complex) else 1
+    return slots
+
+
+class GpuKernel:
+    """One kernel compiled for fixed argument types and loaded on the current GPU, launched
+    with packed parameters on a cuda.core stream."""
+
+    def __init__(self, source: KernelSource, argtypes: tuple, config: LaunchConfig):
+        from cuda.core import LaunchConfig as CoreLaunchConfig
+        from cuda.core import launch
+
+        kernel = compile_for(source, argtypes)
+        self.data_slots = data_slots(argtypes)
+        self.function = kernel._codelibrary.get_cufunc().kernel
+        self.config = CoreLaunchConfig(grid=config.grid, block=config.block, shmem_size=config.shared_bytes)
+        self._launch = launch
+
+    def __call__(self, stream, params: Sequence) -> None:
+        self._launch(stream, self.config, self.function, *params)
+
+
+class SimulatorKernel:
+    """The simulator's configured kernel. It is configured again at every launch: the
+    simulator's `kernel[grid, block, ...]` configures the shared kernel object itself, so a
+    plan with the same code may have reconfigured it (its dynamic shared memory too)."""
+
+    def __init__(self, source: KernelSource, config: LaunchConfig):
+        self.compiled = dispatcher(source)
+        self.config = config
+
+    def __call__(self, stream, args: Sequence) -> None:
+        from numba.cuda.core.errors import NumbaPerformanceWarning
+
+        config = self.config
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumbaPerformanceWarning)
+            self.compiled[config.grid, config.block, 0, config.shared_bytes](*args)
+
+
+class CoreStreams:
+    """cuda.core stream objects by CUstream handle, made once: the launch takes them."""
+
+    def __init__(self):
+        self._by_handle: dict[int, Any] = {}
+
+    def get(self, handle: int):
+        stream = self._by_handle.get(handle)
+        if stream is None:
+            from cuda.core import Stream
+
+            stream = Stream.from_handle(handle)  # as Numba's launch wraps its streams
+            if len(self._by_handle) > 64:
+                self._by_handle.clear()
+            self._by_handle[handle] = stream
+        return stream
