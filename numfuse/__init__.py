@@ -9,9 +9,9 @@
 numfuse also picks a GPU or, without a CUDA driver, Numba's CUDA simulator.
 """
 
-from .errors import NumfuseError, TracingError, UnsupportedError
+from .errors import NumfuseError, NumfuseWarning, TracingError, UnsupportedError
 from .jit_function import JitFunction, jit
 
 __version__ = "0.1.0"
 
-__all__ = ["jit", "JitFunction", "NumfuseError", "TracingError", "UnsupportedError", "__version__"]
+__all__ = ["jit", "JitFunction", "NumfuseError", "NumfuseWarning", "TracingError", "UnsupportedError", "__version__"]

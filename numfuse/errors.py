@@ -28,6 +28,20 @@ class TracingError(NumfuseError):
     NumPy's axis handling, say) must not swallow it and carry on with a wrong guess."""
 
 
+class NumfuseWarning(UserWarning):
+    """Something numfuse could not do as well as it meant to; results are still right."""
+
+
+class ScalarOutOfRange(Exception):
+    """Internal: a Python int argument does not fit a dtype the plan casts it to. NumPy's
+    answer then depends on the value (an exact comparison, or an OverflowError), so jit
+    traces that call again with the argument static."""
+
+    def __init__(self, input_index: int):
+        super().__init__(input_index)
+        self.input_index = input_index
+
+
 @dataclass(frozen=True)
 class SourceLoc:
     """A line of the user's code: where a traced operation came from."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from .codegen.cuda import KernelSource, render
 from .dtypes import check_supported
-from .errors import TracingError, UnsupportedError
+from .errors import NumfuseWarning, ScalarOutOfRange, TracingError, UnsupportedError
 from .ir import Aval, format_graph
 from .loopnest import format_loopnest
 from .planner import Plan, plan as make_plan
@@ -114,6 +115,13 @@ class JitFunction:
         self._static = set(static_argnames) | {self._names[i] for i in static_argnums if i < len(self._names)}
         self._auto_static: set[str] = set()
         self._cache: dict[tuple, Compiled] = {}
+        # Positional calls already run once on device arrays: runtime/fastcall.py. Keyed by
+        # fast_key, which reads only types, shapes, dtypes and strides; None: no fast path.
+        self._fast: dict[tuple, Any] = {}
+        self._static_positions = self._positions_of(self._static)
+
+    def _positions_of(self, names) -> frozenset[int]:
+        return frozenset(i for i, n in enumerate(self._names) if n in names)
 
     # -- arguments -----------------------------------------------------------------------------
 
@@ -189,6 +197,8 @@ class JitFunction:
                 # A scalar argument steers Python code: make it static and trace again.
                 i = traced_positions[position]
                 self._auto_static.add(names[i])
+                self._static_positions = self._positions_of(self._static | self._auto_static)
+                self._fast.clear()
                 specs[i] = ("static", values[i])
         scalar_inputs = {k for k, i in enumerate(traced_positions) if specs[i].kind != "array"}
         strided_inputs = {k for k, i in enumerate(traced_positions) if specs[i].strided}
@@ -199,7 +209,20 @@ class JitFunction:
     # -- public API ----------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        from .runtime.executable import Executable, ScalarOutOfRange
+        if self._fast and not kwargs:
+            from .runtime.fastcall import fast_key
+
+            key = fast_key(args, self._static_positions)
+            fast = self._fast.get(key) if key is not None else None
+            if fast is not None:
+                try:
+                    return fast(args)
+                except ScalarOutOfRange:
+                    pass  # the full path retraces with that argument static
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
+        from .runtime.executable import Executable
 
         also_static: frozenset = frozenset()
         while True:
@@ -215,7 +238,34 @@ class JitFunction:
                 # see its value (and raise, or compare exactly) as they do at a real call.
                 position = compiled.traced_positions[err.input_index]
                 also_static = also_static | {compiled.arg_names[position]}
+        if not kwargs and not also_static and self._simple and len(args) == len(self._names):
+            self._remember_fast_path(args, compiled, traced_values, names)
         return unflatten_outputs(compiled.traced.out_tree, outputs)
+
+    def _remember_fast_path(self, args, compiled: Compiled, traced_values, names) -> None:
+        from .runtime.fastcall import fast_key
+
+        key = fast_key(args, self._static_positions)
+        if key in self._fast:
+            return
+        out_tree = compiled.traced.out_tree
+        try:
+            # Building registers the arguments' array types with fast_key.
+            fast = compiled.executable.fast_call(
+                traced_values, names, self._stream, compiled.traced_positions,
+                lambda outputs: unflatten_outputs(out_tree, outputs),
+            )
+        except Exception as err:  # the full path keeps serving these calls
+            warnings.warn(
+                f"numfuse: no fast call path for {self!r} with these arguments ({type(err).__name__}: "
+                f"{err}); every call takes the full path",
+                NumfuseWarning,
+                stacklevel=3,
+            )
+            fast = None
+        key = fast_key(args, self._static_positions)
+        if key is not None:
+            self._fast[key] = fast
 
     def trace(self, *args, **kwargs) -> TraceResult:
         return self._compiled(args, kwargs)[0].traced

@@ -66,9 +66,14 @@ def main(argv=None) -> int:
             if tier == "trace":
                 env["NUMFUSE_TESTS_BLOCK_NUMBA"] = "1"
             junit = Path(tmp) / f"{tier}.xml"
+            # Test files or directories of this tier among the pytest arguments: run only those.
+            chosen = [a for a in args.pytest_args if Path(a).exists() and (HERE / tier) in Path(a).resolve().parents]
+            others = [a for a in args.pytest_args if a not in chosen]
+            if args.pytest_args != others and not chosen:
+                continue  # the paths given belong to another tier
             cmd = [
-                sys.executable, "-m", "pytest", str(HERE / tier), "-q",
-                "-p", "no:cacheprovider", f"--junitxml={junit}", *parallel, *args.pytest_args,
+                sys.executable, "-m", "pytest", *(chosen or [str(HERE / tier)]), "-q",
+                "-p", "no:cacheprovider", f"--junitxml={junit}", *parallel, *others,
             ]
             mode = " (GPU)" if tier == "run" and args.gpu else " (CUDA simulator)" if tier == "run" else ""
             print(f"\n=== numfuse_tests tier '{tier}'{mode}", flush=True)

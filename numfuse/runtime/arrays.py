@@ -177,6 +177,12 @@ class Library:
         array = cuda.device_array(shape, dtype, stream=stream)
         return array, array
 
+    @staticmethod
+    def fast_key(value) -> tuple:
+        """The part of a fast call's key (fastcall.py) for an array of this library: all that
+        its kernels' argument types and packed parameters depend on."""
+        return (type(value), value.shape, value.dtype, value.strides)
+
 
 class NumpyArrays(Library):
     name = "numpy"
@@ -291,6 +297,10 @@ class TorchTensors(Library):
     def current_stream(self, device_id, first):
         return sys.modules["torch"].cuda.current_stream(device_id)
 
+    @staticmethod
+    def fast_key(value) -> tuple:
+        return (type(value), value.shape, value.dtype, value.stride(), value.is_cuda)
+
     def view(self, cuda, value, launch_handle):
         # detach(): a tensor that requires grad refuses to export its memory. The interface
         # (version 2) names no stream: PyTorch's work is ordered on its current stream, which
@@ -400,6 +410,60 @@ def describe(name: str, value) -> ArrayInfo | None:
         return NUMPY.describe(name, value)
     library = library_of(value)
     return None if library is None else library.describe(name, value)
+
+
+# -- the fast path of a call (fastcall.py) ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FastAccess:
+    """What a fast call needs of a library, each a plain function: an array's data as the
+    kernels take it (its device pointer; on the simulator the array itself), a new array as
+    (what the caller gets, its data), and the CUstream handle its work goes to now."""
+
+    data: Any
+    empty: Any
+    stream_handle: Any
+
+
+def fast_access(library: "Library | None", backend) -> FastAccess | None:
+    """The fast path's access to `library`'s arrays, or None where only the full path serves."""
+    cuda = backend.cuda
+    name = library.name if library is not None else None
+    if backend.simulated:
+        if name != "numba":
+            return None
+
+        def empty(shape, dtype):
+            array = cuda.device_array(shape, dtype)
+            return array, array
+
+        return FastAccess(lambda a: a, empty, lambda: 0)
+    if name == "numba":
+
+        def empty(shape, dtype):
+            array = cuda.device_array(shape, dtype)
+            return array, array.__cuda_array_interface__["data"][0]
+
+        return FastAccess(lambda a: a.__cuda_array_interface__["data"][0], empty, lambda: 0)
+    if name == "cupy":
+        cupy = sys.modules["cupy"]
+
+        def empty(shape, dtype):
+            array = cupy.empty(shape, dtype)
+            return array, array.data.ptr
+
+        return FastAccess(lambda a: a.data.ptr, empty, lambda: cupy.cuda.get_current_stream().ptr)
+    if name == "torch":
+        torch = sys.modules["torch"]
+        device = torch.device("cuda", torch.cuda.current_device())
+
+        def empty(shape, dtype):
+            tensor = torch.empty(shape, dtype=getattr(torch, np.dtype(dtype).name), device=device)
+            return tensor, tensor.data_ptr()
+
+        return FastAccess(lambda t: t.data_ptr(), empty, lambda: torch.cuda.current_stream().cuda_stream)
+    return None
 
 
 # -- one call --------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..codegen.cuda import KernelSource
+from ..errors import ScalarOutOfRange
 from ..ir import Var
 from ..loopnest import ERRORS_BUFFER
 from ..ops import RUNTIME_ERRORS
@@ -36,16 +37,6 @@ class _Launch:
     # | ("size", value) | ("errors",) | ("scratch", (shape, dtype, zeroed)).
     args: list[tuple]
     empty: bool
-
-
-class ScalarOutOfRange(Exception):
-    """A Python int argument does not fit a dtype the plan casts it to. NumPy's answer then
-    depends on the value (an exact comparison, or an OverflowError), so the caller retraces
-    with that argument static."""
-
-    def __init__(self, input_index: int):
-        super().__init__(input_index)
-        self.input_index = input_index
 
 
 def _scalar_casts(plan: Plan) -> list[tuple[int, np.dtype]]:
@@ -144,6 +135,13 @@ class Executable:
             names = [f"#{i}" for i in range(len(values))]
         with prepare_call(self.backend, names, values, stream) as call:
             return self._run(call, values, scalars)
+
+    def fast_call(self, values, names, stream, traced_positions, finish):
+        """The fast path for later calls with the signature of this one, or None (fastcall.py)."""
+        from . import fastcall
+
+        return fastcall.build(self, prepare_call(self.backend, names, values, stream), values,
+                              traced_positions, finish, stream)
 
     def _run(self, call: CallArrays, values: Sequence[Any], scalars: dict) -> list[Any]:
         env: dict[Var, Any] = dict(self.device_consts(call))

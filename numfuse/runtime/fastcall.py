@@ -1,0 +1,225 @@
+"""The call path of a signature already run once on device arrays: everything precomputed.
+
+A call's key (`fast_key`) is, per positional argument, its type, and for arrays also shape,
+dtype and strides; for static arguments their value. The first call of a key goes through
+jit's full path (arguments classified, arrays described and checked, traced, planned,
+compiled, run). When that call's arrays were device arrays of one library that numfuse can
+address directly, the executable then builds a `FastCall` for the key: the kernels' packed
+parameters with everything fixed by the key filled in (shapes, strides, sizes, constants,
+scratch buffers), and for each array argument, each buffer to allocate and each scalar, where
+its pointer or value goes. A later call with that key only reads the arrays' data pointers,
+allocates the results through the library, casts the scalars and launches.
+
+Not taken (the full path runs each time): NumPy arguments (copies), several GPUs on the
+machine, plans that check run-time errors, constant outputs, a stream option with CuPy or
+PyTorch arrays (their interface may ask for a wait), and libraries other than Numba, CuPy and
+PyTorch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import ScalarOutOfRange
+from .launch import DATA_SLOT, array_params, c_strides, scalar_packer, size_param
+
+# Types whose key is the type alone: the value is a kernel argument.
+_SCALAR_TYPES = (bool, int, float, complex) + tuple(
+    np.dtype(c).type for c in "?bBhHiIlLqQefdFD"
+)
+# type -> its key function; array types are added as their libraries first meet them.
+_KEYS: dict[type, Callable] = {t: type for t in _SCALAR_TYPES}
+
+
+def register_array_type(cls: type, key: Callable) -> None:
+    _KEYS[cls] = key
+
+
+def fast_key(args: Sequence, static: frozenset[int]) -> tuple | None:
+    """The key of a positional call, or None where only the full path can classify it."""
+    parts = []
+    for i, value in enumerate(args):
+        if i in static:
+            parts.append((type(value), value))
+            continue
+        key = _KEYS.get(type(value))
+        if key is None:
+            return None
+        parts.append(key(value))
+    return tuple(parts)
+
+
+class FastCall:
+    """One signature's call on device arrays of one library; see the module docstring."""
+
+    def __init__(self, executable, call, access, values: Sequence, traced_positions: Sequence[int],
+                 finish: Callable[[list], Any], follow_library_stream: bool):
+        plan = executable.plan
+        self.executable = executable
+        self.simulated = executable.backend.simulated
+        self.access = access
+        self.finish = finish
+        self.traced_positions = list(traced_positions)
+        self.scalar_casts = [(i, dtype, dtype.type) for i, dtype in executable.scalar_casts]
+        self.stream_handle = call.handle
+        self.stream = call.stream if self.simulated else executable.core_streams.get(call.handle)
+        self.follow_library_stream = follow_library_stream
+        consts = executable.device_consts(call)
+
+        # Slots: every array the kernels take. Inputs come from the arguments, buffers are
+        # allocated per call, constants and scratch arrays are fixed.
+        slot_of: dict[Any, int] = {}
+        self.input_slots: list[tuple[int, int]] = []  # (traced input index, slot)
+        self.alloc_slots: list[tuple[int, tuple, np.dtype]] = []
+        self.fixed: dict[int, Any] = {}
+        for k, var in enumerate(plan.graph.inputs):
+            if k not in plan.scalar_inputs:
+                slot_of[var] = len(slot_of)
+                self.input_slots.append((k, slot_of[var]))
+        written = [v for kernel in plan.kernels for v in kernel.writes]
+        buffers = [o.var for o in plan.outputs if o.kind == "buffer"]
+        for var in written + buffers + list(dict.fromkeys(plan.aliases.values())):
+            if var in slot_of or var in plan.aliases:
+                continue
+            slot_of[var] = len(slot_of)
+            if var in consts:
+                self.fixed[slot_of[var]] = consts[var]
+            else:
+                self.alloc_slots.append((slot_of[var], var.aval.shape, var.aval.dtype))
+        for var, root in plan.aliases.items():
+            slot_of[var] = slot_of[root]
+        for var, array in consts.items():
+            slot_of.setdefault(var, len(slot_of))
+            self.fixed[slot_of[var]] = array
+        self.nslots = len(slot_of)
+
+        self.launches = []
+        for index, launch in enumerate(executable.launches):
+            if launch.empty:
+                continue
+            kernel = executable.kernel(call.device_id, index)
+            template, array_patches, scalar_patches = [], [], []
+            for position, arg in enumerate(launch.args):
+                if arg[0] == "buffer":
+                    var, view = arg[1], arg[2]
+                    slot = slot_of[var]
+                    strided = view == var.aval.shape and k_strided(launch, position)
+                    if self.simulated:
+                        array_patches.append((len(template), slot, None if view == var.aval.shape else view))
+                        template.append(None)
+                    else:
+                        array_patches.append((len(template) + DATA_SLOT, slot, None))
+                        if strided:  # an argument read through its own strides
+                            template.extend(self._strided_params(values, plan, var, call))
+                        else:
+                            itemsize = var.aval.dtype.itemsize
+                            template.extend(array_params(0, view, c_strides(view, itemsize), itemsize))
+                elif arg[0] == "scalar":
+                    pack = (lambda v: [v]) if self.simulated else scalar_packer(arg[1][1])
+                    width = 1 if self.simulated or arg[1][1].kind != "c" else 2
+                    scalar_patches.append((len(template), width, arg[1], pack))
+                    template.extend([None] * width)
+                elif arg[0] == "scratch":
+                    scratch = executable.scratch_array(call, index, position, *arg[1])
+                    if self.simulated:
+                        template.append(scratch)
+                    else:
+                        template.extend(_params_of(scratch))
+                elif arg[0] == "size":
+                    template.append(arg[1] if self.simulated else size_param(arg[1]))
+                else:
+                    raise ValueError(f"no fast call for a kernel argument {arg[0]!r}")
+            self.launches.append((kernel, template, array_patches, scalar_patches))
+        if not self.simulated:
+            # Fixed slots hold pointers on a GPU.
+            self.fixed = {slot: _params_of(array)[DATA_SLOT] for slot, array in self.fixed.items()}
+
+        self.outputs = []  # ("slot", slot) | ("input", position among the traced inputs)
+        for output in plan.outputs:
+            if output.kind == "buffer":
+                self.outputs.append(("slot", slot_of[output.var]))
+            else:
+                self.outputs.append(("input", output.input_index))
+
+    @staticmethod
+    def _strided_params(values, plan, var, call) -> list:
+        """A strided argument's parameters with its (keyed, so fixed) shape and strides."""
+        k = plan.graph.inputs.index(var)
+        params = _params_of(call.library.view(call.cuda, values[k], call.handle))
+        params[DATA_SLOT] = 0
+        return params
+
+    def __call__(self, args: Sequence) -> Any:
+        values = [args[i] for i in self.traced_positions]
+        scalars = {}
+        for i, dtype, make in self.scalar_casts:
+            try:
+                scalars[i, dtype] = make(values[i])
+            except OverflowError:
+                raise ScalarOutOfRange(i) from None
+        access = self.access
+        slots: list[Any] = [None] * self.nslots
+        results: dict[int, Any] = {}
+        for k, slot in self.input_slots:
+            slots[slot] = access.data(values[k])
+        for slot, shape, dtype in self.alloc_slots:
+            results[slot], slots[slot] = access.empty(shape, dtype)
+        for slot, value in self.fixed.items():
+            slots[slot] = value
+        stream = self.stream
+        if self.follow_library_stream:
+            handle = access.stream_handle()
+            if handle != self.stream_handle and not self.simulated:
+                stream = self.executable.core_streams.get(handle)
+        with self.executable.backend.launching():
+            for kernel, template, array_patches, scalar_patches in self.launches:
+                params = template.copy()
+                for at, slot, view in array_patches:
+                    data = slots[slot]
+                    params[at] = data if view is None else data.reshape(view)
+                for at, width, key, pack in scalar_patches:
+                    params[at:at + width] = pack(scalars[key])
+                kernel(stream, params)
+        out = [results[o[1]] if o[0] == "slot" else values[o[1]] for o in self.outputs]
+        return self.finish(out)
+
+
+def build(executable, call, values: Sequence, traced_positions: Sequence[int],
+          finish: Callable[[list], Any], stream_option) -> FastCall | None:
+    """The fast path for later calls like this one (`call`, not yet entered, on traced
+    `values`), or None where it does not apply (see the module docstring)."""
+    from .arrays import fast_access
+
+    library = call.library
+    access = fast_access(library, executable.backend)
+    if access is None or executable.checks_errors:
+        return None
+    if any(o.kind == "const" for o in executable.plan.outputs):
+        return None
+    if any(isinstance(v, np.ndarray) for v in values):
+        return None
+    if stream_option is not None and library.name in ("cupy", "torch"):
+        return None
+    if not executable.backend.simulated and len(executable.backend.cuda.gpus) != 1:
+        return None
+    with call:
+        fast = FastCall(executable, call, access, values, traced_positions, finish, stream_option is None)
+    for value in values:
+        if library.owns(value):
+            register_array_type(type(value), library.fast_key)
+    return fast
+
+
+def k_strided(launch, position: int) -> bool:
+    """Whether the buffer parameter at `position` is read through its own strides."""
+    name = launch.source.params[position].name
+    return any(b.name == name and b.strided for b in launch.nest.buffers)
+
+
+def _params_of(array) -> list:
+    from .launch import device_array_params
+
+    return device_array_params(array)
+
