@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -210,9 +211,7 @@ class JitFunction:
 
     def __call__(self, *args, **kwargs):
         if self._fast and not kwargs:
-            from .runtime.fastcall import fast_key
-
-            key = fast_key(args, self._static_positions)
+            key = self._fast_key(args, self._static_positions)
             fast = self._fast.get(key) if key is not None else None
             if fast is not None:
                 try:
@@ -249,12 +248,13 @@ class JitFunction:
         if key in self._fast:
             return
         out_tree = compiled.traced.out_tree
+        if out_tree[0] == "__leaf__":
+            finish = operator.itemgetter(out_tree[1])
+        else:
+            finish = functools.partial(unflatten_outputs, out_tree)
         try:
             # Building registers the arguments' array types with fast_key.
-            fast = compiled.executable.fast_call(
-                traced_values, names, self._stream, compiled.traced_positions,
-                lambda outputs: unflatten_outputs(out_tree, outputs),
-            )
+            fast = compiled.executable.fast_call(traced_values, names, self._stream, compiled.traced_positions, finish)
         except Exception as err:  # the full path keeps serving these calls
             warnings.warn(
                 f"numfuse: no fast call path for {self!r} with these arguments ({type(err).__name__}: "
@@ -265,7 +265,8 @@ class JitFunction:
             fast = None
         key = fast_key(args, self._static_positions)
         if key is not None:
-            self._fast[key] = fast
+            self._fast_key = fast_key
+            self._fast[key] = None if fast is None else fast.run
 
     def trace(self, *args, **kwargs) -> TraceResult:
         return self._compiled(args, kwargs)[0].traced

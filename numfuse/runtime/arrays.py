@@ -22,6 +22,7 @@ object can only be a CuPy array or a tensor if the caller already imported that 
 from __future__ import annotations
 
 import contextlib
+import operator
 import sys
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -177,11 +178,9 @@ class Library:
         array = cuda.device_array(shape, dtype, stream=stream)
         return array, array
 
-    @staticmethod
-    def fast_key(value) -> tuple:
-        """The part of a fast call's key (fastcall.py) for an array of this library: all that
-        its kernels' argument types and packed parameters depend on."""
-        return (type(value), value.shape, value.dtype, value.strides)
+    # The part of a fast call's key (fastcall.py) for an array of this library, beside its
+    # type: all that its kernels' argument types and packed parameters depend on.
+    fast_key = staticmethod(operator.attrgetter("shape", "dtype", "strides"))
 
 
 class NumpyArrays(Library):
@@ -299,7 +298,7 @@ class TorchTensors(Library):
 
     @staticmethod
     def fast_key(value) -> tuple:
-        return (type(value), value.shape, value.dtype, value.stride(), value.is_cuda)
+        return (value.shape, value.dtype, value.stride(), value.is_cuda)
 
     def view(self, cuda, value, launch_handle):
         # detach(): a tensor that requires grad refuses to export its memory. The interface

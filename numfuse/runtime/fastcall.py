@@ -18,19 +18,22 @@ PyTorch.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import ScalarOutOfRange
+from .call_stub import CallStub
 from .launch import DATA_SLOT, array_params, c_strides, scalar_packer, size_param
 
 # Types whose key is the type alone: the value is a kernel argument.
 _SCALAR_TYPES = (bool, int, float, complex) + tuple(
     np.dtype(c).type for c in "?bBhHiIlLqQefdFD"
 )
-# type -> its key function; array types are added as their libraries first meet them.
-_KEYS: dict[type, Callable] = {t: type for t in _SCALAR_TYPES}
+# type -> what of a value of that type goes in the key besides its type (C-level getters,
+# for speed); array types are added as their libraries first meet them.
+_KEYS: dict[type, Callable] = {t: operator.attrgetter("__class__") for t in _SCALAR_TYPES}
 
 
 def register_array_type(cls: type, key: Callable) -> None:
@@ -39,6 +42,11 @@ def register_array_type(cls: type, key: Callable) -> None:
 
 def fast_key(args: Sequence, static: frozenset[int]) -> tuple | None:
     """The key of a positional call, or None where only the full path can classify it."""
+    if not static:
+        try:
+            return tuple([(type(value), _KEYS[type(value)](value)) for value in args])
+        except KeyError:
+            return None
     parts = []
     for i, value in enumerate(args):
         if i in static:
@@ -47,7 +55,7 @@ def fast_key(args: Sequence, static: frozenset[int]) -> tuple | None:
         key = _KEYS.get(type(value))
         if key is None:
             return None
-        parts.append(key(value))
+        parts.append((type(value), key(value)))
     return tuple(parts)
 
 
@@ -62,6 +70,7 @@ class FastCall:
         self.access = access
         self.finish = finish
         self.traced_positions = list(traced_positions)
+        self.all_traced = self.traced_positions == list(range(len(self.traced_positions)))
         self.scalar_casts = [(i, dtype, dtype.type) for i, dtype in executable.scalar_casts]
         self.stream_handle = call.handle
         self.stream = call.stream if self.simulated else executable.core_streams.get(call.handle)
@@ -132,58 +141,78 @@ class FastCall:
                 else:
                     raise ValueError(f"no fast call for a kernel argument {arg[0]!r}")
             self.launches.append((kernel, template, array_patches, scalar_patches))
-        if not self.simulated:
-            # Fixed slots hold pointers on a GPU.
-            self.fixed = {slot: _params_of(array)[DATA_SLOT] for slot, array in self.fixed.items()}
+        # Constants and scratch arrays: the same every call (pointers, on a GPU).
+        self.fixed_slots: list[Any] = [None] * self.nslots
+        for slot, array in self.fixed.items():
+            self.fixed_slots[slot] = array if self.simulated else _params_of(array)[DATA_SLOT]
 
-        self.outputs = []  # ("slot", slot) | ("input", position among the traced inputs)
-        for output in plan.outputs:
-            if output.kind == "buffer":
-                self.outputs.append(("slot", slot_of[output.var]))
+        # (True, slot): a buffer the call allocated; (False, i): traced input i, returned (an
+        # argument updated in place is returned as the caller's array).
+        input_of_slot = {slot: k for k, slot in self.input_slots}
+        self.outputs = []
+        for o in plan.outputs:
+            if o.kind != "buffer":
+                self.outputs.append((False, o.input_index))
+            elif slot_of[o.var] in input_of_slot:
+                self.outputs.append((False, input_of_slot[slot_of[o.var]]))
             else:
-                self.outputs.append(("input", output.input_index))
+                self.outputs.append((True, slot_of[o.var]))
+        # What a call runs: on a GPU the same steps written out as one function (call_stub.py).
+        self.stub = None if self.simulated else CallStub(self)
+        self.run: Callable[[Sequence], Any] = self.__call__ if self.stub is None else self.stub.function
 
     @staticmethod
     def _strided_params(values, plan, var, call) -> list:
         """A strided argument's parameters with its (keyed, so fixed) shape and strides."""
-        k = plan.graph.inputs.index(var)
-        params = _params_of(call.library.view(call.cuda, values[k], call.handle))
+        root = plan.aliases.get(var, var)  # a version of an argument updated in place
+        if root not in plan.graph.inputs:  # a buffer the call allocates: C-contiguous
+            itemsize = var.aval.dtype.itemsize
+            return array_params(0, var.aval.shape, c_strides(var.aval.shape, itemsize), itemsize)
+        value = values[plan.graph.inputs.index(root)]
+        detach = getattr(value, "detach", None)  # a tensor that requires grad hides its interface
+        params = _params_of(value if detach is None else detach())
         params[DATA_SLOT] = 0
         return params
 
     def __call__(self, args: Sequence) -> Any:
-        values = [args[i] for i in self.traced_positions]
-        scalars = {}
-        for i, dtype, make in self.scalar_casts:
-            try:
-                scalars[i, dtype] = make(values[i])
-            except OverflowError:
-                raise ScalarOutOfRange(i) from None
+        values = args if self.all_traced else [args[i] for i in self.traced_positions]
+        scalars = None
+        if self.scalar_casts:
+            scalars = {}
+            for i, dtype, make in self.scalar_casts:
+                try:
+                    scalars[i, dtype] = make(values[i])
+                except OverflowError:
+                    raise ScalarOutOfRange(i) from None
         access = self.access
-        slots: list[Any] = [None] * self.nslots
-        results: dict[int, Any] = {}
+        slots = self.fixed_slots.copy()
+        data = access.data
         for k, slot in self.input_slots:
-            slots[slot] = access.data(values[k])
+            slots[slot] = data(values[k])
+        results = {}
+        empty = access.empty
         for slot, shape, dtype in self.alloc_slots:
-            results[slot], slots[slot] = access.empty(shape, dtype)
-        for slot, value in self.fixed.items():
-            slots[slot] = value
+            results[slot], slots[slot] = empty(shape, dtype)
         stream = self.stream
         if self.follow_library_stream:
             handle = access.stream_handle()
             if handle != self.stream_handle and not self.simulated:
                 stream = self.executable.core_streams.get(handle)
-        with self.executable.backend.launching():
-            for kernel, template, array_patches, scalar_patches in self.launches:
-                params = template.copy()
-                for at, slot, view in array_patches:
-                    data = slots[slot]
-                    params[at] = data if view is None else data.reshape(view)
-                for at, width, key, pack in scalar_patches:
-                    params[at:at + width] = pack(scalars[key])
-                kernel(stream, params)
-        out = [results[o[1]] if o[0] == "slot" else values[o[1]] for o in self.outputs]
-        return self.finish(out)
+        if self.simulated:
+            with self.executable.backend.launching():
+                self._launch(stream, slots, scalars)
+        else:
+            self._launch(stream, slots, scalars)
+        return self.finish([results[i] if slot else values[i] for slot, i in self.outputs])
+
+    def _launch(self, stream, slots, scalars) -> None:
+        for kernel, template, array_patches, scalar_patches in self.launches:
+            params = template.copy()
+            for at, slot, view in array_patches:
+                params[at] = slots[slot] if view is None else slots[slot].reshape(view)
+            for at, width, key, pack in scalar_patches:
+                params[at:at + width] = pack(scalars[key])
+            kernel(stream, params)
 
 
 def build(executable, call, values: Sequence, traced_positions: Sequence[int],

@@ -173,3 +173,143 @@ def test_a_python_int_that_steers_code_is_static_on_the_fast_path_too(full_calls
     for axis in (0, 1, 0, 1):
         assert_same(host(jf(device(x), axis)), f(x, axis))
     assert len(full_calls) == 2
+
+
+# -- the GPU fast path, without a GPU -------------------------------------------------------------
+#
+# A GPU-mode FastCall is built from a plan run once here, with stand-ins for the library (arrays
+# with a data pointer and the CUDA array interface), for allocation and for the kernels (which
+# record their parameters). Every packed parameter is then checked against the loop nest: where
+# each array's pointer, sizes and strides go, each scalar's value, each size.
+
+
+class StandIn:
+    def __init__(self, shape, dtype, ptr, strides=None):
+        self.shape, self.dtype, self.ptr = tuple(shape), np.dtype(dtype), ptr
+        self.strides = strides or tuple(int(s) for s in np.empty(shape, dtype).strides)
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "strides": self.strides, "typestr": self.dtype.str,
+                "data": (self.ptr, False), "version": 3}
+
+
+class _Recorder:
+    def __init__(self, record):
+        self.record = record
+
+    def __call__(self, stream, params):
+        self.record.append(list(params))
+
+
+class _DryExecutable:
+    def __init__(self, real, record):
+        from numfuse.runtime.device import Backend
+
+        self.plan, self.launches = real.plan, real.launches
+        self.scalar_casts, self.checks_errors = real.scalar_casts, real.checks_errors
+        self.backend = Backend(cuda=None, simulated=False, sm_count=132)
+        self.core_streams = type("Streams", (), {"get": staticmethod(lambda handle: handle)})()
+        self.kernel_for = _Recorder(record)
+        self._real = real
+
+    def kernel(self, device_id, index):
+        return self.kernel_for
+
+    def device_consts(self, call):
+        return {}
+
+    def scratch_array(self, call, launch, position, shape, dtype, zeroed):
+        return StandIn(shape, dtype, 0x7000_0000 + 0x1000 * position)
+
+
+def dry_gpu_call(fn, host_args):
+    from types import SimpleNamespace
+
+    from numfuse.runtime import fastcall
+    from numfuse.runtime.arrays import FastAccess
+
+    jf = numfuse.jit(fn)
+    jf(*[device(a) if isinstance(a, np.ndarray) else a for a in host_args])
+    compiled = next(iter(jf._cache.values()))
+    pointers = iter(range(0x1000_0000, 0x2000_0000, 0x10_0000))
+    args = [StandIn(a.shape, a.dtype, next(pointers), a.strides) if isinstance(a, np.ndarray) else a
+            for a in host_args]
+    allocated = []
+
+    def empty(shape, dtype):
+        allocated.append(StandIn(shape, dtype, next(pointers)))
+        return allocated[-1], allocated[-1].ptr
+
+    record = []
+    dry = _DryExecutable(compiled.executable, record)
+    call = SimpleNamespace(library=None, handle=0, stream=0, device_id=None, cuda=None)
+    fast = fastcall.FastCall(dry, call, FastAccess(lambda a: a.ptr, empty, lambda: 0), args,
+                             compiled.traced_positions, lambda outs: outs, True)
+    assert fast.stub is not None
+    outputs = fast.run(args)
+    return compiled, args, allocated, record, outputs
+
+
+def check_packed(compiled, args, allocated, record):
+    from numfuse.runtime.launch import c_strides
+
+    plan = compiled.plan
+    traced = [args[i] for i in compiled.traced_positions]
+    input_of = {v: traced[k] for k, v in enumerate(plan.graph.inputs)}
+    allocated_pointers = {a.ptr for a in allocated}
+    launched = [(k, s) for k, s in zip(plan.kernels, compiled.sources) if k.nest.outer_size > 0]
+    assert len(record) == len(launched)
+    for (kernel, source), params in zip(launched, record):
+        views = {b.name: b for b in kernel.nest.buffers}
+        at = 0
+        for p in source.params:
+            if p.kind == "buffer":
+                b = views[p.name]
+                n = len(b.view)
+                head, shape, strides = params[at:at + 5], params[at + 5:at + 5 + n], params[at + 5 + n:at + 5 + 2 * n]
+                at += 5 + 2 * n
+                assert head[:4] == [0, 0, int(np.prod(b.view)), b.dtype.itemsize], p.name
+                assert tuple(shape) == b.view, p.name
+                var = kernel.buffer_vars[p.name]
+                source_array = input_of.get(plan.aliases.get(var, var))
+                if source_array is not None and not isinstance(source_array, (int, float)):
+                    assert head[4] == source_array.ptr, p.name
+                    expected = source_array.strides if b.strided else c_strides(b.view, b.dtype.itemsize)
+                else:
+                    assert head[4] in allocated_pointers, p.name
+                    expected = c_strides(b.view, b.dtype.itemsize)
+                assert tuple(strides) == tuple(expected), p.name
+            elif p.kind == "scalar":
+                scalar = next(s for s in kernel.nest.scalars if s.name == p.name)
+                value = params[at]
+                at += 1
+                want = scalar.dtype.type(traced[scalar.input_index])
+                got = value if isinstance(value, bool) else value.value
+                if scalar.dtype == np.float16:
+                    got = np.uint16(got).view(np.float16)
+                assert got == want, p.name
+            elif p.kind in ("partial", "counter"):
+                at += 7
+            else:
+                assert params[at].value == (p.value if p.kind != "cache_points" else params[at].value)
+                at += 1
+        assert at == len(params)
+
+
+@pytest.mark.parametrize("case", ["scalars", "softmax", "strided", "float16", "in place", "two kernels"])
+def test_the_gpu_fast_path_packs_every_parameter_where_the_kernel_reads_it(case):
+    x = RNG.random((6, 10), np.float32)
+    fn, host_args = {
+        "scalars": (lambda x, a, n, flag: np.where(flag, x * a + n, x), (x, np.float32(1.5), 3, True)),
+        "softmax": (softmax, (x,)),
+        "strided": (lambda x, y: x.T * y, (np.asfortranarray(x), RNG.random((10, 6), np.float32))),
+        "float16": (lambda h, s: h * s, (x.astype(np.float16), 0.25)),
+        "in place": (lambda a, b: a.__setitem__(slice(1, -1), a[1:-1] + b[1:-1]) or a,
+                     (RNG.random(9), RNG.random(9))),
+        "two kernels": (lambda x: x - x.max(axis=1), (RNG.random((5, 5), np.float32),)),
+    }[case]
+    compiled, args, allocated, record, outputs = dry_gpu_call(fn, host_args)
+    check_packed(compiled, args, allocated, record)
+    for out in outputs:
+        assert out in args or any(out is a for a in allocated)

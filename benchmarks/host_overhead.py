@@ -1,0 +1,174 @@
+"""What a cached call costs on the host (issue 5, part 2).
+
+    python -m benchmarks.host_overhead [--calls N] [--out FILE.md]
+
+The function is one kernel on three device arrays: `x * y + z`.
+
+- **numfuse's own host work, on any machine.** The call goes through the code a GPU runs:
+  `JitFunction.__call__`, the key (`fastcall.fast_key`) and the fast call packing every
+  kernel parameter as the GPU launch takes it (`FastCall`, GPU mode). Three things are
+  replaced by stand-ins that do nothing of note: the device arrays (a class with shape, dtype,
+  strides and a data pointer, read as CuPy's `a.data.ptr` is read), the allocation of the
+  result (a new stand-in array, as `cupy.empty` would return), and the driver launch (a
+  function that returns). So the time is numfuse's signature key, cache lookup, scalar
+  casts, argument packing and result assembly. Target: 5 µs or less.
+- **The whole call, on a GPU** (CuPy arrays of 1024 float32, when CuPy and a GPU are present):
+  calls queued back to back, the time per call on the host, the stream synchronized once at
+  the end. Target: 15 µs or less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+import time
+from types import SimpleNamespace
+
+import numpy as np
+
+import numfuse
+
+
+def fma(x, y, z):
+    return x * y + z
+
+
+class StandInArray:
+    """A device array as far as the fast path reads one: shape, dtype, strides, pointer."""
+
+    __slots__ = ("shape", "dtype", "strides", "ptr")
+
+    def __init__(self, shape, dtype, ptr):
+        self.shape, self.dtype, self.ptr = tuple(shape), np.dtype(dtype), ptr
+        strides, step = [], self.dtype.itemsize
+        for n in reversed(self.shape):
+            strides.append(step)
+            step *= n
+        self.strides = tuple(reversed(strides))
+
+
+def _noop_kernel(stream, params):
+    return None
+
+
+class _DryExecutable:
+    """A planned executable as a GPU runs it, with every driver call replaced."""
+
+    def __init__(self, real):
+        from numfuse.runtime.device import Backend
+
+        self.plan, self.launches = real.plan, real.launches
+        self.scalar_casts, self.checks_errors = real.scalar_casts, real.checks_errors
+        self.backend = Backend(cuda=None, simulated=False, sm_count=132)
+        self.core_streams = SimpleNamespace(get=lambda handle: "stream")
+
+    def kernel(self, device_id, index):
+        return _noop_kernel
+
+    def device_consts(self, call):
+        return {}
+
+
+def host_work(calls: int, repeats: int = 7) -> dict:
+    """Median µs per call of numfuse's own host work (see the module docstring)."""
+    from numfuse.runtime import fastcall
+    from numfuse.runtime.arrays import FastAccess, Library
+    from numfuse.runtime.device import backend
+
+    cuda = backend().cuda
+    jf = numfuse.jit(fma)
+    n = 1024
+    host = [np.full(n, v, np.float32) for v in (1.0, 2.0, 3.0)]
+    jf(*[cuda.to_device(a) for a in host])  # the full path once: traced, planned, run
+    compiled = next(iter(jf._cache.values()))
+    pointers = itertools.count(1 << 32, 1 << 20)
+    # Allocation is the library's work (cupy.empty from its pool): the stand-in hands out
+    # arrays made beforehand, as a pool hands out blocks.
+    pool = itertools.cycle([(a, a.ptr) for a in (StandInArray((n,), np.float32, next(pointers)) for _ in range(8))])
+    access = FastAccess(data=lambda a: a.ptr, empty=lambda shape, dtype: next(pool), stream_handle=lambda: 0)
+    call = SimpleNamespace(library=None, handle=0, stream=0, device_id=None, cuda=None)
+    args = [StandInArray((n,), np.float32, next(pointers)) for _ in range(3)]
+    fastcall.register_array_type(StandInArray, Library.fast_key)
+    fast = fastcall.FastCall(
+        _DryExecutable(compiled.executable), call, access, args, compiled.traced_positions,
+        lambda outputs: outputs[0], follow_library_stream=True,
+    )
+    jf._fast[fastcall.fast_key(args, jf._static_positions)] = fast.run
+    out = jf(*args)
+    assert isinstance(out, StandInArray) and out.shape == (n,), "the call did not take the fast path"
+    timings = {"whole call (jf(x, y, z))": lambda: jf(*args),
+               "key and lookup (fast_key)": lambda: fastcall.fast_key(args, jf._static_positions),
+               "packing and launch (FastCall)": lambda: fast.run(args)}
+    result = {}
+    for label, fn in timings.items():
+        samples = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            samples.append((time.perf_counter() - start) / calls * 1e6)
+        result[label] = statistics.median(samples)
+    return result
+
+
+def gpu_call(calls: int) -> float | None:
+    """µs per whole call on CuPy arrays on a GPU, or None without one."""
+    try:
+        import cupy
+        from numfuse.runtime.device import backend
+
+        if backend().simulated:
+            return None
+    except Exception:
+        return None
+    jf = numfuse.jit(fma)
+    x, y, z = (cupy.full(1024, v, cupy.float32) for v in (1.0, 2.0, 3.0))
+    for _ in range(100):
+        jf(x, y, z)
+    cupy.cuda.get_current_stream().synchronize()
+    samples = []
+    for _ in range(7):
+        start = time.perf_counter()
+        for _ in range(calls):
+            jf(x, y, z)
+        cupy.cuda.get_current_stream().synchronize()
+        samples.append((time.perf_counter() - start) / calls * 1e6)
+    assert float(jf(x, y, z)[0]) == 5.0
+    return statistics.median(samples)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.host_overhead", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--out", help="also write the table to this markdown file")
+    args = parser.parse_args(argv)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        work = host_work(args.calls)
+        whole = gpu_call(args.calls)
+    lines = [
+        "| what (one kernel, three device arrays: `x * y + z`) | µs per call | target |",
+        "|---|---|---|",
+    ]
+    for label, us in work.items():
+        target = "≤ 5" if label.startswith("whole") else ""
+        lines.append(f"| numfuse host work: {label} | {us:.2f} | {target} |")
+    lines.append(
+        f"| whole call on a GPU, CuPy arrays | {whole:.2f} | ≤ 15 |" if whole is not None
+        else "| whole call on a GPU, CuPy arrays | (no GPU here) | ≤ 15 |"
+    )
+    table = "\n".join(lines)
+    print(table)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(f"`python -m benchmarks.host_overhead --calls {args.calls}` on {sys.platform}, "
+                    f"Python {sys.version.split()[0]}\n\n{table}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

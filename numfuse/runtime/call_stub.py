@@ -1,0 +1,124 @@
+"""A fast call (fastcall.py) as one straight-line Python function, built through `ast`.
+
+The loops of `FastCall.__call__` cost a few microseconds per call in Python. On a GPU every
+loop is over things the key fixes (which arguments are arrays, what each kernel takes), so
+the same work can be written out once per signature. For `x * y + z` on three CuPy arrays:
+
+    def fast_call(args):
+        v0 = args[0]
+        v1 = args[1]
+        v2 = args[2]
+        d0 = data(v0)
+        d1 = data(v1)
+        d2 = data(v2)
+        r3, d3 = empty(shape3, dtype3)
+        handle = stream_handle()
+        stream = stream0 if handle == handle0 else get_stream(handle)
+        kernel0(stream, [0, 0, 1024, 4, d0, 1024, 4, 0, 0, 1024, 4, d1, ..., size0])
+        return finish([r3])
+
+Names other than the locals are the function's globals: the library's accessors, the kernels,
+the parameters fixed by the key. `str(stub)` is that source, via `ast.unparse`.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable
+
+from ..errors import ScalarOutOfRange
+
+
+def _name(id_: str) -> ast.Name:
+    return ast.Name(id_, ast.Load())
+
+
+def _store(id_: str) -> ast.Name:
+    return ast.Name(id_, ast.Store())
+
+
+def _assign(target, value) -> ast.Assign:
+    target = _store(target) if isinstance(target, str) else ast.Tuple([_store(t) for t in target], ast.Store())
+    return ast.Assign([target], value)
+
+
+def _call(fn: str, *args) -> ast.Call:
+    return ast.Call(_name(fn), list(args), [])
+
+
+def _out_of_range(index: int):
+    raise ScalarOutOfRange(index)
+
+
+class CallStub:
+    """The straight-line function of a GPU-mode FastCall."""
+
+    def __init__(self, fast):
+        env: dict[str, Any] = {"data": fast.access.data, "empty": fast.access.empty,
+                               "stream_handle": fast.access.stream_handle, "finish": fast.finish,
+                               "out_of_range": _out_of_range, "stream0": fast.stream,
+                               "handle0": fast.stream_handle, "get_stream": fast.executable.core_streams.get}
+        body: list[ast.stmt] = []
+        positions = fast.traced_positions
+        used = sorted({k for k, _ in fast.input_slots} | {i for i, _, _ in fast.scalar_casts}
+                      | {i for slot, i in fast.outputs if not slot})
+        for k in used:
+            body.append(_assign(f"v{k}", ast.Subscript(_name("args"), ast.Constant(positions[k]), ast.Load())))
+        scalar_names = {}
+        for n, (i, dtype, make) in enumerate(fast.scalar_casts):
+            env[f"make{n}"] = make
+            scalar_names[i, dtype] = f"c{n}"
+            body.append(ast.Try(
+                body=[_assign(f"c{n}", _call(f"make{n}", _name(f"v{i}")))],
+                handlers=[ast.ExceptHandler(_name("OverflowError"), None,
+                                            [ast.Expr(_call("out_of_range", ast.Constant(i)))])],
+                orelse=[], finalbody=[],
+            ))
+        slot_values: dict[int, ast.expr] = {}
+        for slot, value in enumerate(fast.fixed_slots):
+            if value is not None:
+                env[f"fixed{slot}"] = value
+                slot_values[slot] = _name(f"fixed{slot}")
+        for k, slot in fast.input_slots:
+            body.append(_assign(f"d{slot}", _call("data", _name(f"v{k}"))))
+            slot_values[slot] = _name(f"d{slot}")
+        for slot, shape, dtype in fast.alloc_slots:
+            env[f"shape{slot}"], env[f"dtype{slot}"] = shape, dtype
+            body.append(_assign((f"r{slot}", f"d{slot}"), _call("empty", _name(f"shape{slot}"), _name(f"dtype{slot}"))))
+            slot_values[slot] = _name(f"d{slot}")
+        if fast.follow_library_stream:
+            body.append(_assign("handle", _call("stream_handle")))
+            body.append(_assign("stream", ast.IfExp(
+                ast.Compare(_name("handle"), [ast.Eq()], [_name("handle0")]),
+                _name("stream0"), _call("get_stream", _name("handle")))))
+        else:
+            body.append(_assign("stream", _name("stream0")))
+        for j, (kernel, template, array_patches, scalar_patches) in enumerate(fast.launches):
+            env[f"kernel{j}"] = kernel
+            items: list[ast.expr] = []
+            for at, value in enumerate(template):
+                if isinstance(value, int) and not isinstance(value, bool):
+                    items.append(ast.Constant(value))
+                else:
+                    env[f"t{j}_{at}"] = value
+                    items.append(_name(f"t{j}_{at}"))
+            for at, slot, _ in array_patches:
+                items[at] = slot_values[slot]
+            # From the last: a complex scalar's two entries become one starred item.
+            for n, (at, width, key, pack) in reversed(list(enumerate(scalar_patches))):
+                env[f"pack{j}_{n}"] = pack
+                items[at] = ast.Starred(_call(f"pack{j}_{n}", _name(scalar_names[key])), ast.Load())
+                del items[at + 1:at + width]
+            body.append(ast.Expr(_call(f"kernel{j}", _name("stream"), ast.List(items, ast.Load()))))
+        outputs = [_name(f"r{i}") if slot else _name(f"v{i}") for slot, i in fast.outputs]
+        body.append(ast.Return(_call("finish", ast.List(outputs, ast.Load()))))
+        arguments = ast.arguments(posonlyargs=[], args=[ast.arg("args")], vararg=None, kwonlyargs=[],
+                                  kw_defaults=[], kwarg=None, defaults=[])
+        fn = ast.FunctionDef(name="fast_call", args=arguments, body=body, decorator_list=[], returns=None)
+        module = ast.fix_missing_locations(ast.Module([fn], []))
+        self.source = ast.unparse(module)
+        exec(compile(module, "<numfuse fast call>", "exec"), env)
+        self.function: Callable = env["fast_call"]
+
+    def __str__(self) -> str:
+        return self.source
