@@ -14,4 +14,11 @@ from .jit_function import JitFunction, jit
 
 __version__ = "0.1.0"
 
-__all__ = ["jit", "JitFunction", "NumfuseError", "NumfuseWarning", "TracingError", "UnsupportedError", "__version__"]
+def clear_cache() -> int:
+    """Delete numfuse's disk cache (generated kernels, compiled code, PTX); see numfuse.cache."""
+    from .cache import clear
+
+    return clear()
+
+
+__all__ = ["clear_cache", "jit", "JitFunction", "NumfuseError", "NumfuseWarning", "TracingError", "UnsupportedError", "__version__"]

@@ -282,6 +282,36 @@ class JitFunction:
     def kernel_sources(self, *args, **kwargs) -> list[KernelSource]:
         return self._compiled(args, kwargs)[0].sources
 
+    def compile(self, *args, cc: tuple[int, int] | None = None, **kwargs) -> list[str]:
+        """Compile every kernel of the plan for these arguments without running anything, and
+        return each kernel's PTX. On a GPU the kernels are compiled and loaded for it (kept in
+        Numba's disk cache): the first call then compiles nothing. Without a GPU they are
+        compiled to PTX for `cc` (default sm_90) by numba-cuda's real compiler, through
+        numfuse's disk cache (runtime/ptx_cache.py); that needs a process that does not run
+        kernels on the CUDA simulator, which replaces the compiler."""
+        compiled = self._compiled(args, kwargs)[0]
+        from .runtime.device import compile_target
+
+        target = compile_target()
+        if target == "gpu":
+            from .runtime.executable import Executable
+
+            if compiled.executable is None:
+                compiled.executable = Executable(compiled.plan, compiled.sources, compiled.traced.leaf_kinds)
+            executable = compiled.executable
+            kernels = [executable.kernel(None, i) for i in range(len(executable.launches))]
+            return [k.compiled.inspect_asm() for k in kernels]
+        if target == "simulator":
+            raise UnsupportedError(
+                "compile(): this process runs kernels on Numba's CUDA simulator, which replaces "
+                "numba-cuda's compiler; compile in a process that runs no kernels (or on a GPU)"
+            )
+        from .runtime.ptx_cache import ptx_for
+        from .runtime.executable import argument_types_of
+
+        return [ptx_for(source, argument_types_of(kernel.nest, source), cc or (9, 0))[0]
+                for kernel, source in zip(compiled.plan.kernels, compiled.sources)]
+
     def explain(self, *args, **kwargs) -> str:
         """The graph, each kernel with why it is separate and its bytes, and the generated code."""
         compiled = self._compiled(args, kwargs)[0]

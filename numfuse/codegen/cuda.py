@@ -19,7 +19,6 @@ Schedules (LoopNest.schedule):
 from __future__ import annotations
 
 import ast
-import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +41,7 @@ from ..loopnest import (
 )
 from ..ops import ELEMENTWISE, NO_INDEX
 from . import cuda_templates
-from .templates import fill, fill_body, inline, module
+from .templates import clone, fill, fill_body, inline, module
 
 # Shared-memory arrays are sized for the largest block a launch may use.
 MAX_THREADS = 256
@@ -280,7 +279,7 @@ class _Body:
         cell = ast.Subscript(_name(array), slot, ast.Load())
         if self.phase > self.first_phase[s.buffer]:
             return [_assign(s.dst, ast.IfExp(on_chip, cell, _subscript(s.buffer, s.index)))]
-        store = ast.Subscript(_name(array), copy.deepcopy(slot), ast.Store())
+        store = ast.Subscript(_name(array), clone(slot), ast.Store())
         keep = ast.If(on_chip, [ast.Assign([store], _name(s.dst))], [])
         return [_assign(s.dst, _subscript(s.buffer, s.index)), keep]
 
@@ -458,7 +457,7 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
                 theirs_i = _name(f"{a.name}_theirs_i")
                 tree.extend(body.combine(a, mine, theirs, f"{a.name}_tree_", f"{mine}_i", theirs_i))
                 tree.append(ast.Assign([_subscript(f"{a.name}_i_sh", ("slot",), True)], _name(f"{mine}_i")))
-                head_i = copy.deepcopy(head)
+                head_i = clone(head)
                 head_i.value = _name(f"{a.name}_i_sh")
                 from_shared.append(_assign(f"{a.name}_i", head_i))
             else:
@@ -498,12 +497,12 @@ def _split_finish(nest: LoopNest, body: _Body) -> list[ast.stmt]:
     for a in nest.accumulators:
         names = [a.name] + ([f"{a.name}_i"] if a.indexed else [])
         for n in names:
-            publish.append(ast.Assign([ast.Subscript(_name(partial_name(n)), copy.deepcopy(slot), ast.Store())], _name(n)))
+            publish.append(ast.Assign([ast.Subscript(_name(partial_name(n)), clone(slot), ast.Store())], _name(n)))
         init.append(_assign(a.name, literal(np.asarray(a.identity).astype(compute_dtype(a.dtype))[()])))
-        theirs = ast.Subscript(_name(partial_name(a.name)), copy.deepcopy(other), ast.Load())
+        theirs = ast.Subscript(_name(partial_name(a.name)), clone(other), ast.Load())
         if a.indexed:
             init.append(_assign(f"{a.name}_i", literal(np.int64(NO_INDEX))))
-            theirs_i = ast.Subscript(_name(partial_name(f"{a.name}_i")), copy.deepcopy(other), ast.Load())
+            theirs_i = ast.Subscript(_name(partial_name(f"{a.name}_i")), clone(other), ast.Load())
             gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_", f"{a.name}_i", theirs_i))
         else:
             gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_"))

@@ -192,7 +192,9 @@ class NumpyArrays(Library):
         return isinstance(value, np.ndarray)
 
     def describe(self, name, value) -> ArrayInfo:
-        if isinstance(value, np.ma.MaskedArray):
+        # Without numpy.ma imported no masked array exists (and importing it takes 0.1 s).
+        masked = sys.modules.get("numpy.ma")
+        if masked is not None and isinstance(value, masked.MaskedArray):
             raise unsupported(
                 f"argument {name!r}, a masked array,",
                 f"numfuse would ignore its mask: pass {name}.filled(fill_value) or {name}.data",

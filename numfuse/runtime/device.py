@@ -184,6 +184,22 @@ def _serialize_simulated_shared_arrays() -> None:
     shared.array = array
 
 
+def compile_target() -> str:
+    """What compiling a kernel means in this process, without choosing a backend: "gpu" (a
+    GPU runs kernels), "simulator" (the CUDA simulator does, and numba-cuda's compiler is not
+    loaded) or "ptx" (no GPU: numba-cuda's compiler makes PTX, and kernels cannot run)."""
+    already = sys.modules.get("numba.cuda")
+    if already is None:
+        if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+            return "simulator"
+        return "gpu" if _driver_has_device() else "ptx"
+    from numba.cuda.core import config
+
+    if config.ENABLE_CUDASIM:
+        return "simulator"
+    return "gpu" if already.is_available() else "ptx"
+
+
 @functools.lru_cache(maxsize=None)
 def backend() -> Backend:
     already = sys.modules.get("numba.cuda")
@@ -204,8 +220,9 @@ def backend() -> Backend:
         _serialize_simulated_shared_arrays()
     if not simulated and not cuda.is_available():
         raise RuntimeError(
-            "numba.cuda was imported before numfuse and found no usable GPU; set "
-            "NUMBA_ENABLE_CUDASIM=1 before importing numba to run on the simulator"
+            "numba.cuda is loaded without the CUDA simulator (imported before numfuse, or by "
+            "JitFunction.compile on a machine without a GPU) and found no usable GPU: run "
+            "kernels in another process, or set NUMBA_ENABLE_CUDASIM=1 before numba is imported"
         )
     sm_count = 1 if simulated else cuda.get_current_device().MULTIPROCESSOR_COUNT
     return Backend(cuda, simulated, sm_count)

@@ -39,6 +39,16 @@ class _Launch:
     empty: bool
 
 
+def argument_types_of(nest, source: KernelSource) -> tuple:
+    """Numba types of a kernel's parameters, as the runtime compiles it: the types the compile
+    tier checks."""
+    from .ptx import argument_types
+
+    views = {b.name: (b.dtype, len(b.view), b.strided) for b in nest.buffers}
+    scalars = {s.name: s.dtype for s in nest.scalars}
+    return argument_types(source, views, scalars)
+
+
 def _scalar_casts(plan: Plan) -> list[tuple[int, np.dtype]]:
     """(input position, dtype) for every dtype each scalar argument is used in."""
     position = {v: i for i, v in enumerate(plan.graph.inputs) if i in plan.scalar_inputs}
@@ -105,13 +115,8 @@ class Executable:
         return found
 
     def argument_types(self, index: int) -> tuple:
-        """Numba types of launch `index`'s parameters: the types the compile tier checks."""
-        from .ptx import argument_types
-
         launch = self.launches[index]
-        views = {b.name: (b.dtype, len(b.view), b.strided) for b in launch.nest.buffers}
-        scalars = {s.name: s.dtype for s in launch.nest.scalars}
-        return argument_types(launch.source, views, scalars)
+        return argument_types_of(launch.nest, launch.source)
 
     def device_consts(self, call: CallArrays) -> dict[Var, Any]:
         consts = self._consts.get(call.device_id)

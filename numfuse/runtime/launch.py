@@ -104,7 +104,7 @@ class GpuKernel:
         from cuda.core import LaunchConfig as CoreLaunchConfig
         from cuda.core import launch
 
-        kernel = compile_for(source, argtypes)
+        kernel = self.compiled = compile_for(source, argtypes)
         self.data_slots = data_slots(argtypes)
         self.function = kernel._codelibrary.get_cufunc().kernel
         self.config = CoreLaunchConfig(grid=config.grid, block=config.block, shmem_size=config.shared_bytes)
