@@ -104,11 +104,12 @@ def _kernel_header(plan: Plan, index: int) -> str:
 class JitFunction:
     """A NumPy function compiled to fused CUDA kernels; see `jit`."""
 
-    def __init__(self, fn: Callable, static_argnums=(), static_argnames=(), stream=None):
+    def __init__(self, fn: Callable, static_argnums=(), static_argnames=(), stream=None, autotune=False):
         functools.update_wrapper(self, fn)
         check_stream_option(stream)
         self._fn = fn
         self._stream = stream
+        self._autotune = bool(autotune)
         self._signature = inspect.signature(fn)
         params = list(self._signature.parameters.values())
         self._names = [p.name for p in params]
@@ -227,7 +228,8 @@ class JitFunction:
         while True:
             compiled, traced_values = self._compiled(args, kwargs, also_static)
             if compiled.executable is None:
-                compiled.executable = Executable(compiled.plan, compiled.sources, compiled.traced.leaf_kinds)
+                compiled.executable = Executable(compiled.plan, compiled.sources, compiled.traced.leaf_kinds,
+                                                 self._autotune)
             names = [compiled.arg_names[i] for i in compiled.traced_positions]
             try:
                 outputs = compiled.executable(traced_values, names, self._stream)
@@ -385,7 +387,7 @@ def strategy_text(nest) -> str:
     return "; ".join(parts)
 
 
-def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), stream=None):
+def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), stream=None, autotune=False):
     """Compile a NumPy function into fused CUDA kernels.
 
     Use as `@numfuse.jit` or `@numfuse.jit(static_argnames=("axis",))`. The function is traced
@@ -395,11 +397,15 @@ def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), st
     PyTorch stream, an object with `__cuda_stream__`, or a CUstream handle). By default a call
     runs on the current stream of its device arguments' library (CuPy's, PyTorch's), else on
     the default stream.
+
+    `autotune=True`: at each kernel's first launch, time the launch configurations the cost
+    model considers (block sizes, rows per block) and keep the fastest, remembered in the disk
+    cache for later processes (runtime/autotune.py).
     """
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     if fn is None:
-        return lambda f: JitFunction(f, static_argnums, static_argnames, stream)
-    return JitFunction(fn, static_argnums, static_argnames, stream)
+        return lambda f: JitFunction(f, static_argnums, static_argnames, stream, autotune)
+    return JitFunction(fn, static_argnums, static_argnames, stream, autotune)

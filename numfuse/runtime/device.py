@@ -62,12 +62,10 @@ class Backend:
     def launch_config(self, nest) -> "LaunchConfig":
         """Grid, block and shared memory for a kernel; every template is correct for any choice,
         so this is only a cost model (see reduction_config)."""
-        rows = nest.outer_size
+        threads = SIM_BLOCK if self.simulated else BLOCK
         if nest.kind == "pointwise":
-            if self.simulated:
-                return LaunchConfig((min(SIM_GRID, -(-rows // SIM_BLOCK)), 1), (SIM_BLOCK, 1))
-            return LaunchConfig((min(-(-rows // BLOCK), self.sm_count * MAX_BLOCKS_PER_SM), 1), (BLOCK, 1))
-        return reduction_config(nest, SIM_BLOCK if self.simulated else BLOCK, self.sm_count, self.simulated)
+            return pointwise_config(nest.outer_size, threads, self.sm_count, self.simulated)
+        return reduction_config(nest, threads, self.sm_count, self.simulated)
 
     @contextlib.contextmanager
     def launching(self):
@@ -139,6 +137,12 @@ def reduction_config(nest, threads: int, sm_count: int, simulated: bool) -> Laun
             nsplit = max(1, min(-(-nred // (4 * ntr)), (4 * sm_count) // max(1, row_blocks)))
     block = (ntr, ntk) if nest.schedule == "rows" else (ntk, ntr)
     return LaunchConfig((grid, nsplit), block, ntk * cache_points * item_bytes, cache_points)
+
+
+def pointwise_config(points: int, threads: int, sm_count: int, simulated: bool) -> LaunchConfig:
+    """A grid-stride loop over `points`: blocks of `threads`, at most enough to fill the GPU."""
+    most = SIM_GRID if simulated else sm_count * MAX_BLOCKS_PER_SM
+    return LaunchConfig((min(-(-points // threads), most), 1), (threads, 1))
 
 
 def _pow2_at_least(n: int) -> int:

@@ -60,38 +60,20 @@ def _scalar_casts(plan: Plan) -> list[tuple[int, np.dtype]]:
 
 
 class Executable:
-    def __init__(self, plan: Plan, sources: Sequence[KernelSource], leaf_kinds: Sequence[str]):
+    def __init__(self, plan: Plan, sources: Sequence[KernelSource], leaf_kinds: Sequence[str],
+                 autotune: bool = False):
         self.plan = plan
         self.leaf_kinds = list(leaf_kinds)
         self.backend = backend()
         self.input_vars = list(plan.graph.inputs)
         self.scalar_casts = _scalar_casts(plan)
-        launches = []
-        for kernel, source in zip(plan.kernels, sources):
-            nest = kernel.nest
-            views = {b.name: b.view for b in nest.buffers}
-            by_name = kernel.buffer_vars
-            config = self.backend.launch_config(nest)
-            args = []
-            for p in source.params:
-                if p.name == ERRORS_BUFFER:
-                    args.append(("errors",))
-                elif p.kind == "buffer":
-                    args.append(("buffer", by_name[p.name], views[p.name]))
-                elif p.kind == "scalar":
-                    scalar = next(s for s in nest.scalars if s.name == p.name)
-                    args.append(("scalar", (scalar.input_index, scalar.dtype)))
-                elif p.kind == "cache_points":
-                    args.append(("size", config.cache_points))
-                elif p.kind == "partial":
-                    args.append(("scratch", ((nest.outer_size * config.nsplit,), p.dtype, False)))
-                elif p.kind == "counter":
-                    args.append(("scratch", ((nest.outer_size,), np.dtype(np.int32), True)))
-                else:
-                    args.append(("size", p.value))
-            launches.append(_Launch(source, nest, config, args, empty=nest.outer_size == 0))
-        self.launches = launches
-        self.checks_errors = any(arg[0] == "errors" for launch in launches for arg in launch.args)
+        self.launches = [
+            self._make_launch(kernel, source, self.backend.launch_config(kernel.nest))
+            for kernel, source in zip(plan.kernels, sources)
+        ]
+        self.checks_errors = any(arg[0] == "errors" for launch in self.launches for arg in launch.args)
+        self.autotune = autotune
+        self._tuned: set[int] = set()
         self._kernels: dict[tuple, Any] = {}  # (GPU, launch index) -> GpuKernel or SimulatorKernel
         self.core_streams = CoreStreams()
         self._consts: dict[int | None, dict[Var, Any]] = {}  # per GPU
@@ -100,23 +82,43 @@ class Executable:
         # two streams would share them.)
         self._scratch: dict[tuple, Any] = {}
 
+    @staticmethod
+    def _make_launch(kernel, source: KernelSource, config: LaunchConfig) -> _Launch:
+        """A kernel's launch: what goes in each of its parameters, for `config`."""
+        nest = kernel.nest
+        views = {b.name: b.view for b in nest.buffers}
+        args = []
+        for p in source.params:
+            if p.name == ERRORS_BUFFER:
+                args.append(("errors",))
+            elif p.kind == "buffer":
+                args.append(("buffer", kernel.buffer_vars[p.name], views[p.name]))
+            elif p.kind == "scalar":
+                scalar = next(s for s in nest.scalars if s.name == p.name)
+                args.append(("scalar", (scalar.input_index, scalar.dtype)))
+            elif p.kind == "cache_points":
+                args.append(("size", config.cache_points))
+            elif p.kind == "partial":
+                args.append(("scratch", ((nest.outer_size * config.nsplit,), p.dtype, False)))
+            elif p.kind == "counter":
+                args.append(("scratch", ((nest.outer_size,), np.dtype(np.int32), True)))
+            else:
+                args.append(("size", p.value))
+        return _Launch(source, nest, config, args, empty=nest.outer_size == 0)
+
     def kernel(self, device_id: int | None, index: int):
         """Launch `index`'s kernel, compiled and loaded for GPU `device_id` (call inside its
         context), or the simulator's."""
         key = (device_id, index)
         found = self._kernels.get(key)
         if found is None:
-            launch = self.launches[index]
-            if self.backend.simulated:
-                found = SimulatorKernel(launch.source, launch.config)
-            else:
-                found = GpuKernel(launch.source, self.argument_types(index), launch.config)
-            found = self._kernels[key] = found
+            found = self._kernels[key] = self._load(self.launches[index])
         return found
 
-    def argument_types(self, index: int) -> tuple:
-        launch = self.launches[index]
-        return argument_types_of(launch.nest, launch.source)
+    def _load(self, launch: _Launch):
+        if self.backend.simulated:
+            return SimulatorKernel(launch.source, launch.config)
+        return GpuKernel(launch.source, argument_types_of(launch.nest, launch.source), launch.config)
 
     def device_consts(self, call: CallArrays) -> dict[Var, Any]:
         consts = self._consts.get(call.device_id)
@@ -165,14 +167,12 @@ class Executable:
             env[var] = env[root]  # a version of an updated array: its updates write in place
         errors = call.upload(np.zeros(1, np.int32)) if self.checks_errors else None
         with self.backend.launching():
-            for i, launch in enumerate(self.launches):
-                if launch.empty:
+            for i in range(len(self.launches)):
+                if self.launches[i].empty:
                     continue
-                kernel = self.kernel(call.device_id, i)
-                if self.backend.simulated:
-                    kernel(call.stream, self._simulator_args(call, i, env, scalars, errors))
-                else:
-                    kernel(self.core_streams.get(call.handle), self._params(call, i, env, scalars, errors))
+                if self.autotune and i not in self._tuned:
+                    self._tune(call, i, env, scalars, errors)
+                self._launch(call, i, self.launches[i], self.kernel(call.device_id, i), env, scalars, errors)
         if errors is not None:
             # Waits for the kernels: only plans whose operations can fail, as in NumPy, pay it.
             code = int(call.read(errors)[0])
@@ -186,10 +186,45 @@ class Executable:
                 np.copyto(values[position], call.read(env[var]))
         return [self._output(o, kind, env, values, call) for o, kind in zip(self.plan.outputs, self.leaf_kinds)]
 
-    def _simulator_args(self, call: CallArrays, index: int, env, scalars, errors) -> list:
-        """Launch `index`'s arguments as the simulator takes them: device arrays and scalars."""
+    def _launch(self, call: CallArrays, index: int, launch: _Launch, kernel, env, scalars, errors) -> None:
+        if self.backend.simulated:
+            kernel(call.stream, self._simulator_args(call, index, launch, env, scalars, errors))
+        else:
+            kernel(self.core_streams.get(call.handle), self._params(call, index, launch, env, scalars, errors))
+
+    def _tune(self, call: CallArrays, index: int, env, scalars, errors) -> None:
+        """Autotune launch `index` at its first launch (autotune.py)."""
+        from . import autotune
+
+        self._tuned.add(index)
+        launch, kernel = self.launches[index], self.plan.kernels[index]
+        aliases = self.plan.aliases
+        written = {aliases.get(v, v) for v in kernel.writes}
+        read = {aliases.get(kernel.buffer_vars[b.name], kernel.buffer_vars[b.name])
+                for b in launch.nest.buffers if b.role == "in" and b.name in kernel.buffer_vars}
+        if written & read:
+            return  # an in-place update: running it again would update again
+        options = autotune.candidates(launch.nest, self.backend)
+        if len(options) < 2:
+            return
+        path = autotune.entry_path(launch.source, launch.nest, self.backend)
+        winner = autotune.load(path, options)
+        if winner is None:
+            def run(config):
+                trial = self._make_launch(kernel, launch.source, config)
+                self._launch(call, index, trial, self._load(trial), env, scalars, errors)
+
+            sync = (lambda: None) if self.backend.simulated else self.backend.cuda.synchronize
+            winner, timings = autotune.fastest(options, run, sync)
+            autotune.save(path, winner, timings)
+        if winner != launch.config:
+            self.launches[index] = self._make_launch(kernel, launch.source, winner)
+            self._kernels = {k: v for k, v in self._kernels.items() if k[1] != index}
+
+    def _simulator_args(self, call: CallArrays, index: int, launch: _Launch, env, scalars, errors) -> list:
+        """A launch's arguments as the simulator takes them: device arrays and scalars."""
         args = []
-        for arg in self.launches[index].args:
+        for arg in launch.args:
             if arg[0] == "buffer":
                 array = env[arg[1]]
                 args.append(array if array.shape == arg[2] else array.reshape(arg[2]))
@@ -203,10 +238,10 @@ class Executable:
                 args.append(arg[1])
         return args
 
-    def _params(self, call: CallArrays, index: int, env, scalars, errors) -> list:
-        """Launch `index`'s arguments packed as the compiled kernel takes them (launch.py)."""
+    def _params(self, call: CallArrays, index: int, launch: _Launch, env, scalars, errors) -> list:
+        """A launch's arguments packed as the compiled kernel takes them (launch.py)."""
         params = []
-        for position, arg in enumerate(self.launches[index].args):
+        for position, arg in enumerate(launch.args):
             if arg[0] == "buffer":
                 params.extend(device_array_params(env[arg[1]], arg[2]))
             elif arg[0] == "scalar":
@@ -222,7 +257,7 @@ class Executable:
     def scratch_array(self, call: CallArrays, launch: int, position: int, shape, dtype, zeroed: bool):
         """Kept for later calls, like constants: Numba's memory, zeroed once (counters must start
         at zero; partial results are overwritten before they are read)."""
-        key = (call.device_id, launch, position)
+        key = (call.device_id, launch, position, shape)
         if key not in self._scratch:
             self._scratch[key] = call.upload_constants({key: np.zeros(shape, dtype)})[key]
         return self._scratch[key]

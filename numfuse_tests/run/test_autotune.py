@@ -1,0 +1,110 @@
+"""numfuse.jit(autotune=True) (runtime/autotune.py): every candidate configuration gives NumPy's
+answer, the winner is stored on disk and reused without timing, in-place updates are applied
+once, and a damaged entry is timed again."""
+
+import json
+
+import numpy as np
+import pytest
+
+import numfuse
+from numfuse.runtime import autotune
+from numfuse.runtime.device import backend
+from numfuse_tests.helpers import assert_same
+
+RNG = np.random.default_rng(11)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMFUSE_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+@pytest.fixture
+def timed(monkeypatch) -> list:
+    """The option lists autotune timed."""
+    record = []
+    real = autotune.fastest
+
+    def spy(options, run, synchronize):
+        record.append(list(options))
+        return real(options, run, synchronize)
+
+    monkeypatch.setattr(autotune, "fastest", spy)
+    return record
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+# Points each result combines (summation orders differ between configurations).
+REDUCED = {"row sum": 40, "column sum": 40, "softmax": 30, "split full sum": 9000, "two kernels": 6}
+
+CASES = {
+    "pointwise": (lambda x: np.tanh(x) * 2 + 1, lambda: (RNG.standard_normal((7, 9)).astype(np.float32),)),
+    "row sum": (lambda x: x.sum(axis=1), lambda: (RNG.standard_normal((5, 40)).astype(np.float32),)),
+    "column sum": (lambda x: x.sum(axis=0), lambda: (RNG.standard_normal((40, 6)),)),
+    "softmax": (softmax, lambda: (RNG.standard_normal((6, 30)).astype(np.float32),)),
+    "split full sum": (lambda x: x.sum(), lambda: (RNG.standard_normal(9000),)),
+    "two kernels": (lambda x: x - x.max(axis=1), lambda: (RNG.standard_normal((6, 6)),)),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_autotuned_results_match_numpy_and_the_winner_is_reused(case, cache, timed):
+    fn, make = CASES[case]
+    args = make()
+    assert_same(numfuse.jit(fn, autotune=True)(*args), fn(*args), REDUCED.get(case, 1))
+    assert timed, "nothing was timed"
+    entries = sorted((cache / "autotune").glob("*.json"))
+    assert len(entries) == len(timed)
+    stored = [json.loads(entry.read_text())["winner"] for entry in entries]
+    considered = [{"grid": list(c.grid), "block": list(c.block), "shared_bytes": c.shared_bytes,
+                   "cache_points": c.cache_points} for options in timed for c in options]
+    assert all(winner in considered for winner in stored)
+    timed.clear()
+    args = make()
+    assert_same(numfuse.jit(fn, autotune=True)(*args), fn(*args), REDUCED.get(case, 1))  # from disk
+    assert timed == []
+
+
+@pytest.mark.parametrize("case", ["row sum", "softmax", "split full sum", "pointwise"])
+def test_every_candidate_gives_numpys_answer(case, cache, monkeypatch):
+    fn, make = CASES[case]
+    args = make()
+    jf = numfuse.jit(fn)
+    nest = jf.plan(*args).kernels[0].nest
+    options = autotune.candidates(nest, backend())
+    assert len(options) >= 2 and options[0] == backend().launch_config(nest)
+    for choice in range(len(options)):
+        monkeypatch.setattr(autotune, "fastest", lambda opts, run, sync, c=choice: (run(opts[c]) or opts[c], {}))
+        monkeypatch.setattr(autotune, "load", lambda path, opts: None)
+        assert_same(numfuse.jit(fn, autotune=True)(*args), fn(*args), REDUCED.get(case, 1))
+
+
+def test_an_in_place_update_is_applied_once(cache, timed):
+    def step(a, b):
+        a[1:-1] += b[1:-1]
+        return a
+
+    a, b = RNG.standard_normal(12), RNG.standard_normal(12)
+    expected = a.copy()
+    expected[1:-1] += b[1:-1]
+    out = numfuse.jit(step, autotune=True)(a, b)
+    assert_same(a, expected)
+    assert out is a
+
+
+def test_a_damaged_entry_is_timed_again(cache, timed):
+    fn, make = CASES["row sum"]
+    numfuse.jit(fn, autotune=True)(*make())
+    entry = next((cache / "autotune").glob("*.json"))
+    entry.write_text("{not json")
+    timed.clear()
+    args = make()
+    assert_same(numfuse.jit(fn, autotune=True)(*args), fn(*args), REDUCED["row sum"])
+    assert len(timed) == 1
+    assert "winner" in json.loads(entry.read_text())
