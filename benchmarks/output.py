@@ -59,8 +59,9 @@ def _ms(ms: float) -> str:
 
 def _bytes(n: int) -> str:
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
+        if n >= 0.9 * scale:
+            v = n / scale
+            return f"{v:.2f} {unit}" if v < 10 else f"{v:.1f} {unit}" if v < 100 else f"{v:.0f} {unit}"
     return f"{n} B"
 
 

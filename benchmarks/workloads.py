@@ -183,9 +183,9 @@ def uniform(xp, shape, low=0.0, high=1.0, seed=0):
 
 
 def _rows(n_bytes: int) -> tuple[int, int]:
-    """Rows of ROW float32 from 64 rows up (1 MiB); square-ish below that (tests' tiny sizes)."""
+    """Rows of ROW float32 from 16 rows up (256 KiB); square-ish below that (tests' tiny sizes)."""
     n = max(1, n_bytes // 4)
-    width = ROW if n >= 64 * ROW else max(8, math.isqrt(n))
+    width = ROW if n >= 16 * ROW else max(8, math.isqrt(n))
     return max(1, n // width), width
 
 
