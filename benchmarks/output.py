@@ -54,7 +54,8 @@ def write(data: dict, out: Path, stem: str, png: bool = False) -> list[Path]:
 
 
 def _ms(ms: float) -> str:
-    return f"{ms:.0f}" if ms >= 1000 else f"{ms:#.3g}"
+    """Three significant digits at least: 0.0393, 1.00, 12.3, 267, 1667."""
+    return f"{ms:.0f}" if ms >= 100 else f"{ms:.1f}" if ms >= 10 else f"{ms:.2f}" if ms >= 1 else f"{ms:#.3g}"
 
 
 def _bytes(n: int) -> str:
@@ -101,7 +102,10 @@ class Notes:
         return list(self.where).index(message) + 1
 
     def lines(self) -> list[str]:
-        return [f"{i}. {'; '.join(places)}: {message}" for i, (message, places) in enumerate(self.where.items(), 1)]
+        def where(places):
+            return "; ".join(places) if len(places) <= 3 else f"{len(places)} cells"
+
+        return [f"{i}. {where(places)}: {message}" for i, (message, places) in enumerate(self.where.items(), 1)]
 
 
 def _cell(entry: dict | None, notes: Notes, label: str, where: str) -> str:

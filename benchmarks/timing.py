@@ -53,9 +53,9 @@ class CopyResult:
 class DeviceTimer:
     """CUDA-event timing on CuPy's current stream, with an L2 flush before each timed call."""
 
-    def __init__(self, cp, flush_bytes: int = L2_FLUSH_BYTES):
+    def __init__(self, cp, flush_bytes: int | None = None):
         self.cp = cp
-        self._flush_buffer = cp.empty(flush_bytes, dtype=cp.uint8)
+        self._flush_buffer = cp.empty(flush_bytes or L2_FLUSH_BYTES, dtype=cp.uint8)
 
     def synchronize(self) -> None:
         """Wait for every stream of the device (JAX's too)."""

@@ -1,6 +1,9 @@
 """Every benchmark workload (benchmarks/workloads.py) gives NumPy's results through numfuse, on
 tiny inputs made by its own input maker (the simulator is slow)."""
 
+import time
+import types
+
 import numpy as np
 import pytest
 
@@ -23,3 +26,65 @@ def test_workload_matches_numpy(workload):
         assert g.dtype == e.dtype and g.shape == e.shape, (g.dtype, g.shape, e.dtype, e.shape)
         assert e.size > 1 or workload.name == "full_sum"
         np.testing.assert_allclose(g, e, rtol=2e-5, atol=2e-5 * float(np.abs(e).max()))
+
+
+class _FakeEvent:
+    def record(self):
+        self.t = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+
+class _FakeCupy:
+    """Just enough of CuPy, made of NumPy, for the suite's GPU columns to run their bookkeeping
+    (numfuse then runs on the simulator with NumPy arrays; events read the host clock)."""
+
+    def __init__(self):
+        device = types.SimpleNamespace(synchronize=lambda: None, id=0)
+        self.cuda = types.SimpleNamespace(Event=_FakeEvent, Device=lambda: device,
+                                          get_elapsed_time=lambda start, end: (end.t - start.t) * 1e3)
+        self.asnumpy = np.asarray
+
+    def fuse(self, fn):
+        return fn
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+def test_gpu_columns_bookkeeping_on_a_fake_cupy(tmp_path, monkeypatch):
+    """The GPU part of `python -m benchmarks` (benchmarks/gpu.py) end to end, with NumPy posing as
+    CuPy: every implementation's cell filled or said why not, numfuse checked against NumPy at the
+    small size and CuPy at the large one, the targets judged, the tables written."""
+    from benchmarks import gpu, suite, timing
+
+    monkeypatch.setitem(suite.SIZES, "small", 4096)
+    monkeypatch.setitem(suite.SIZES, "large", 16384)
+    monkeypatch.setattr(timing, "L2_FLUSH_BYTES", 1024)
+    monkeypatch.setattr(suite, "find_gpu", lambda cpu_only: (_FakeCupy(), "Fake GPU"))
+
+    def copy_bandwidth(self):
+        self.run.copy = {"bytes": 1, "ms": 1.0, "gbs": 1e-7, "repeat": 1, "how": "made up"}
+
+    monkeypatch.setattr(gpu.Session, "copy_bandwidth", copy_bandwidth)
+    opts = suite.Options(only=("chain10", "black_scholes", "full_sum", "stencil"), out=tmp_path, repeat=2,
+                         compile=False, plan_repeat=1, stem="fake", max_seconds=600)
+    data = suite.run_suite(opts)
+    assert data["meta"]["gpu"] == "Fake GPU"
+    for row in data["rows"]:
+        impls = row["impls"]
+        assert impls["numfuse"]["status"] == "ok" and impls["cupy"]["status"] == "ok", impls
+        assert impls["numfuse"]["reference"] == ("numpy" if row["size"] == "small" else "cupy")
+        assert impls["numfuse"]["max_rel_diff"] < 1e-5 and impls["numfuse"]["kernels"] == 1
+        assert impls["numpy"]["status"] == ("ok" if row["size"] == "small" else "not run: large size (--numpy-large)")
+        assert impls["cupy_fuse"]["status"] == ("ok" if row["workload"] != "stencil" else "no twin")
+        for key in ("torch_compile", "jax_jit"):  # neither is installed in the test environments
+            assert impls[key]["status"].startswith("not run:") or impls[key]["status"] == "ok"
+        if row["size"] == "large":
+            band = row["targets"]["bandwidth"]  # against a made-up 100 kB/s copy
+            assert band["met"] is True and band["pct"] == impls["numfuse"]["pct_of_copy"] > 100
+        else:
+            assert row["targets"] == {"note": "targets apply at the large size"}
+    md = (tmp_path / "fake.md").read_text()
+    assert md.count("| chain10 | ") == 4 and "Side by side" in md and "met (" in md
