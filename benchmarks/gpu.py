@@ -9,8 +9,6 @@ not yet run are skipped (numfuse and CuPy never are), and each skipped cell says
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 
 from benchmarks import output
@@ -125,22 +123,22 @@ class Session:
 
     def count_all_kernels(self) -> None:
         """Kernels per call of every implementation timed, counted by the profiler."""
-        if importlib.util.find_spec("torch") is None:
-            self.run.meta["kernel_count"] = "not counted: PyTorch's profiler is not installed"
-            return
         for entry, call in self.to_count:
             if self.run.over_budget():
-                self.run.meta["kernel_count"] = "partly counted: --max-seconds spent"
+                self.run.meta["kernel_count"] = "Kernels partly counted: --max-seconds spent."
                 return
             try:
                 n, names = count_kernels(call, self.timer.synchronize)
+            except ImportError:
+                self.run.meta["kernel_count"] = "Kernels not counted: PyTorch's profiler is not installed."
+                return
             except Exception as err:  # noqa: BLE001
-                self.run.meta["kernel_count"] = "not counted: " + report_error("kernel count", err)
+                self.run.meta["kernel_count"] = "Kernels not counted: " + report_error("kernel count", err)
                 return
             entry["kernels_profiled"] = n
             entry["kernel_names"] = names[:12]
             entry.setdefault("kernels", n)
-        self.run.meta["kernel_count"] = "counted with PyTorch's profiler (CUPTI), one call each"
+        self.run.meta["kernel_count"] = "Kernels per call counted by PyTorch's profiler (CUPTI), one call each."
 
 
 def gpu_columns(run: Run, workloads: list[Workload], cp) -> None:

@@ -57,7 +57,7 @@ def test_gpu_columns_bookkeeping_on_a_fake_cupy(tmp_path, monkeypatch):
     """The GPU part of `python -m benchmarks` (benchmarks/gpu.py) end to end, with NumPy posing as
     CuPy: every implementation's cell filled or said why not, numfuse checked against NumPy at the
     small size and CuPy at the large one, the targets judged, the tables written."""
-    from benchmarks import gpu, suite, timing
+    from benchmarks import gpu, peers, suite, timing
 
     monkeypatch.setitem(suite.SIZES, "small", 4096)
     monkeypatch.setitem(suite.SIZES, "large", 16384)
@@ -68,10 +68,15 @@ def test_gpu_columns_bookkeeping_on_a_fake_cupy(tmp_path, monkeypatch):
         self.run.copy = {"bytes": 1, "ms": 1.0, "gbs": 1e-7, "repeat": 1, "how": "made up"}
 
     monkeypatch.setattr(gpu.Session, "copy_bandwidth", copy_bandwidth)
+    # torch.compile and jax.jit would run on NumPy's arrays on the CPU: left out here. The kernel
+    # counter needs a GPU: this one counts a call's results.
+    for peer in (peers.TorchCompile, peers.JaxJit):
+        monkeypatch.setattr(peer, "missing", lambda self: "left out of this test")
+    monkeypatch.setattr(gpu, "count_kernels", lambda call, sync: (len(peers.flatten(call())), ["k"]))
     opts = suite.Options(only=("chain10", "black_scholes", "full_sum", "stencil"), out=tmp_path, repeat=2,
                          compile=False, plan_repeat=1, stem="fake", max_seconds=600)
     data = suite.run_suite(opts)
-    assert data["meta"]["gpu"] == "Fake GPU"
+    assert data["meta"]["gpu"] == "Fake GPU" and data["meta"]["kernel_count"].startswith("Kernels per call counted")
     for row in data["rows"]:
         impls = row["impls"]
         assert impls["numfuse"]["status"] == "ok" and impls["cupy"]["status"] == "ok", impls
@@ -79,8 +84,11 @@ def test_gpu_columns_bookkeeping_on_a_fake_cupy(tmp_path, monkeypatch):
         assert impls["numfuse"]["max_rel_diff"] < 1e-5 and impls["numfuse"]["kernels"] == 1
         assert impls["numpy"]["status"] == ("ok" if row["size"] == "small" else "not run: large size (--numpy-large)")
         assert impls["cupy_fuse"]["status"] == ("ok" if row["workload"] != "stencil" else "no twin")
-        for key in ("torch_compile", "jax_jit"):  # neither is installed in the test environments
-            assert impls[key]["status"].startswith("not run:") or impls[key]["status"] == "ok"
+        for key in ("torch_compile", "jax_jit"):
+            assert impls[key]["status"] == "not run: left out of this test"
+        outputs = 2 if row["workload"] == "black_scholes" else 1
+        for key in ("numfuse", "cupy", "cupy_fuse"):
+            assert impls[key].get("kernels_profiled", outputs) == outputs
         if row["size"] == "large":
             band = row["targets"]["bandwidth"]  # against a made-up 100 kB/s copy
             assert band["met"] is True and band["pct"] == impls["numfuse"]["pct_of_copy"] > 100
