@@ -148,7 +148,8 @@ def markdown(data: dict, level: int = 1) -> str:
     lines = [
         f"{h} numfuse benchmarks: {meta['gpu'] if gpu else 'CPU only (no GPU)'}, {meta['date']}",
         "",
-        f"- Command: `{meta['command']}` (commit {meta['commit']}, host {meta['host']}, Python {v['python']})",
+        f"- Command: `{meta['command']}` (commit {meta['commit']}, host {meta['host']} "
+        f"with {meta.get('cpus', '?')} CPUs, Python {v['python']})",
         f"- Installed: {installed}",
     ]
     if gpu and copy:

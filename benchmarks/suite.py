@@ -15,6 +15,7 @@ empty. Results are written after every step, so a run cut short still leaves its
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import platform
 import re
 import subprocess
@@ -258,6 +259,7 @@ def run_suite(opts: Options) -> dict:
         "commit": sha,
         "host": platform.node(),
         "cpu": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
         "command": opts.command,
         "sizes": {s: SIZES[s] for s in opts.sizes},
         "repeat": opts.repeat,
