@@ -1,1 +1,1 @@
-"""numfuse benchmarks: workloads timed against NumPy and CuPy (see gpu_check.sh)."""
+"""numfuse benchmarks: `python -m benchmarks` (workloads.py, suite.py; the method in docs/performance.md)."""

@@ -4,9 +4,10 @@
 # Needs a Python that already has numba-cuda (with its CUDA toolkit wheels), NumPy, pytest and
 # hypothesis; CuPy is used when present. Installs nothing and runs from this source tree:
 #   1. the whole test suite, the execution tier on the real GPU  -> DIR/test-log.txt
-#   2. the quickstart workload, a 10-op elementwise chain, a row sum, softmax, layer norm,
-#      RMS norm and a row variance at 256 MB, timed against NumPy (CPU), plain CuPy and
-#      torch.compile, beside a device-to-device copy        -> DIR/gpu_quick.md, .json
+#   2. the benchmark suite (python -m benchmarks): every workload at 1 MiB and 512 MiB, numfuse
+#      against NumPy (CPU), plain CuPy, torch.compile, jax.jit and cupy.fuse, beside a
+#      device-to-device copy; peers not reached in 150 s are skipped, and the table says so
+#                                                     -> DIR/bench/<date>-<gpu>-<commit>.{json,md,png}
 #   3. the differential fuzzer, random programs for 45 s        -> DIR/fuzz-log.txt
 # Finishes within 10 minutes (each step has its own time limit).
 set -u -o pipefail
@@ -28,7 +29,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 # thousand): spread the tests over the machine's cores with pytest-xdist.
 timeout 270 python -m numfuse_tests --gpu --jobs "$(nproc)" 2>&1 | tee "$out/test-log.txt"
 tests=$?
-timeout 200 python -m benchmarks.gpu_quick --out "$out" --size-mb "${NUMFUSE_BENCH_MB:-256}" 2>&1 | tee "$out/bench-log.txt"
+timeout 200 python -m benchmarks --size both --out "$out/bench" --max-seconds "${NUMFUSE_BENCH_SECONDS:-150}" 2>&1 | tee "$out/bench-log.txt"
 bench=$?
 # As many random programs as fit in 45 s (each new kernel is compiled by NVVM); a mismatch is
 # shrunk (at most 30 s more) and printed as a script.

@@ -3,10 +3,9 @@
     python -m benchmarks.report            # rewrite docs/performance.md
     python -m benchmarks.report --check    # exit 1 if docs/performance.md is stale
 
-The page has two parts. The plan of every workload at 256 MB, computed here (no GPU, no
-numba needed): kernels, modeled bytes against the minimum and against one pass per NumPy
-operation. Then every GPU run committed under benchmarks/results/ (`*.json` written by
-`benchmarks/gpu_quick.py`), newest first, with its date, GPU, commit and full table.
+The page explains the method, shows every workload's plan at the large size (computed here: no
+GPU, no numba needed), then every run committed under benchmarks/results/ (`*.json` written by
+`python -m benchmarks`), GPU runs first, newest first, each with its full tables.
 """
 
 from __future__ import annotations
@@ -16,67 +15,101 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
-import numfuse
-from benchmarks.workloads import WORKLOADS
+from benchmarks import output
+from benchmarks.suite import RESULTS, SIZES, plan_row
+from benchmarks.workloads import TARGETS, WORKLOADS
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "performance.md"
-RESULTS = ROOT / "benchmarks" / "results"
-SIZE_MB = 256
 
 
-def plan_table() -> list[str]:
-    lines = [
-        "| workload | kernels | strategy | bytes moved | minimum bytes | moved / minimum | one pass per NumPy operation / minimum |",
-        "|---|---|---|---|---|---|---|",
-    ]
+def plan_table(size: str = "large") -> list[str]:
+    lines = output.table_header(["workload", "kind", "target", "shapes", "kernels", "strategy", "bytes moved",
+                            "minimum bytes", "moved / minimum", "one pass per NumPy operation / minimum"])
     for w in WORKLOADS:
-        args = w.make(SIZE_MB * 2**20, np, None)  # zeros: the plan needs shapes only
-        plan = numfuse.jit(w.fn).plan(*args)
-        strategy = "; ".join(k.nest.strategy for k in plan.kernels)
+        r = plan_row(w, size)
+        target = f"{w.target_pct}% of copy" if w.target_pct is not None else "none"
         lines.append(
-            f"| {w.name} | {len(plan.kernels)} | {strategy} | {plan.bytes_moved:,} | {plan.min_bytes:,} | "
-            f"{plan.bytes_moved / plan.min_bytes:.2f} | {plan.unfused_bytes / plan.min_bytes:.2f} |"
+            f"| {w.name} | {w.kind} | {target} | {output.shapes_text(r)} | {r['kernels']} | {'; '.join(r['strategies'])} | "
+            f"{r['bytes_moved']:,} | {r['min_bytes']:,} | {r['bytes_moved'] / r['min_bytes']:.2f} | "
+            f"{r['unfused_bytes'] / r['min_bytes']:.2f} |"
         )
     return lines
 
 
-def gpu_runs() -> list[str]:
-    runs = []
+def runs() -> list[str]:
+    found = []
     for path in sorted(RESULTS.glob("*.json")):
         data = json.loads(path.read_text())
-        runs.append((data["meta"].get("date", ""), path, data))
-    if not runs:
-        return [
-            "No GPU run has been committed yet: every session so far had no GPU, so numfuse's "
-            "kernels have run only on Numba's CUDA simulator and been compiled to sm_90 PTX. "
-            "`bash benchmarks/gpu_check.sh DIR` on a GPU machine writes `gpu_quick.json` and "
-            "`gpu_quick.md`; commit them under `benchmarks/results/` and run "
-            "`python -m benchmarks.report`.",
-        ]
+        found.append((data["meta"]["gpu"] == "cpu", data["meta"]["date"], path.name, data))
+    gpu_runs = [f for f in found if not f[0]]
     lines = []
-    for date, path, data in sorted(runs, key=lambda r: r[0], reverse=True):
-        meta = data["meta"]
+    if not gpu_runs:
         lines += [
-            f"### {meta['gpu']}, {date}, commit {meta['commit']}",
+            "No GPU run has been committed yet: every session so far had no GPU, so numfuse's kernels "
+            "have run only on Numba's CUDA simulator and been compiled to sm_90 PTX. "
+            "`bash benchmarks/gpu_check.sh DIR` on a GPU machine writes the suite's results into "
+            "`DIR/bench/`; commit them under `benchmarks/results/` and run `python -m benchmarks.report`.",
             "",
-            f"From `benchmarks/results/{path.name}`: {meta['size_mb']:g} MB per workload; a "
-            f"device-to-device copy ran at {meta['copy_gbs']:.0f} GB/s (read + write) in the same run.",
-            "",
-            "| workload | kernels | numfuse (ms) | GB/s | % of copy | CuPy (ms) | torch.compile (ms) |",
-            "|---|---|---|---|---|---|---|",
         ]
-        for r in data["rows"]:
-            cupy = f"{r['cupy_ms']:.3f}" if r.get("cupy_ms") is not None else "n/a"
-            torch = f"{r['torch_compile_ms']:.3f}" if r.get("torch_compile_ms") is not None else "n/a"
-            lines.append(
-                f"| {r['workload']} | {r['kernels']} | {r['numfuse_ms']:.3f} | {r['numfuse_gbs']:.0f} | "
-                f"{r['pct_of_copy']:.0f}% | {cupy} | {torch} |"
-            )
-        lines.append("")
+    # GPU runs first, then CPU-only ones; newest first within each.
+    ordered = sorted(gpu_runs, key=lambda f: f[1], reverse=True) + sorted(
+        [f for f in found if f[0]], key=lambda f: f[1], reverse=True)
+    for _, _, name, data in ordered:
+        lines += [f"From `benchmarks/results/{name}`:", "", output.markdown(data, level=3), ""]
     return lines
+
+
+METHOD = f"""\
+## Method
+
+`python -m benchmarks` runs every workload of `benchmarks/workloads.py` at two sizes: small, 1 MiB
+of input (where the cost of a call dominates), and large, 512 MiB of input, so that every
+memory-bound workload moves 512 MiB or more. The KDE reads almost nothing: its size is that of
+the samples x grid matrix it evaluates and never stores, and it has no bandwidth target.
+
+Columns that need no GPU, measured on any machine:
+
+- **kernels, bytes moved, minimum bytes**: numfuse's plan (`jf.plan(...)`) on NumPy zeros of the
+  real shapes (never touched, so the large size costs no memory). Bytes moved are modeled
+  global-memory traffic; the minimum reads every input once and writes every output once; "one
+  pass per op" is what NumPy or plain CuPy, one pass per operation, moves.
+- **plan (ms)**: tracing, planning and generating the kernel source, median of fresh `jit` objects.
+- **compile (s)**: NVVM compiling every kernel of the plan to sm_90 PTX (numba-cuda's
+  `compile_ptx`, no GPU needed), after one warm-up compile; the same code serves every shape, so
+  the large size reuses the small size's measurement when the code is the same.
+- **NumPy CPU (ms)**: NumPy on the host, median of the repeats (small size; `--numpy-large` for
+  the large one).
+
+With a GPU (and CuPy), on the same device arrays (made on the GPU by CuPy; PyTorch and JAX read
+them through DLPack): numfuse, plain CuPy (the NumPy function itself, through NumPy's dispatch),
+torch.compile (`dynamic=False`), jax.jit (the NumPy source with `np` bound to `jax.numpy`), and
+cupy.fuse where it can express the workload (one elementwise kernel or one reduction).
+
+- **time**: the median of `--repeat` calls (default 20) after a first call and two warm-up
+  calls. Before each call a 256 MiB buffer is written (four times H200's L2, so inputs come from
+  memory, not from the cache the previous call left) and the device is left idle; CUDA events on
+  the stream then time the call. The GPU being idle at the start event, a call whose host side
+  is slower than its kernels is timed with that cost, which is what the small size shows. jax.jit
+  runs on its own streams: it is timed on the host clock around the call and `block_until_ready`.
+- **copy**: a 1 GiB device-to-device `cudaMemcpyAsync` in the same run; its bandwidth counts the
+  bytes read and the bytes written. **GB/s** is the workload's minimum bytes over the median
+  time, for every implementation, and **% of copy** compares it with the copy.
+- **kernels per call** of every implementation: counted by PyTorch's profiler (CUPTI sees every
+  kernel of the process, whichever library launched it), after all timings.
+- **max rel diff**: max |result − reference| / max |reference|, against NumPy's result at the
+  small size and plain CuPy's at the large one; above {output.MISMATCH:g} the table marks it wrong.
+
+Targets, at the large size: numfuse reaches {TARGETS['elementwise']}% of the copy's bandwidth on
+elementwise workloads, {TARGETS['reduction']}% on reductions and {TARGETS['normalization']}% on
+normalizations (softmax, log_softmax, layer norm, RMS norm), and is no slower than torch.compile
+on any workload. Where a target is missed the table says by how many points or by what
+percentage.
+
+`bash benchmarks/gpu_check.sh DIR` runs the tests, this suite (`--size both --max-seconds`, so
+that the peers left when time runs out are skipped, and said to be) and the fuzzer on a GPU
+machine. Without a GPU, `python -m benchmarks` runs the columns that need none.
+"""
 
 
 def page() -> str:
@@ -86,18 +119,16 @@ def page() -> str:
         "Generated by `python -m benchmarks.report` from `benchmarks/workloads.py` and",
         "`benchmarks/results/`; a test fails when this page is stale.",
         "",
+        METHOD,
         "## Plans",
         "",
-        f"Each workload with {SIZE_MB} MB of input, as `plan()` models it. The minimum reads every "
-        "input once and writes every output once; NumPy or CuPy, one pass per operation, moves the "
-        "last column's multiple of it. Normalizations keep each row on chip between their passes "
-        "(`cached`), so they move the minimum too.",
+        f"Each workload at the large size ({SIZES['large'] // 2**20} MiB of input), as `plan()` models it.",
         "",
         *plan_table(),
         "",
-        "## GPU runs",
+        "## Runs",
         "",
-        *gpu_runs(),
+        *runs(),
     ]
     return "\n".join(lines).rstrip() + "\n"
 
