@@ -112,6 +112,31 @@ machine. Without a GPU, `python -m benchmarks` runs the columns that need none.
 """
 
 
+# Other measurements committed as markdown under benchmarks/results/: (file suffix, heading, what).
+MEASUREMENTS = [
+    ("host-overhead", "Cost of a cached call",
+     "`python -m benchmarks.host_overhead`: numfuse's own host work per call of a one-kernel function on "
+     "three device arrays (the target is 5 µs), and on a GPU the whole call (target 15 µs)."),
+    ("disk-cache", "The disk cache across processes",
+     "`python -m benchmarks.disk_cache`: a fresh process's first use of each workload with a cold "
+     "cache and with a warm one (target: warm at most 10% of cold)."),
+    ("shape-reuse", "Kernels reused across shapes",
+     "`python -m benchmarks.shape_reuse`: kernels compiled over 20 sizes against the kernels in the plan."),
+]
+
+
+def measurements() -> list[str]:
+    lines = []
+    for suffix, heading, what in MEASUREMENTS:
+        found = sorted(RESULTS.glob(f"*-{suffix}.md"), reverse=True)
+        lines += [f"## {heading}", "", what, ""]
+        if not found:
+            lines += ["No measurement committed yet.", ""]
+        for path in found:
+            lines += [f"From `benchmarks/results/{path.name}`:", "", path.read_text().strip(), ""]
+    return lines
+
+
 def page() -> str:
     lines = [
         "# Performance",
@@ -129,6 +154,7 @@ def page() -> str:
         "## Runs",
         "",
         *runs(),
+        *measurements(),
     ]
     return "\n".join(lines).rstrip() + "\n"
 
