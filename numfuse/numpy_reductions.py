@@ -88,11 +88,12 @@ def _count(shape, axes) -> int:
 
 
 def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
-           stand_in: Callable | None = None):
+           stand_in: Callable | None = None, name: str | None = None):
     """A one-primitive reduction as NumPy computes it; `stand_in` is the NumPy callable that
-    decides its dtype and errors (np.sum and friends, or a ufunc's reduce)."""
+    decides its dtype and errors (np.sum and friends, or a ufunc's reduce), `name` what errors
+    call it (the user's spelling)."""
     red = REDUCTION_KINDS[kind]
-    name = f"np.{red.numpy_name}"
+    name = name or f"np.{red.numpy_name}"
     _refuse(name, out=out, initial=initial, where=where)
     if keepdims is np._NoValue:
         keepdims = False
@@ -137,7 +138,7 @@ def ufunc_reduce(ctx, ufunc: np.ufunc, args, kwargs):
     bound = dict(zip(names, args), **kwargs)
     bound.setdefault("axis", 0)
     a = bound.pop("array")
-    return reduce(ctx, kind, a, **bound, stand_in=ufunc.reduce)
+    return reduce(ctx, kind, a, **bound, stand_in=ufunc.reduce, name=f"np.{ufunc.__name__}.reduce")
 
 
 def any_all_method(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):

@@ -563,6 +563,8 @@ class Tracer:
         return self._ctx.astype(self, dtype, copy)
 
     def conjugate(self):
+        if self.dtype.kind != "c" and not self._weak:
+            return self  # NumPy's method returns a real array itself (np.conjugate copies)
         # A Python scalar's conjugate is a Python scalar, as its operators' results are.
         return numpy_api.apply_ufunc(self._ctx, np.conjugate, (self,), {}, self._weak)
 
