@@ -341,8 +341,8 @@ def convert(expr: ast.expr, source: np.dtype, target: np.dtype) -> ast.expr:
         if source == target:
             return expr
     if source == np.float16 and target.kind != "f":
-        # Numba rounds float16 to integers to nearest; C truncates: go through float32.
-        # (Numba has no float16 to complex cast either.)
+        # Numba rounds float16 to integers to nearest; C truncates: go through float32 (and to
+        # complex too, as float16 is computed in float32 everywhere else).
         expr, source = _call("float32", expr), np.dtype(np.float32)
     if source.kind == "b" and target == np.float16:
         expr = _call("float32", expr)

@@ -49,8 +49,8 @@ def test_complex_exp_compiles(dtype):
 
 @pytest.mark.parametrize("dtype", COMPLEX, ids=str)
 def test_casts_to_and_from_every_real_dtype_compile(dtype):
-    """Real to complex (float16 through float32, as Numba has no such cast), complex to real
-    through the real part, to bool through both parts, between the complex dtypes."""
+    """Real to complex (float16 through float32), complex to real through the real part, to
+    bool through both parts, between the complex dtypes."""
     reals = [np.ones((2, 8), d) for d in REAL]
 
     def casts(z, *xs):
