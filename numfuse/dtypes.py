@@ -2,6 +2,11 @@
 
 Promotion is never decided here: NumPy decides it (ufunc.resolve_dtypes, np.result_type),
 see numpy_api.py. This module only says which dtypes kernels can hold, and which they compute in.
+
+Every operation takes the real dtypes (REAL) where NumPy does. The complex dtypes (COMPLEX) take
+the operations whose op table entry (ops.py) has a complex template: arithmetic, abs, exp,
+conjugate, the real and imaginary parts, equality, where, sums and products; any other operation
+on them is refused at trace time, naming the operation and the dtype.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ import numpy as np
 
 from .errors import unsupported
 
-SUPPORTED = tuple(
+REAL = tuple(
     np.dtype(name)
     for name in (
         "bool",
@@ -27,12 +32,14 @@ SUPPORTED = tuple(
         "float64",
     )
 )
+COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
+SUPPORTED = REAL + COMPLEX
 
-_SHORT = {"b": "bool", "i": "i", "u": "u", "f": "f"}
+_SHORT = {"b": "bool", "i": "i", "u": "u", "f": "f", "c": "c"}
 
 
 def short_name(dtype: np.dtype) -> str:
-    """'f32', 'i64', 'u8', 'bool': the names the printed IR uses (as jaxprs do)."""
+    """'f32', 'i64', 'u8', 'bool', 'c64': the names the printed IR uses (as jaxprs do)."""
     dtype = np.dtype(dtype)
     if dtype.kind == "b":
         return "bool"
@@ -53,7 +60,7 @@ def check_supported(dtype, what: str) -> np.dtype:
 def _hint(dtype: np.dtype) -> str:
     """Why a dtype numfuse refuses cannot run, and what to pass instead."""
     if dtype.kind == "c":
-        return "complex dtypes are not supported yet"
+        return "numfuse computes in complex64 and complex128, not in longer complex dtypes"
     if dtype.kind == "O":
         return "an object array holds Python objects, which kernels cannot: convert it with .astype() to a numeric dtype"
     if dtype.kind == "V":
@@ -75,3 +82,10 @@ def compute_dtype(dtype: np.dtype) -> np.dtype:
     float32, rounding after each operation, as NumPy's half-precision loops do."""
     dtype = np.dtype(dtype)
     return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def part_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype of a complex dtype's real and imaginary parts (float32 for complex64); a real
+    dtype is its own."""
+    dtype = np.dtype(dtype)
+    return np.dtype(f"f{dtype.itemsize // 2}") if dtype.kind == "c" else dtype

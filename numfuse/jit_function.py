@@ -66,7 +66,7 @@ def classify(name: str, value, static: bool):
     if isinstance(value, float):
         return ("py", float), ArgSpec("python", Aval((), np.dtype(np.float64)))
     if isinstance(value, complex):
-        raise UnsupportedError(f"argument {name!r}: complex scalars are not supported")
+        return ("py", complex), ArgSpec("python", Aval((), np.dtype(np.complex128)))
     try:
         hash(value)
     except TypeError:

@@ -19,11 +19,13 @@ from numpy.lib.array_utils import normalize_axis_tuple  # noqa: F401  (the trace
 
 from .dtypes import check_supported
 from .errors import TracingError, at_user_line, unsupported, user_line_noted
+from .numpy_complex import FUNCTIONS as COMPLEX_FUNCTIONS
+from .numpy_complex import complex_hint, refuse_complex, warn_if_imaginary_dropped
 from .numpy_reductions import REDUCTION_FUNCTIONS
 from .numpy_views import FUNCTIONS as VIEW_FUNCTIONS
 from .ops import BY_UFUNC
 
-_PY_TYPES = {"b": bool, "i": int, "u": int, "f": float}
+_PY_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 _COMPARISONS = (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal)
 
 
@@ -45,8 +47,9 @@ class Operand:
         return self.tracer.shape if self.tracer is not None else ()
 
     def resolve_type(self):
-        """What `ufunc.resolve_dtypes` takes for this operand: a dtype, or int/float if weak."""
-        if self.weak and self.dtype.kind in "iuf":
+        """What `ufunc.resolve_dtypes` takes for this operand: a dtype, or int/float/complex if
+        weak."""
+        if self.weak and self.dtype.kind in "iufc":
             return _PY_TYPES[self.dtype.kind]
         return self.dtype
 
@@ -124,9 +127,9 @@ def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs, python_operator: bool = Fals
         if fast is not None:
             return fast
     if op.template(ins[op.type_from]) is None:
-        raise unsupported(f"{name} on {ins[op.type_from]}")
+        raise unsupported(f"{name} on {ins[op.type_from]}", complex_hint() if ins[op.type_from].kind == "c" else "")
     atoms = [ctx.coerce(o, dtype, shape) for o, dtype in zip(operands, ins)]
-    weak = python_operator and all(o.weak for o in operands) and out.kind in "bif"
+    weak = python_operator and all(o.weak for o in operands) and out.kind in "bifc"
     return ctx.bind(op.name, atoms, shape, out, weak=weak, numpy_scalar=True)
 
 
@@ -237,6 +240,7 @@ def _clip(ctx, a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoV
     with np.errstate(all="ignore"):
         dtype = np.clip(x.stand_in(), None if low is None else low.stand_in(), None if high is None else high.stand_in()).dtype
     dtype = check_supported(dtype, "np.clip's result")
+    refuse_complex("np.clip", dtype)  # NumPy orders complex values lexicographically
     result = as_dtype(ctx, x, dtype)
     if low is not None:
         result = apply_ufunc(ctx, np.maximum, (result, as_dtype(ctx, low, dtype)), {})
@@ -258,6 +262,7 @@ def _fill_like(ctx, a, fill_value, dtype=None, order="K", subok=True, shape=None
         with user_line_noted():
             np.copyto(fill, operand.value, casting="unsafe")
         return ctx.broadcast(fill[()], base.shape)
+    warn_if_imaginary_dropped(operand.dtype, dtype)
     return ctx.broadcast(ctx.convert(operand.tracer, dtype), base.shape)
 
 
@@ -283,6 +288,7 @@ def round_(ctx, a, decimals=0, out=None):
     x = ctx.as_tracer(ctx.operand(a))
     with np.errstate(all="ignore"), user_line_noted():
         np.round(np.empty((0,), x.dtype), decimals)
+    refuse_complex("np.round", x.dtype)
     integer = x.dtype.kind in "iu"
     if integer and decimals >= 0:
         return ctx.astype(x, x.dtype)
@@ -296,6 +302,7 @@ def round_(ctx, a, decimals=0, out=None):
 
 
 def _astype(ctx, x, dtype, /, *, copy=True, device=None):
+    warn_if_imaginary_dropped(ctx.operand(x).dtype, dtype)
     return ctx.astype(x, dtype, copy)
 
 
@@ -328,6 +335,7 @@ def _result_type(ctx, *arrays_and_dtypes):
 FUNCTIONS: dict[Callable, Callable] = {
     **REDUCTION_FUNCTIONS,
     **VIEW_FUNCTIONS,
+    **COMPLEX_FUNCTIONS,
     np.where: _where,
     np.clip: _clip,
     np.zeros_like: _zeros_like,
@@ -388,8 +396,8 @@ UNARY_OPERATORS: dict[str, np.ufunc] = {
 # What the docs' operations table lists beside the ufuncs and functions (see support.py).
 SUPPORTED_METHODS = (
     "sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin", "any", "all", "astype", "clip",
-    "round", "transpose", "reshape", "ravel", "flatten", "squeeze", "swapaxes", "copy",
+    "round", "transpose", "reshape", "ravel", "flatten", "squeeze", "swapaxes", "copy", "conj", "conjugate",
 )
-SUPPORTED_ATTRIBUTES = ("T", "shape", "ndim", "dtype", "size", "itemsize", "nbytes")
+SUPPORTED_ATTRIBUTES = ("T", "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "real", "imag")
 
 __all__ = ["apply_ufunc", "call_function", "Operand", "OPERATORS", "UNARY_OPERATORS"]

@@ -19,8 +19,10 @@ from typing import Callable
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from .dtypes import check_supported
+from .dtypes import check_supported, compute_dtype
 from .errors import at_user_line, unsupported, user_line_noted
+from .numpy_complex import complex_hint, refuse_complex
+from .ops import ELEMENTWISE, REDUCTIONS
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class Reduction:
     converts_to_bool: bool = False
 
 
-_REDUCTIONS = {
+REDUCTION_KINDS = {
     "sum": Reduction("sum", "reduce_sum", np.sum),
     "prod": Reduction("prod", "reduce_prod", np.prod),
     "max": Reduction("max", "reduce_max", np.max),
@@ -86,11 +88,12 @@ def _count(shape, axes) -> int:
 
 
 def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
-           stand_in: Callable | None = None):
+           stand_in: Callable | None = None, name: str | None = None):
     """A one-primitive reduction as NumPy computes it; `stand_in` is the NumPy callable that
-    decides its dtype and errors (np.sum and friends, or a ufunc's reduce)."""
-    red = _REDUCTIONS[kind]
-    name = f"np.{red.numpy_name}"
+    decides its dtype and errors (np.sum and friends, or a ufunc's reduce), `name` what errors
+    call it (the user's spelling)."""
+    red = REDUCTION_KINDS[kind]
+    name = name or f"np.{red.numpy_name}"
     _refuse(name, out=out, initial=initial, where=where)
     if keepdims is np._NoValue:
         keepdims = False
@@ -106,6 +109,9 @@ def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, i
     prim = red.prim
     if kind in ("fmax", "fmin") and acc.kind != "f":
         prim = "reduce_max" if kind == "fmax" else "reduce_min"  # no NaN to skip
+    if ELEMENTWISE[REDUCTIONS[prim].combine].template(compute_dtype(acc)) is None:
+        # NumPy orders complex values lexicographically; numfuse has no template for that.
+        raise unsupported(f"{name} on {acc}", complex_hint() if acc.kind == "c" else "")
     value = ctx.convert(xt, acc)
     if axes:
         params = (("axes", axes), ("keepdims", bool(keepdims)))
@@ -117,7 +123,7 @@ def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, i
     return ctx.numpy_scalar(value)  # NumPy's reductions return scalars for 0-d results
 
 
-_UFUNC_REDUCTIONS = {
+UFUNC_REDUCTIONS = {
     np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
     np.logical_or: "any", np.logical_and: "all", np.fmax: "fmax", np.fmin: "fmin",
 }
@@ -125,14 +131,14 @@ _UFUNC_REDUCTIONS = {
 
 def ufunc_reduce(ctx, ufunc: np.ufunc, args, kwargs):
     """np.add.reduce(x, axis=0) and friends; NumPy's default axis here is 0."""
-    kind = _UFUNC_REDUCTIONS.get(ufunc)
+    kind = UFUNC_REDUCTIONS.get(ufunc)
     if kind is None:
         raise unsupported(f"np.{ufunc.__name__}.reduce")
     names = ("array", "axis", "dtype", "out", "keepdims", "initial", "where")
     bound = dict(zip(names, args), **kwargs)
     bound.setdefault("axis", 0)
     a = bound.pop("array")
-    return reduce(ctx, kind, a, **bound, stand_in=ufunc.reduce)
+    return reduce(ctx, kind, a, **bound, stand_in=ufunc.reduce, name=f"np.{ufunc.__name__}.reduce")
 
 
 def any_all_method(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
@@ -151,6 +157,7 @@ def arg_reduce(ctx, kind: str, a, axis=None, out=None, *, keepdims=np._NoValue):
     keepdims = False if keepdims is np._NoValue else bool(keepdims)
     xt, array = _stand_in(ctx, a)
     out_dtype = _numpy_result(name, getattr(np, kind), array, axis=axis, keepdims=keepdims)
+    refuse_complex(name, xt.dtype)
     if axis is None:
         axes = tuple(range(xt.ndim))
     else:
@@ -195,6 +202,8 @@ def var(ctx, a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *
         dtype = check_supported(dtype, f"{name}(dtype=...)")
     numpy_fn = np.var if name == "np.var" else np.std
     result_dtype = _numpy_result(name, numpy_fn, array, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    # NumPy's complex variance is of |x - mean|**2; the squares below are of real deviations.
+    refuse_complex(name, xt.dtype if dtype is None else dtype)
     axes = _axes(xt, axis)
     count = np.intp(_count(xt.shape, axes))
     if dtype is None and xt.dtype.kind in "biu":
@@ -233,6 +242,8 @@ def nan_reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=np._
     xt, array = _stand_in(ctx, a)
     kwargs = {} if kind in ("max", "min") else {"dtype": dtype}
     _numpy_result(name, getattr(np, f"nan{kind}"), array, axis=axis, keepdims=keepdims, **kwargs)
+    # NumPy replaces complex NaNs too; _replace_nan below only knows real ones.
+    refuse_complex(name, xt.dtype)
     if kind in ("max", "min"):
         return reduce(ctx, "f" + kind, xt, axis, keepdims=keepdims, stand_in=getattr(np, f"nan{kind}"))
     replaced, _ = _replace_nan(xt)
@@ -246,6 +257,7 @@ def nanmean(ctx, a, axis=None, dtype=None, out=None, keepdims=np._NoValue, *, wh
     keepdims = False if keepdims is np._NoValue else bool(keepdims)
     xt, array = _stand_in(ctx, a)
     result_dtype = _numpy_result("np.nanmean", np.nanmean, array, axis=axis, dtype=dtype, keepdims=keepdims)
+    refuse_complex("np.nanmean", xt.dtype)
     replaced, mask = _replace_nan(xt)
     if mask is None:
         return reduce(ctx, "mean", xt, axis, dtype, keepdims=keepdims)
@@ -262,6 +274,7 @@ def nanvar(ctx, a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue
     xt, array = _stand_in(ctx, a)
     numpy_fn = np.nanvar if name == "np.nanvar" else np.nanstd
     result_dtype = _numpy_result(name, numpy_fn, array, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    refuse_complex(name, xt.dtype)
     replaced, mask = _replace_nan(xt)
     if mask is None:
         return var(ctx, xt, axis, dtype, None, ddof, keepdims, name=name.replace("nan", ""))
@@ -290,6 +303,7 @@ def ptp(ctx, a, axis=None, out=None, keepdims=np._NoValue):
     keepdims = False if keepdims is np._NoValue else bool(keepdims)
     xt, array = _stand_in(ctx, a)
     _numpy_result("np.ptp", np.ptp, array, axis=axis, keepdims=keepdims)
+    refuse_complex("np.ptp", xt.dtype)
     largest = reduce(ctx, "max", xt, axis, keepdims=keepdims)
     smallest = reduce(ctx, "min", xt, axis, keepdims=keepdims)
     return ctx.numpy_scalar(np.subtract(largest, smallest))

@@ -2,8 +2,9 @@
 
 An elementwise primitive names the NumPy ufunc whose dtype resolution it follows, and the scalar
 template (scalar_impl.py) that computes it for each kind of loop dtype: 'b' bool, 'i' signed
-integer, 'u' unsigned integer, 'f' float. A kind missing from `impls` means NumPy has a loop that
-numfuse cannot run, which the tracer reports as UnsupportedError.
+integer, 'u' unsigned integer, 'f' float, 'c' complex. A kind missing from `impls` means NumPy
+has a loop that numfuse cannot run, which the tracer reports as UnsupportedError naming the
+operation and the dtype (np.log on complex64, say).
 
 Reduction primitives name the elementwise primitive that combines two partial results and the
 identity that starts an accumulator. Structural primitives (convert, broadcast, transpose) move or
@@ -116,6 +117,11 @@ def _float(fn):
     return {"f": fn}
 
 
+def _real(fn):
+    """Every real kind NumPy loops over for a ufunc that also has complex loops."""
+    return {"i": fn, "u": fn, "f": fn}
+
+
 def _ew(ufunc, impls, name=None, nin=None, type_from=0, checks=None):
     return ElementwiseOp(
         name=name or ufunc.__name__,
@@ -130,24 +136,29 @@ def _ew(ufunc, impls, name=None, nin=None, type_from=0, checks=None):
 _ELEMENTWISE = [
     # arithmetic
     # On bools NumPy adds as `or` and multiplies as `and` (Numba would give an int).
-    _ew(np.add, {"b": S.logical_or, **_num(S.add)}),
-    _ew(np.subtract, _num(S.subtract)),
-    _ew(np.multiply, {"b": S.logical_and, **_num(S.multiply)}),
-    _ew(np.true_divide, _float(S.true_divide)),
+    # Complex +, - and * are Numba's, which compute as NumPy's loops do (no C99 inf recovery);
+    # complex division is NumPy's own loop (Numba's raises on a zero divisor).
+    _ew(np.add, {"b": S.logical_or, **_num(S.add), "c": S.add}),
+    _ew(np.subtract, {**_num(S.subtract), "c": S.subtract}),
+    _ew(np.multiply, {"b": S.logical_and, **_num(S.multiply), "c": S.multiply}),
+    _ew(np.true_divide, {"f": S.true_divide, "c": S.true_divide_complex}),
     _ew(np.floor_divide, {"i": S.floor_divide_int, "u": S.floor_divide_int, "f": S.floor_divide_float}),
     _ew(np.remainder, {"i": S.remainder_int, "u": S.remainder_int, "f": S.remainder_float}),
     _ew(np.fmod, {"i": S.fmod_int, "u": S.remainder_int, "f": S.fmod_float}),
     _ew(np.power, {"i": S.power_int, "u": S.power_int, "f": S.power_float}, checks={"i": _NEGATIVE_INT_POWER}),
-    _ew(np.negative, {"i": S.negative, "u": S.negative_unsigned, "f": S.negative}),
-    _ew(np.positive, _num(S.identity)),
-    _ew(np.absolute, {"b": S.identity, "i": S.absolute_int, "u": S.identity, "f": S.absolute_float}),
+    _ew(np.negative, {"i": S.negative, "u": S.negative_unsigned, "f": S.negative, "c": S.negative}),
+    _ew(np.positive, {**_num(S.identity), "c": S.identity}),
+    _ew(np.absolute, {"b": S.identity, "i": S.absolute_int, "u": S.identity, "f": S.absolute_float,
+                      "c": S.absolute_complex}),
     _ew(np.fabs, _float(S.absolute_float)),
-    _ew(np.square, _num(S.square)),
+    _ew(np.square, {**_num(S.square), "c": S.square}),
+    # NumPy's conjugate of a real dtype copies it (bool goes through its int8 loop).
+    _ew(np.conjugate, {**_real(S.identity), "c": S.conjugate}),
     _ew(np.reciprocal, {"i": S.reciprocal_int, "u": S.reciprocal_unsigned, "f": S.reciprocal_float}),
     _ew(np.sign, {"i": S.sign_int, "u": S.sign_unsigned, "f": S.sign_float}),
     # comparisons
-    _ew(np.equal, _all(S.equal)),
-    _ew(np.not_equal, _all(S.not_equal)),
+    _ew(np.equal, {**_all(S.equal), "c": S.equal}),
+    _ew(np.not_equal, {**_all(S.not_equal), "c": S.not_equal}),
     _ew(np.less, _all(S.less)),
     _ew(np.less_equal, _all(S.less_equal)),
     _ew(np.greater, _all(S.greater)),
@@ -166,7 +177,7 @@ _ELEMENTWISE = [
     _ew(np.logical_xor, {"b": S.logical_xor, **_num(S.logical_xor_num)}),
     _ew(np.logical_not, {"b": S.logical_not, **_num(S.logical_not_num)}),
     # exponents and logarithms
-    _ew(np.exp, _float(S.exp)),
+    _ew(np.exp, {"f": S.exp, "c": S.exp_complex}),
     _ew(np.exp2, _float(S.exp2)),
     _ew(np.log, _float(S.log)),
     _ew(np.log2, _float(S.log2)),
@@ -207,8 +218,11 @@ _ELEMENTWISE = [
     _ew(np.isinf, {"b": S.never, "i": S.never, "u": S.never, "f": S.isinf_float}),
     _ew(np.isfinite, {"b": S.always, "i": S.always, "u": S.always, "f": S.isfinite_float}),
     _ew(np.signbit, _float(S.signbit)),
-    # not ufuncs: np.where's select, and the cast behind astype and every promotion
-    ElementwiseOp("where", 3, _all(S.where), type_from=1),
+    # not ufuncs: np.where's select, and the parts of a complex value (x.real, x.imag; of a real
+    # value they are the value itself and zeros, which the tracer makes without an operation)
+    ElementwiseOp("where", 3, {**_all(S.where), "c": S.where}, type_from=1),
+    ElementwiseOp("real", 1, {"c": S.real_part}),
+    ElementwiseOp("imag", 1, {"c": S.imag_part}),
 ]
 
 ELEMENTWISE: dict[str, ElementwiseOp] = {op.name: op for op in _ELEMENTWISE}

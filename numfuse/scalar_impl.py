@@ -6,6 +6,8 @@ target compiles: `math.*`, operators, `if` statements, and
 
 - `T(...)`: the operation's computation dtype (the NumPy loop dtype), filled in by the generator,
   so that literals are typed (`float32(0.5)`, never a float64 `0.5`);
+- `R(...)`: the dtype of T's real and imaginary parts (float32 for complex64; T itself for a real
+  dtype), for complex templates that compute on the parts;
 - one `return`, as the last statement, whose value is the result.
 
 Each function copies NumPy's own C loop for that operation where NumPy's result is not what a
@@ -500,3 +502,75 @@ def online_scale(m_old, m_new):
 
 def online_term(v, m):
     return T(0) if v == -math.inf else math.exp(v - m)
+
+
+# Complex templates. The parts are `a.real` and `a.imag` (typed R); a result is built as
+# complex(re, im), which Numba types as complex128, and the generator's cast to the result dtype
+# narrows it back: for complex64 the widening and narrowing cancel (the compile tier checks that
+# the PTX of complex64 kernels has no f64).
+def true_divide_complex(a, b):
+    # NumPy's complex division loop: Smith's method, scaled by b's larger part. A zero divisor
+    # gives the parts divided by zero (inf or nan), as NumPy does, where plain complex division
+    # would raise.
+    ar = a.real
+    ai = a.imag
+    br = b.real
+    bi = b.imag
+    abs_br = math.fabs(br)
+    abs_bi = math.fabs(bi)
+    if abs_br >= abs_bi:
+        if abs_br == R(0) and abs_bi == R(0):
+            re = ar / abs_br
+            im = ai / abs_br
+        else:
+            rat = bi / br
+            scl = R(1) / (br + bi * rat)
+            re = (ar + ai * rat) * scl
+            im = (ai - ar * rat) * scl
+    else:
+        rat = br / bi
+        scl = R(1) / (bi + br * rat)
+        re = (ar * rat + ai) * scl
+        im = (ai * rat - ar) * scl
+    return complex(re, im)
+
+
+def absolute_complex(a):
+    # npy_cabs: hypot of the parts, so an infinite part gives inf even beside a NaN.
+    return math.hypot(a.real, a.imag)
+
+
+def exp_complex(a):
+    # C99's cexp, which NumPy calls: exp(x) (cos y + i sin y), with its special values. Where
+    # exp(x) alone overflows the product may not (exp(89 + 1e-30j) in complex64): exp(x / 2)
+    # twice. A zero y keeps its sign; exp(+inf + i inf) is inf + i nan, exp(-inf + i inf) is 0.
+    x = a.real
+    y = a.imag
+    c = math.cos(y)
+    s = math.sin(y)
+    e = math.exp(x)
+    re = e * c
+    im = e * s
+    if math.isinf(e) and not math.isinf(x):
+        h = math.exp(x * R(0.5))
+        re = (h * c) * h
+        im = (h * s) * h
+    if math.isinf(x) and not math.isfinite(y):
+        re = e
+        im = (y - y) if x > R(0) else R(0)
+    if y == R(0):
+        re = e
+        im = y
+    return complex(re, im)
+
+
+def conjugate(a):
+    return a.conjugate()
+
+
+def real_part(a):
+    return a.real
+
+
+def imag_part(a):
+    return a.imag

@@ -8,15 +8,16 @@ A trace-tier test fails when the copy in README.md is stale.
 from __future__ import annotations
 
 
-from .dtypes import SUPPORTED
+from .dtypes import COMPLEX, REAL
 from .numpy_api import FUNCTIONS, SUPPORTED_ATTRIBUTES, SUPPORTED_METHODS, function_name
+from .numpy_complex import complex_operations
 from .ops import BY_UFUNC, REDUCTIONS
 
 _OPERATORS = r"`+ - * / // % **`, unary `- + abs() ~`, `== != < <= > >=`, `&`, `\|`, `^`, in-place `+=` `-=` ... (on locals, arguments and slices)"
 
 _GROUPS = [
     ("Arithmetic", ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power",
-                    "negative", "positive", "absolute", "fabs", "square", "reciprocal", "sign"]),
+                    "negative", "positive", "absolute", "fabs", "square", "reciprocal", "sign", "conjugate"]),
     ("Comparison and selection", ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                                   "maximum", "minimum", "fmax", "fmin"]),
     ("Bitwise and logical", ["bitwise_and", "bitwise_or", "bitwise_xor", "invert", "logical_and",
@@ -32,7 +33,12 @@ _GROUPS = [
 
 
 def _dtype_names() -> str:
-    return ", ".join(str(d) for d in SUPPORTED)
+    complex_ops = ", ".join(f"`{name}`" for name in complex_operations())
+    return (
+        f"{', '.join(str(d) for d in REAL)} (results follow NumPy 2 promotion, NEP 50); "
+        f"{', '.join(str(d) for d in COMPLEX)} with {complex_ops} and `.real`, `.imag` (any other "
+        "operation on them raises `UnsupportedError`)"
+    )
 
 
 def supported_operations_markdown() -> str:
@@ -54,7 +60,7 @@ def supported_operations_markdown() -> str:
         "| Indexing | basic indexing as views: `x[1:-1, ::2]`, `x[0]`, `x[::-1]`, `None`/`np.newaxis`, "
         "`...`; item assignment `x[idx] = v` (locals, arguments, slices of them) |"
     )
-    lines.append(f"| Dtypes | {_dtype_names()} (results follow NumPy 2 promotion, NEP 50) |")
+    lines.append(f"| Dtypes | {_dtype_names()} |")
     return "\n".join(lines)
 
 

@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import numpy_api, numpy_reductions, numpy_views
+from . import numpy_api, numpy_complex, numpy_reductions, numpy_views
 from .dtypes import check_supported
 from .errors import TracingError, UnsupportedError, at_user_line, unsupported, user_line_noted, user_location
 from .ir import Atom, Aval, Eqn, Graph, Literal, Var, check_graph
@@ -80,6 +80,8 @@ class TraceContext:
             return Operand(None, x, np.dtype(np.int64), True)
         if isinstance(x, float):
             return Operand(None, x, np.dtype(np.float64), True)
+        if isinstance(x, complex):
+            return Operand(None, x, np.dtype(np.complex128), True)
         if isinstance(x, (np.ndarray, list, tuple)):
             array = np.asarray(x)
             dtype = check_supported(array.dtype, "a constant array captured by the function")
@@ -127,7 +129,10 @@ class TraceContext:
     def coerce(self, operand: Operand, dtype: np.dtype, shape) -> Atom:
         """The operand as an equation input of `dtype`: a Literal, or a Var broadcast to `shape`."""
         if operand.tracer is None:
-            return Literal(np.array(operand.value).astype(dtype, casting="unsafe")[()])
+            value = np.array(operand.value)
+            if value.dtype.kind == "c" and np.dtype(dtype).kind not in "cb":
+                value = value.real  # the cast's value, without a second ComplexWarning
+            return Literal(value.astype(dtype, casting="unsafe")[()])
         value = self.convert(operand.tracer, dtype)
         if value.shape != tuple(shape):
             value = self.broadcast(value, shape)
@@ -225,8 +230,17 @@ class TraceContext:
 
         return _View(self, tracer, make, None, readonly=True)
 
-    def wrap(self, var: Var) -> "Tracer":
-        return Tracer(self, var)
+    def wrap(self, var: Var, weak: bool = False, numpy_scalar: bool = False) -> "Tracer":
+        return Tracer(self, var, weak=weak, numpy_scalar=numpy_scalar)
+
+    def view(self, tracer: "Tracer", make, region=None, readonly=None, refusal=None, hint="") -> "Tracer":
+        """A view of `tracer` whose value is `make(var)` of its base's current value; `region`
+        where it is a plain slice of its base (writes go through), else writes are refused
+        with `refusal` (and `hint`)."""
+        view = _View(self, tracer, make, region, readonly)
+        if refusal is not None:
+            view._refusal = (refusal, hint)
+        return view
 
     def copy_var(self, var: Var) -> Var:
         """A new array with `var`'s values (never merged with another copy): an update writes
@@ -248,8 +262,12 @@ class TraceContext:
         dtype = var.aval.dtype
         operand = self.operand(value)
         if operand.tracer is None:
+            # NumPy's own assignment on a one-element stand-in raises what it would (a Python
+            # int out of range, a Python complex into a real array) and warns as it would.
             with user_line_noted():
-                np.copyto(np.empty((), dtype), operand.value, casting="unsafe")
+                np.empty((1,), dtype)[...] = operand.value
+        else:
+            numpy_complex.warn_if_imaginary_dropped(operand.dtype, dtype)
         vshape = numpy_views.value_into(shape, operand.shape)
         if operand.tracer is not None and vshape != operand.shape:
             operand = numpy_api.Operand(Tracer(self, self.reshape_var(operand.tracer._var, vshape)), None, operand.dtype, operand.weak)
@@ -541,7 +559,25 @@ class Tracer:
         return numpy_reductions.any_all_method(self._ctx, "all", self, *args, **kwargs)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        numpy_complex.warn_if_imaginary_dropped(self.dtype, dtype)
         return self._ctx.astype(self, dtype, copy)
+
+    def conjugate(self):
+        if self.dtype.kind != "c" and not self._weak:
+            return self  # NumPy's method returns a real array itself (np.conjugate copies)
+        # A Python scalar's conjugate is a Python scalar, as its operators' results are.
+        return numpy_api.apply_ufunc(self._ctx, np.conjugate, (self,), {}, self._weak)
+
+    def conj(self):
+        if self._weak:  # Python's numbers have .conjugate() only
+            raise AttributeError(f"'{type(self.dtype.type(0).item()).__name__}' object has no attribute 'conj'")
+        return self.conjugate()
+
+    def _set_part(self, value):
+        raise unsupported("assigning to x.real or x.imag", "build the new array, e.g. x = new_real + 1j * x.imag")
+
+    real = property(lambda self: numpy_complex.part(self._ctx, self, "real"), _set_part)
+    imag = property(lambda self: numpy_complex.part(self._ctx, self, "imag"), _set_part)
 
     def clip(self, min=None, max=None, out=None, **kwargs):
         return np.clip(self, min, max, out=out, **kwargs)
@@ -567,13 +603,15 @@ class _View(Tracer):
     of it; writing through it then writes into the base. Writing through other views is
     refused."""
 
-    __slots__ = ("_base", "_make", "_region", "_seen")
+    __slots__ = ("_base", "_make", "_region", "_seen", "_refusal")
 
     def __init__(self, ctx, base: Tracer, make, region=None, readonly=None):
         self._ctx = ctx
         self._base = base
         self._make = make
         self._region = region
+        self._refusal = ("writing through a transposed, reshaped or np.newaxis view",
+                         "write into the original array with an index instead")
         self._seen = (None, None)
         self._weak = False
         self._numpy_scalar = False
@@ -593,10 +631,7 @@ class _View(Tracer):
         if self._readonly:
             raise ValueError(at_user_line("assignment destination is read-only"))
         if self._region is None:
-            raise unsupported(
-                "writing through a transposed, reshaped or np.newaxis view",
-                "write into the original array with an index instead",
-            )
+            raise unsupported(*self._refusal)
         self._base._assign(numpy_views.compose(self._region, region), shape, value)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import scalar_impl
-from ..dtypes import SUPPORTED, compute_dtype, short_name
+from ..dtypes import SUPPORTED, compute_dtype, part_dtype, short_name
 from ..ir import Literal
 from ..loopnest import (
     ERRORS_BUFFER,
@@ -91,23 +91,30 @@ def _attr_call(obj: str, attr: str, *args: ast.expr) -> ast.Call:
     return ast.Call(func=func, args=list(args), keywords=[])
 
 
+def _float_constant(f: float) -> ast.expr:
+    """A Python float as source: 0.5, math.inf, -math.inf, math.nan."""
+    if np.isnan(f):
+        return ast.Attribute(_name("math"), "nan", ast.Load())
+    if np.isinf(f):
+        inner = ast.Attribute(_name("math"), "inf", ast.Load())
+        return ast.UnaryOp(ast.USub(), inner) if f < 0 else inner
+    return ast.Constant(f)
+
+
 def literal(value) -> ast.expr:
-    """A typed constant: float32(0.5), int64(3), True, float32(math.inf)."""
+    """A typed constant: float32(0.5), int64(3), True, float32(math.inf),
+    complex64(complex(1.0, -2.0))."""
     value = np.asarray(value)[()]
     dtype = np.asarray(value).dtype
     if dtype.kind == "b":
         return ast.Constant(bool(value))
     if dtype.kind == "f":
-        f = float(value)
-        if np.isnan(f):
-            inner: ast.expr = ast.Attribute(_name("math"), "nan", ast.Load())
-        elif np.isinf(f):
-            inner = ast.Attribute(_name("math"), "inf", ast.Load())
-            if f < 0:
-                inner = ast.UnaryOp(ast.USub(), inner)
-        else:
-            inner = ast.Constant(f)
-        return _call(type_name(dtype), inner)
+        return _call(type_name(dtype), _float_constant(float(value)))
+    if dtype.kind == "c":
+        # complex() of two Python floats is a complex128 constant; the cast of a constant folds,
+        # so a complex64 kernel holds complex64 constants.
+        parts = _call("complex", _float_constant(float(value.real)), _float_constant(float(value.imag)))
+        return _call(type_name(dtype), parts)
     return _call(type_name(dtype), ast.Constant(int(value)))
 
 
@@ -180,7 +187,7 @@ class _Body:
 
     def apply(self, fn, args: list[ast.expr], type_dtype, out_dtype, prefix: str) -> tuple[list, ast.expr]:
         """Inline scalar template `fn`, casting its value to `out_dtype` (bools need no cast)."""
-        stmts, expr = inline(fn, args, type_name(type_dtype), prefix)
+        stmts, expr = inline(fn, args, type_name(type_dtype), prefix, type_name(part_dtype(type_dtype)))
         if np.dtype(out_dtype).kind != "b":
             expr = _call(type_name(out_dtype), expr)
         return stmts, expr
@@ -327,8 +334,14 @@ def convert(expr: ast.expr, source: np.dtype, target: np.dtype) -> ast.expr:
         stmts, value = inline(scalar_impl.to_bool, [convert(expr, source, cd)], type_name(cd), "unused_")
         assert not stmts
         return value
+    if source.kind == "c" and target.kind != "c":
+        # NumPy casts complex to a real dtype through its real part (astype warns at trace time).
+        expr, source = ast.Attribute(expr, "real", ast.Load()), part_dtype(source)
+        if source == target:
+            return expr
     if source == np.float16 and target.kind != "f":
-        # Numba rounds float16 to integers to nearest; C truncates: go through float32.
+        # Numba rounds float16 to integers to nearest; C truncates: go through float32 (and to
+        # complex too, as float16 is computed in float32 everywhere else).
         expr, source = _call("float32", expr), np.dtype(np.float32)
     if source.kind == "b" and target == np.float16:
         expr = _call("float32", expr)

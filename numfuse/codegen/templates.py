@@ -10,8 +10,9 @@ Every placeholder must be filled and every substitution must be used, so a templ
 caller cannot drift apart silently (the check tangent's templates make).
 
 `inline` copies a scalar template (scalar_impl.py) into a kernel body: its arguments become the
-given expressions, its locals get a unique prefix, `T(...)` becomes the dtype's constructor, and
-its final `return` becomes the value.
+given expressions, its locals get a unique prefix, `T(...)` becomes the dtype's constructor (and
+`R(...)` that of its parts' dtype, for complex templates), and its final `return` becomes the
+value.
 """
 
 from __future__ import annotations
@@ -150,10 +151,11 @@ def fill_body(fn: Callable, **subs) -> list[ast.stmt]:
 
 
 class _Renamer(ast.NodeTransformer):
-    def __init__(self, args: dict, locals_: dict, type_name: str):
+    def __init__(self, args: dict, locals_: dict, type_name: str, part_name: str):
         self.args = args
         self.locals = locals_
         self.type_name = type_name
+        self.part_name = part_name
 
     def visit_Name(self, node: ast.Name):
         if node.id in self.args:
@@ -164,6 +166,8 @@ class _Renamer(ast.NodeTransformer):
             return ast.Name(self.locals[node.id], node.ctx)
         if node.id == "T":
             return ast.Name(self.type_name, ast.Load())
+        if node.id == "R":
+            return ast.Name(self.part_name, ast.Load())
         return node
 
 
@@ -175,8 +179,10 @@ def _assigned_names(body: list) -> set[str]:
     return names
 
 
-def inline(fn: Callable, args: list[ast.expr], type_name: str, prefix: str) -> tuple[list[ast.stmt], ast.expr]:
-    """Statements and the result expression of scalar template `fn` applied to `args`."""
+def inline(fn: Callable, args: list[ast.expr], type_name: str, prefix: str,
+           part_name: str | None = None) -> tuple[list[ast.stmt], ast.expr]:
+    """Statements and the result expression of scalar template `fn` applied to `args`;
+    `part_name` fills R (by default T's own type)."""
     node = template_ast(fn)
     params = [a.arg for a in node.args.args]
     if len(params) != len(args):
@@ -190,7 +196,7 @@ def inline(fn: Callable, args: list[ast.expr], type_name: str, prefix: str) -> t
         if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
             raise ValueError(f"scalar template {fn.__name__} returns before its last statement")
     locals_ = {n: f"{prefix}{n}" for n in _assigned_names(body[:-1])}
-    renamer = _Renamer(dict(zip(params, args)), locals_, type_name)
+    renamer = _Renamer(dict(zip(params, args)), locals_, type_name, part_name or type_name)
     stmts = [renamer.visit(s) for s in body[:-1]]
     result = renamer.visit(body[-1].value)
     return stmts, result

@@ -267,7 +267,7 @@ _TORCH_DTYPES = {
     f"torch.{n}": n
     for n in (
         "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "float16", "float32", "float64",
+        "float16", "float32", "float64", "complex64", "complex128",
     )
 }
 

@@ -134,8 +134,11 @@ class Executable:
         # Python int out of range raises OverflowError as in NumPy, whatever the sizes.
         scalars = {}
         for i, dtype in self.scalar_casts:
+            value = values[i]
+            if dtype.kind in "iuf" and isinstance(value, (complex, np.complexfloating)):
+                value = value.real  # NumPy's cast to a real dtype (np.float32(1j) refuses)
             try:
-                scalars[i, dtype] = dtype.type(values[i])
+                scalars[i, dtype] = dtype.type(value)
             except OverflowError:
                 raise ScalarOutOfRange(i) from None
         if names is None:

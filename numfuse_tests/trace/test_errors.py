@@ -104,8 +104,6 @@ def test_tracing_error_is_a_numfuse_error():
 @pytest.mark.parametrize(
     "array",
     [
-        np.ones(3, np.complex64),
-        np.ones(3, np.complex128),
         np.array([1, "a", None], dtype=object),
         np.array(["2024-01-01"], dtype="datetime64[D]"),
         np.array([1, 2], dtype="timedelta64[s]"),
@@ -126,7 +124,8 @@ def test_unsupported_dtype_argument(array):
     assert "'x'" in str(info.value)  # the argument's name
 
 
-@pytest.mark.parametrize("scalar", [np.complex128(1), np.complex64(1), 1j])
+@pytest.mark.parametrize("scalar", [np.datetime64("2024-01-01"), np.timedelta64(3, "s"), np.void(b"ab")],
+                         ids=["datetime64", "timedelta64", "void"])
 def test_unsupported_scalar_argument(scalar):
     def f(x, s):
         return x * s
@@ -137,19 +136,19 @@ def test_unsupported_scalar_argument(scalar):
 
 def test_unsupported_dtype_in_astype_names_it():
     def f(x):
-        return x.astype(np.complex64)
+        return x.astype("timedelta64[s]")
 
-    with pytest.raises(numfuse.UnsupportedError, match="complex64"):
+    with pytest.raises(numfuse.UnsupportedError, match=r"timedelta64\[s\]"):
         numfuse.jit(f).graph(X)
 
 
 def test_unsupported_captured_constant():
-    table = np.ones(5, np.complex64)
+    table = np.arange(5).astype("timedelta64[s]")
 
     def f(x):
         return x + table
 
-    with pytest.raises(numfuse.UnsupportedError, match="complex64"):
+    with pytest.raises(numfuse.UnsupportedError, match="timedelta64"):
         numfuse.jit(f).graph(X)
 
 
