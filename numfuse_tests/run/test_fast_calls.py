@@ -288,6 +288,9 @@ def check_packed(compiled, args, allocated, record):
                 got = value if isinstance(value, bool) else value.value
                 if scalar.dtype == np.float16:
                     got = np.uint16(got).view(np.float16)
+                if scalar.dtype.kind == "c":  # two parameters: the real part, the imaginary part
+                    got = complex(got, params[at].value)
+                    at += 1
                 assert got == want, p.name
             elif p.kind in ("partial", "counter"):
                 at += 7
@@ -297,7 +300,7 @@ def check_packed(compiled, args, allocated, record):
         assert at == len(params)
 
 
-@pytest.mark.parametrize("case", ["scalars", "softmax", "strided", "float16", "in place", "two kernels"])
+@pytest.mark.parametrize("case", ["scalars", "softmax", "strided", "float16", "in place", "two kernels", "complex"])
 def test_the_gpu_fast_path_packs_every_parameter_where_the_kernel_reads_it(case):
     x = RNG.random((6, 10), np.float32)
     fn, host_args = {
@@ -308,8 +311,21 @@ def test_the_gpu_fast_path_packs_every_parameter_where_the_kernel_reads_it(case)
         "in place": (lambda a, b: a.__setitem__(slice(1, -1), a[1:-1] + b[1:-1]) or a,
                      (RNG.random(9), RNG.random(9))),
         "two kernels": (lambda x: x - x.max(axis=1), (RNG.random((5, 5), np.float32),)),
+        "complex": (lambda z, a, n, b: z * a + n * b,
+                    ((RNG.random(6) + 1j * RNG.random(6)).astype(np.complex64), np.complex64(1 - 2j), 3, 0.5 + 1.5j)),
     }[case]
     compiled, args, allocated, record, outputs = dry_gpu_call(fn, host_args)
     check_packed(compiled, args, allocated, record)
     for out in outputs:
         assert out in args or any(out is a for a in allocated)
+
+
+def test_complex_arrays_and_scalars(full_calls):
+    def f(z, a, s):
+        return np.exp(z) * a + s, abs(z) * 2
+
+    def make():
+        z = (RNG.standard_normal(8) + 1j * RNG.standard_normal(8)).astype(np.complex64)
+        return z, np.complex64(complex(*RNG.standard_normal(2))), complex(*RNG.standard_normal(2))
+
+    check(f, make, full_calls)
