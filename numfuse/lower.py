@@ -49,12 +49,14 @@ from .strategy import (
     merged_phases,
     online_softmax_pairs,
 )
-
-# Per dimension of a value: None (index 0), a domain axis, or an indexing.Lin / DivMod of axes.
-IndexMap = tuple[indexing.Entry, ...]
-
-# Primitives that only move or pick points: evaluated by mapping indices, never computed.
-STRUCTURAL = ("broadcast", "transpose", "slice", "reshape")
+from .viewmaps import (
+    STRUCTURAL,
+    IndexMap,
+    broadcast_map,
+    identity_map,
+    operand_map,
+    update_map,
+)
 
 
 class NotFusable(Exception):
@@ -117,23 +119,6 @@ class Lowered:
     notes: list[str]  # the strategy's limits, for explain
 
 
-def identity_map(shape: tuple[int, ...], axes: tuple[int, ...] | None = None) -> IndexMap:
-    axes = tuple(range(len(shape))) if axes is None else axes
-    return tuple(a if s != 1 else None for a, s in zip(axes, shape))
-
-
-def broadcast_map(shape: tuple[int, ...], domain: tuple[int, ...]) -> tuple[IndexMap, tuple[int, ...]]:
-    """Map of a value of `shape` broadcast into `domain`, and the domain axes it lacks (guards)."""
-    offset = len(domain) - len(shape)
-    imap = []
-    for k, size in enumerate(shape):
-        axis = k + offset
-        imap.append(axis if size != 1 else None)
-    present = {a for a in imap if a is not None}
-    missing = tuple(a for a, size in enumerate(domain) if size != 1 and a not in present)
-    return tuple(imap), missing
-
-
 def reduction_map(eqn: Eqn, domain: tuple[int, ...]) -> IndexMap:
     """Canonical map of a reduction's result: its kept dimensions are the domain's kept axes."""
     axes = eqn.param("axes")
@@ -152,82 +137,6 @@ def epilogue_map(var: Var, eqn: Eqn, domain: tuple[int, ...]) -> IndexMap | None
     if var.aval.shape == with_ones:
         return tuple(None if a in axes or s == 1 else a for a, s in enumerate(domain))
     return None
-
-
-def _broadcast_operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
-    """Where a broadcast's operand is read when its result is read at `imap`."""
-    in_map, _ = broadcast_map(eqn.inputs[0].aval.shape, eqn.out.aval.shape)
-    return tuple(None if a is None else imap[a] for a in in_map)
-
-
-def _transpose_operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
-    perm = eqn.param("perm")
-    mapped: list = [None] * len(perm)
-    for k, p in enumerate(perm):
-        mapped[p] = imap[k]
-    return tuple(mapped)
-
-
-def region_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
-    """slice[start step drop] (and update's region): operand dimension k is read at
-    `start[k] + step[k] * i`, or at `start[k]` where the index dropped it."""
-    start, step, drop = eqn.param("start"), eqn.param("step"), eqn.param("drop")
-    kept = iter(imap)
-    return tuple(
-        indexing.affine(None, 1, start[k]) if k in drop else indexing.affine(next(kept), step[k], start[k])
-        for k in range(len(start))
-    )
-
-
-def reshape_groups(in_shape, out_shape) -> list[tuple[list[int], list[int]]] | None:
-    """The smallest groups of operand and result dimensions (size-one ones left out) whose sizes
-    have equal products; None for an empty array."""
-    if 0 in in_shape or 0 in out_shape:
-        return None
-    ins = [k for k, s in enumerate(in_shape) if s != 1]
-    outs = [k for k, s in enumerate(out_shape) if s != 1]
-    groups, i, j = [], 0, 0
-    while i < len(ins):
-        gi, gj = [ins[i]], [outs[j]]
-        pi, pj = in_shape[ins[i]], out_shape[outs[j]]
-        i, j = i + 1, j + 1
-        while pi != pj:
-            if pi < pj:
-                gi.append(ins[i]); pi *= in_shape[ins[i]]; i += 1  # noqa: E702
-            else:
-                gj.append(outs[j]); pj *= out_shape[outs[j]]; j += 1  # noqa: E702
-        groups.append((gi, gj))
-    return groups
-
-
-def _reshape_operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
-    """Within each group, the result's row-major position is affine in its indices; each operand
-    index is that position divided and wrapped: `6*i0 + i1` where a dimension splits,
-    `i0 // 6` and `i0 % 6` where dimensions merge."""
-    in_shape, out_shape = eqn.inputs[0].aval.shape, eqn.out.aval.shape
-    mapped: list = [None] * len(in_shape)
-    for gi, gj in reshape_groups(in_shape, out_shape) or ():
-        parts, size = [], 1
-        for k in reversed(gj):
-            parts.append((imap[k], size))
-            size *= out_shape[k]
-        flat = indexing.combine(parts)
-        inner = 1
-        for t, k in reversed(list(enumerate(gi))):
-            mapped[k] = flat if len(gi) == 1 else indexing.divmod_entry(flat, inner, None if t == 0 else in_shape[k])
-            inner *= in_shape[k]
-    return tuple(mapped)
-
-
-def operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
-    """Where a structural primitive's operand is read when its result is read at `imap`."""
-    if eqn.prim == "broadcast":
-        return _broadcast_operand_map(eqn, imap)
-    if eqn.prim == "transpose":
-        return _transpose_operand_map(eqn, imap)
-    if eqn.prim == "slice":
-        return region_map(eqn, imap)
-    return _reshape_operand_map(eqn, imap)
 
 
 class Lowerer:
@@ -481,7 +390,7 @@ class Lowerer:
         imap = identity_map(self.domain)
         first = len(self.loaded)
         src = self.value(eqn.inputs[1], imap, scope, body, 0)
-        target = region_map(eqn, imap)
+        target = update_map(eqn)
         family = self.info.family.get(eqn.out)
         for var, m in self.loaded[first:]:
             if self.info.family.get(var) is family and not (var is eqn.inputs[0] and m == target):

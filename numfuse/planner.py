@@ -31,20 +31,9 @@ import numpy as np
 from .errors import UnsupportedError
 from .ir import Graph, Literal, Var, var_names
 from .loopnest import LoopNest
-from .lower import (
-    STRUCTURAL,
-    GraphInfo,
-    IndexMap,
-    KernelSpec,
-    Lowered,
-    Lowerer,
-    NotFusable,
-    identity_map,
-    operand_map,
-    reduction_map,
-    region_map,
-)
+from .lower import GraphInfo, KernelSpec, Lowered, Lowerer, NotFusable, reduction_map
 from .ops import is_reduction
+from .viewmaps import STRUCTURAL, IndexMap, identity_map, operand_map, update_map
 
 
 @dataclass
@@ -228,7 +217,7 @@ class Planner:
                     info.materialized.add(base)
                 value = e.inputs[1]
                 if isinstance(value, Var):
-                    target = region_map(e, identity_map(e.param("shape")))
+                    target = update_map(e)
                     for var, maps in self._reads(value, identity_map(e.param("shape"))).items():
                         if info.family.get(var) is root and (var is not base or maps != {target}):
                             info.materialized.add(value)
