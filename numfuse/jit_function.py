@@ -43,12 +43,16 @@ def classify(name: str, value, static: bool):
     if info is not None:
         dtype = check_supported(info.dtype, f"argument {name!r}")
         # The layout ("C", "F" or "A") is part of the key: kernels read a strided array through
-        # its strides, and whether NumPy's reshape of it is a view depends on its strides.
+        # its strides, and whether NumPy's reshape of it is a view depends on its strides. Those
+        # of a NumPy array that is neither C- nor Fortran-contiguous are part of it too.
         layout = info.layout
         if info.library.on_host:
             readonly = not value.flags.writeable
-            spec = ArgSpec("array", Aval(info.shape, dtype), readonly, layout)
-            return ("np", info.shape, dtype.str, layout, readonly), spec
+            strides = None
+            if layout == "A" and all(s % dtype.itemsize == 0 for s in value.strides):
+                strides = tuple(s // dtype.itemsize for s in value.strides)
+            spec = ArgSpec("array", Aval(info.shape, dtype), readonly, layout, strides)
+            return ("np", info.shape, dtype.str, layout, readonly, strides), spec
         # The library is not part of the key: the same kernels serve every kind of device array.
         # A non-contiguous one is read in place through its strides.
         return ("dev", info.shape, dtype.str, layout), ArgSpec("array", Aval(info.shape, dtype), False, layout)

@@ -26,7 +26,8 @@ class ArgSpec:
     kind: str  # "array" | "scalar" | "python"
     aval: Aval
     readonly: bool = False  # an array NumPy will not write into (a broadcast view, say)
-    layout: str = "C"  # "C", "F" (Fortran-contiguous), or "A" (neither: strides not traced)
+    layout: str = "C"  # "C", "F" (Fortran-contiguous), or "A" (neither)
+    strides: tuple[int, ...] | None = None  # element strides of an "A" array, where known
 
     @property
     def weak(self) -> bool:
@@ -71,7 +72,7 @@ class TraceContext:
             if spec.layout == "F":
                 self.strides[var] = numpy_views.f_strides(spec.aval.shape)
             elif spec.layout != "C":
-                self.strides[var] = None
+                self.strides[var] = spec.strides
         if not mutable:
             tracer._input_position = len(self.inputs) - 1
         return tracer
@@ -245,8 +246,8 @@ class TraceContext:
         origin = tracer._var
         unsure = (
             f"{'ravel' if ravel else 'reshape'} of a strided argument (neither C- nor Fortran-"
-            "contiguous) may be a view or a copy in NumPy, depending on strides numfuse does not "
-            "trace"
+            "contiguous: NumPy's result is a view or a copy depending on strides numfuse does not "
+            "trace)"
         )
 
         def make(v: Var) -> Var:
@@ -307,6 +308,8 @@ class TraceContext:
         atom = self.coerce(operand, dtype, shape)
         params = (("at", viewmaps.At(tuple(at))), ("shape", tuple(shape)))
         out = self.bind("update", [var, atom], var.aval.shape, dtype, params=params)._var
+        if var in self.strides:
+            self.strides[out] = self.strides[var]  # the same buffer
         root = self.family.setdefault(var, var)
         self.family[out] = root
         self.latest[root] = out
@@ -550,8 +553,9 @@ class Tracer:
         operand = self._ctx.operand(value)
         numpy_views.value_into(final, operand.shape)
         at = numpy_views.index_unmap(region, sliced, final)(viewmaps.identity_map(final))
-        if (isinstance(value, _View) and value._base is self and value._unsure is None
-                and value.shape == final and value._unmap(viewmaps.identity_map(final)) == at):
+        if (isinstance(value, _View) and value._base is self and value._unmap is not None
+                and value._unsure is None and value.shape == final
+                and value._unmap(viewmaps.identity_map(final)) == at):
             # These very points of this array (a[i] *= 2 ends with a[i] = the view a[i],
             # already updated): nothing to write.
             return
