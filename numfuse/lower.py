@@ -38,6 +38,7 @@ from .loopnest import (
     OnlineAccumulate,
     Phase,
     ScalarParam,
+    Select,
     Store,
 )
 from .ops import ELEMENTWISE, REDUCTIONS, is_reduction
@@ -53,6 +54,7 @@ from .viewmaps import (
     STRUCTURAL,
     IndexMap,
     broadcast_map,
+    concat_pieces,
     identity_map,
     operand_map,
     update_map,
@@ -155,6 +157,7 @@ class Lowerer:
         self.loaded: list[tuple[Var, IndexMap]] = []  # every (buffer value, map) loaded
         self.own_stores = set(spec.body_stores) | set(spec.final_stores) | set(spec.epilogue_stores)
         self.checked = False  # whether any statement tests a runtime check
+        self.selects: list = []  # the index entry every Select branches on
         self.phase_of: dict[Var, int] = dict(spec.phase_of)  # after online softmax merges (lower)
         self.online_notes: list[str] = []
 
@@ -202,6 +205,8 @@ class Lowerer:
         operand = eqn.inputs[0]
         if eqn.prim in STRUCTURAL:
             return [] if isinstance(operand, Literal) else [(operand, operand_map(eqn, imap))]
+        if eqn.prim == "concatenate":
+            return []  # each operand is evaluated inside its own branch (_select)
         if eqn.prim == "convert" and operand in info.scalar_inputs:
             return []
         return [(a, imap) for a in eqn.inputs if isinstance(a, Var)]
@@ -285,6 +290,8 @@ class Lowerer:
             return self.value(operand, operand_map(eqn, imap), scope, out, phase)
         if is_reduction(prim):
             raise NotFusable(f"{prim} cannot run inside this kernel")
+        if prim == "concatenate":
+            return self._select(eqn, imap, scope, out, phase)
         if prim == "convert" and operand in self.info.scalar_inputs:
             # Scalars are cast on the host: the kernel gets the value in the dtype it computes in.
             return self._scalar(operand, eqn.out.aval.dtype)
@@ -300,6 +307,26 @@ class Lowerer:
         dst = self.fresh()
         self.computed.append(eqn)
         out.append(Compute(dst, prim, args, eqn.out.aval.dtype, type_dtype))
+        return dst
+
+    def _select(self, eqn: Eqn, imap: IndexMap, scope, out: list, phase: int):
+        """A concatenation at `imap`: the operand whose range along the axis holds the point,
+        each evaluated in its own branch (its values stay there: other points do not compute
+        them). One operand, where the index along the axis is a constant, needs no branch."""
+        pieces = concat_pieces(eqn, imap)
+        self.computed.append(eqn)
+        if len(pieces) == 1:
+            atom, pmap, _, _ = pieces[0]
+            return self.value(atom, pmap, scope, out, phase)
+        branches = []
+        for atom, pmap, _, _ in pieces:
+            body: list = []
+            src = self.value(atom, pmap, ChainMap({}, scope), body, phase)
+            branches.append((tuple(body), src))
+        index = imap[eqn.param("axis")]
+        self.selects.append(index)
+        dst = self.fresh()
+        out.append(Select(dst, eqn.out.aval.dtype, index, tuple(p[3] for p in pieces[:-1]), tuple(branches)))
         return dst
 
     def _store(self, var: Var, imap: IndexMap, src, out: list) -> None:
@@ -426,6 +453,8 @@ class Lowerer:
             if n in full:
                 for e in imap:
                     pinned |= indexing.variables(e)
+        for e in self.selects:
+            pinned |= indexing.variables(e)  # a select compares that axis's own index
         chains = collapse_axes(self.domain, spec.reduce_axes, self.maps, pinned)
         axis_dim: dict[int, str] = {}
         outer: list[Dim] = []
@@ -477,6 +506,10 @@ class Lowerer:
                 elif isinstance(s, Guard):
                     zero = tuple(dict.fromkeys(axis_dim[a] for a in s.zero))
                     result.append(Guard(zero, tuple(rewrite(s.body))))
+                elif isinstance(s, Select):
+                    index = indexing.substitute(s.index, lambda a: axis_dim[a])
+                    branches = tuple((tuple(rewrite(body)), src) for body, src in s.branches)
+                    result.append(Select(s.dst, s.dtype, index, s.bounds, branches))
                 else:
                     result.append(s)
             return result

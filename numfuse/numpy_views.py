@@ -108,9 +108,6 @@ def index_unmap(region, sliced, final):
     return lambda imap: viewmaps.slice_operand(start, step, drop, viewmaps.reshape_operand(sliced, final, imap))
 
 
-def region_at(region, shape) -> viewmaps.IndexMap:
-    """Where a region (start, step, drop) of `shape` sits, as an update's `at`."""
-    return viewmaps.slice_operand(*region, viewmaps.identity_map(tuple(shape)))
 
 
 def reshape_target(shape, newshape) -> tuple[int, ...]:
@@ -253,7 +250,9 @@ def _joined(ctx, name, arrays, axis, dtype, casting, out):
 
 
 def concatenate(ctx, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """One update per input into its slice of a new array (no kernel fills it first)."""
+    """`concatenate[axis]` of the inputs in the result's dtype: one value, that kernels
+    evaluate point by point like any elementwise one (each point reads the input whose range
+    holds it)."""
     if axis is None:
         arrays = [ravel(ctx, a) for a in arrays]
         axis = 0
@@ -268,16 +267,8 @@ def concatenate(ctx, arrays, axis=0, out=None, *, dtype=None, casting="same_kind
                     f"exactly, but along dimension {k}, the array at index 0 has size {first[k]} "
                     f"and the array at index {i} has size {o.shape[k]}"
                 ))
-    shape = list(first)
-    shape[axis] = sum(o.shape[axis] for o in operands)
-    var = ctx.empty_var(shape, result_dtype)
-    at = 0
-    for o, a in zip(operands, arrays):
-        size = o.shape[axis]
-        region = tuple(at if k == axis else 0 for k in range(ndim)), (1,) * ndim, ()
-        var = ctx.update_var(var, region_at(region, o.shape), o.shape, ctx.astype(a, result_dtype, False) if o.dtype != result_dtype else a)
-        at += size
-    return ctx.wrap(var)
+    pieces = [ctx.convert(ctx.as_tracer(o), result_dtype)._var for o in operands]
+    return ctx.wrap(ctx.concatenate_var(pieces, axis))
 
 
 def stack(ctx, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
@@ -287,12 +278,9 @@ def stack(ctx, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if any(o.shape != first for o in operands):
         raise ValueError(at_user_line("all input arrays must have the same shape"))
     shape = list(first)
-    shape.insert(axis, len(operands))
-    var = ctx.empty_var(shape, result_dtype)
-    for i, (o, a) in enumerate(zip(operands, arrays)):
-        region = tuple(i if k == axis else 0 for k in range(ndim)), (1,) * ndim, (axis,)
-        var = ctx.update_var(var, region_at(region, first), first, ctx.astype(a, result_dtype, False) if o.dtype != result_dtype else a)
-    return ctx.wrap(var)
+    shape.insert(axis, 1)
+    pieces = [ctx.reshape_var(ctx.convert(ctx.as_tracer(o), result_dtype)._var, shape) for o in operands]
+    return ctx.wrap(ctx.concatenate_var(pieces, axis))
 
 
 def normalize_axis(axis, ndim: int) -> int:

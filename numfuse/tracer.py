@@ -285,11 +285,12 @@ class TraceContext:
         """Whether `var` is a version of the buffer that `tracer` (an array object) owns."""
         return self.owner.get(self.family.get(var, var)) is tracer
 
-    def empty_var(self, shape, dtype) -> Var:
-        """A new array whose every point later updates write (concatenate, stack)."""
-        out = Var(Aval(tuple(shape), np.dtype(dtype)))
-        self.eqns.append(Eqn("empty", (), out, (("shape", tuple(shape)),), user_location()))
-        return out
+    def concatenate_var(self, vars_: list[Var], axis: int) -> Var:
+        """A new array: the operands (of one dtype) one after another along `axis`."""
+        first = vars_[0].aval
+        shape = list(first.shape)
+        shape[axis] = sum(v.aval.shape[axis] for v in vars_)
+        return self.bind("concatenate", vars_, shape, first.dtype, params=(("axis", axis),))._var
 
     def update_var(self, var: Var, at, shape, value) -> Var:
         """`var` with the points `at` (viewmaps.At's entries) of a region of `shape` replaced

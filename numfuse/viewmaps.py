@@ -17,6 +17,10 @@ The same functions, on shapes and parameters alone, compose the map of a write t
 of views (`a.T[1:, ::2] = v`, `a.reshape(4, 6)[1] = v`) back to the array written: tracer.py
 builds an update's `at` map with them, so that the region a kernel stores to is the region the
 same views read.
+
+`concatenate[axis] x y ...` is not a view but reads its operands the same way: each point of
+the result reads one operand, the one whose range along the axis holds it, at the index shifted
+back by the operand's first point (concat_pieces); lower.py branches on that range.
 """
 
 from __future__ import annotations
@@ -121,6 +125,26 @@ def operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
     if eqn.prim == "slice":
         return slice_operand(eqn.param("start"), eqn.param("step"), eqn.param("drop"), imap)
     return reshape_operand(eqn.inputs[0].aval.shape, eqn.out.aval.shape, imap)
+
+
+def concat_pieces(eqn: Eqn, imap: IndexMap) -> list[tuple]:
+    """What `concatenate[axis] x y ...` read at `imap` reads: (operand, its map, first, end) for
+    each operand with points along the axis, the points [first, end) of the result; its map is
+    `imap` with the index along the axis shifted by -first. Where that index is a constant,
+    only the operand holding it."""
+    axis = eqn.param("axis")
+    entry = imap[axis]
+    pieces, first = [], 0
+    for atom in eqn.inputs:
+        size = atom.aval.shape[axis]
+        if size:
+            shifted = None if size == 1 else indexing.affine(entry, 1, -first)
+            pieces.append((atom, imap[:axis] + (shifted,) + imap[axis + 1:], first, first + size))
+        first += size
+    if not indexing.variables(entry):
+        at = indexing.as_lin(entry).const
+        pieces = [p for p in pieces if p[2] <= at < p[3]]
+    return pieces
 
 
 @dataclass(frozen=True)

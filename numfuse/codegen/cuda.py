@@ -38,7 +38,9 @@ from ..loopnest import (
     Load,
     LoopNest,
     OnlineAccumulate,
+    Select,
     Store,
+    walk,
 )
 from ..ops import ELEMENTWISE, NO_INDEX
 from . import cuda_templates
@@ -284,6 +286,20 @@ class _Body:
         keep = ast.If(on_chip, [ast.Assign([store], _name(s.dst))], [])
         return [_assign(s.dst, _subscript(s.buffer, s.index)), keep]
 
+    def select(self, s: Select) -> list[ast.stmt]:
+        """if index < bound0: ... elif index < bound1: ... else: ..., each branch ending with
+        dst = its value in dst's dtype."""
+        branches = []
+        for body, src in s.branches:
+            stmts = self.stmts(body)
+            branches.append(stmts + [_assign(s.dst, self.operand(src, s.dtype))])
+        self.types[s.dst] = np.dtype(s.dtype)
+        chain = branches[-1]
+        for bound, stmts in reversed(list(zip(s.bounds, branches))):
+            test = ast.Compare(_index_item(s.index), [ast.Lt()], [ast.Constant(int(bound))])
+            chain = [ast.If(test, stmts, chain)]
+        return chain
+
     def stmts(self, stmts) -> list[ast.stmt]:
         result: list[ast.stmt] = []
         for s in stmts:
@@ -313,6 +329,8 @@ class _Body:
                 tests = [ast.Compare(_name(z), [ast.Eq()], [ast.Constant(0)]) for z in s.zero]
                 test = tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
                 result.append(ast.If(test, self.stmts(s.body) or [ast.Pass()], []))
+            elif isinstance(s, Select):
+                result.extend(self.select(s))
             else:
                 raise TypeError(s)
         return result
@@ -337,13 +355,7 @@ def convert(expr: ast.expr, source: np.dtype, target: np.dtype) -> ast.expr:
 
 
 def _loaded_buffers(stmts) -> list[str]:
-    found = []
-    for s in stmts:
-        if isinstance(s, Load):
-            found.append(s.buffer)
-        elif isinstance(s, Guard):
-            found.extend(_loaded_buffers(s.body))
-    return found
+    return [s.buffer for s in walk(stmts) if isinstance(s, Load)]
 
 
 def partial_name(acc: str) -> str:
