@@ -287,18 +287,22 @@ class _Body:
         return [_assign(s.dst, _subscript(s.buffer, s.index)), keep]
 
     def select(self, s: Select) -> list[ast.stmt]:
-        """if index < bound0: ... elif index < bound1: ... else: ..., each branch ending with
-        dst = its value in dst's dtype."""
+        """The branches, each ending with dst = its value in dst's dtype, behind a balanced
+        tree of `index < bound` tests (a concatenation of many arrays nests log2(n) deep)."""
         branches = []
         for body, src in s.branches:
             stmts = self.stmts(body)
             branches.append(stmts + [_assign(s.dst, self.operand(src, s.dtype))])
         self.types[s.dst] = np.dtype(s.dtype)
-        chain = branches[-1]
-        for bound, stmts in reversed(list(zip(s.bounds, branches))):
-            test = ast.Compare(_index_item(s.index), [ast.Lt()], [ast.Constant(int(bound))])
-            chain = [ast.If(test, stmts, chain)]
-        return chain
+
+        def tree(lo: int, hi: int) -> list[ast.stmt]:
+            if hi - lo == 1:
+                return branches[lo]
+            mid = (lo + hi) // 2
+            test = ast.Compare(_index_item(s.index), [ast.Lt()], [ast.Constant(int(s.bounds[mid - 1]))])
+            return [ast.If(test, tree(lo, mid), tree(mid, hi))]
+
+        return tree(0, len(branches))
 
     def stmts(self, stmts) -> list[ast.stmt]:
         result: list[ast.stmt] = []
