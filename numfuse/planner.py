@@ -181,6 +181,8 @@ class Planner:
         # must be stored for later kernels to load (see _materialize).
         self.temp_for: dict[Var, Var] = {}  # an update's right side computed first -> the update
         self._materialize()
+        # Versions of a strided argument live in its buffer: they are strided too.
+        self.info.strided |= {v for v, root in self.info.family.items() if root in self.info.strided}
         # depth: the level of the last kernel whose reductions a value needs (a reduction: its own
         # kernel's level); phase: a reduction's phase within its kernel. A materialized value or
         # an update is written at level store_level and readable from depth on.
