@@ -315,6 +315,8 @@ class Lowerer:
         them). One operand, where the index along the axis is a constant, needs no branch."""
         pieces = concat_pieces(eqn, imap)
         self.computed.append(eqn)
+        if not pieces:  # every operand is empty along the axis: so is the loop reading this
+            return Literal(eqn.out.aval.dtype.type(0))
         if len(pieces) == 1:
             atom, pmap, _, _ = pieces[0]
             return self.value(atom, pmap, scope, out, phase)
