@@ -178,7 +178,7 @@ class TraceContext:
         perm = tuple(perm)
         unmap = lambda imap: viewmaps.transpose_operand(perm, imap)  # noqa: E731
         shape = tuple(tracer.shape[p] for p in perm)
-        return _View(self, tracer, shape, lambda var: self.transpose_var(var, perm), unmap)
+        return _view(self, tracer, shape, lambda var: self.transpose_var(var, perm), unmap)
 
     def strides_of(self, var: Var) -> tuple[int, ...] | None:
         """`var`'s element strides as NumPy would have them, or None if unknown."""
@@ -242,7 +242,7 @@ class TraceContext:
         before = tracer.shape
         unmap = lambda imap: viewmaps.reshape_operand(before, shape, imap)  # noqa: E731
         if kind == "view":
-            return _View(self, tracer, shape, lambda v: self.reshape_var(v, shape, ravel), unmap)
+            return _view(self, tracer, shape, lambda v: self.reshape_var(v, shape, ravel), unmap)
         origin = tracer._var
         unsure = (
             f"{'ravel' if ravel else 'reshape'} of a strided argument (neither C- nor Fortran-"
@@ -255,7 +255,7 @@ class TraceContext:
                 raise unsupported(f"reading a {unsure}, after the array was written", "pass a contiguous array (np.ascontiguousarray)")
             return self.reshape_var(v, shape, ravel)
 
-        return _View(self, tracer, shape, make, unmap, unsure=unsure)
+        return _view(self, tracer, shape, make, unmap, unsure=unsure)
 
     def broadcast_view(self, tracer: "Tracer", shape) -> "Tracer":
         """np.broadcast_to: a read-only view."""
@@ -269,7 +269,7 @@ class TraceContext:
                 self.strides[out] = tuple(s // 8 for s in np.broadcast_to(probe, shape).strides)
             return out
 
-        return _View(self, tracer, shape, make, None, readonly=True)
+        return _view(self, tracer, shape, make, None, readonly=True)
 
     def wrap(self, var: Var) -> "Tracer":
         return Tracer(self, var)
@@ -543,7 +543,7 @@ class Tracer:
 
         if scalar:
             return Tracer(ctx, make(self._var), numpy_scalar=True)
-        return _View(ctx, self, final, make, numpy_views.index_unmap(region, sliced, final))
+        return _view(ctx, self, final, make, numpy_views.index_unmap(region, sliced, final))
 
     def __setitem__(self, index, value):
         """`a[index] = value`: a new version of a written into a's buffer (an `update`), or
@@ -620,6 +620,16 @@ class Tracer:
             raise AttributeError(name)  # protocol probes (hasattr) must see a plain miss
         error = unsupported(f"ndarray.{name}")
         raise UnsupportedAttributeError(str(error))
+
+
+def _view(ctx, base: Tracer, shape, make, unmap, readonly=None, unsure=None) -> Tracer:
+    """A view of `base`; of a NumPy scalar (`x.sum().reshape(1)`), a new array: NumPy's
+    scalars are immutable, so writing into what their methods return changes only that."""
+    if base._numpy_scalar or base._weak:
+        array = Tracer(ctx, make(base._var))
+        array._readonly = bool(readonly)  # np.broadcast_to's result stays read-only
+        return array
+    return _View(ctx, base, shape, make, unmap, readonly, unsure)
 
 
 class _View(Tracer):

@@ -337,3 +337,22 @@ def test_writing_into_a_concatenation_writes_a_new_array():
     graph = numfuse.jit(f).graph(X, X)
     assert not graph.writebacks
     assert len(numfuse.jit(f).plan(X, X).kernels) == 2
+
+
+def test_what_a_numpy_scalars_view_methods_return_is_a_new_array():
+    def f(x):
+        s = x.sum()
+        r = s.reshape(-1)
+        r[0] = 5.0
+        np.expand_dims(s, 0)[0] = 7.0
+        return s, r
+
+    graph = numfuse.jit(f).graph(X)
+    assert [o.aval.shape for o in graph.outputs] == [(), (1,)]
+    assert graph.outputs[0] is graph.eqns[0].out  # the sum itself, never written
+
+    def g(x):
+        np.broadcast_to(x.max(), (3,))[0] = 1.0
+
+    with pytest.raises(ValueError, match="read-only"):
+        numfuse.jit(g).graph(X)
