@@ -141,6 +141,20 @@ def reshape_kind(shape, strides, newshape, ravel: bool = False) -> str:
     return "view" if is_view_reshape(shape, strides, newshape) else "copy"
 
 
+def c_ordered(shape, strides) -> bool:
+    """Whether what NumPy computes from an array of these strides is laid out in C order (NumPy
+    lays a result out like its operands): the axes that move (size above one, stride not 0)
+    have decreasing |strides|. False for unknown strides (None)."""
+    if strides is None:
+        return False
+    moving = [abs(s) for n, s in zip(shape, strides) if n > 1 and s != 0]
+    return all(a >= b for a, b in zip(moving, moving[1:]))
+
+
+def c_contiguous(shape, strides) -> bool:
+    return strides is not None and stand_in(shape, strides).flags.c_contiguous
+
+
 def f_strides(shape) -> tuple[int, ...]:
     return tuple(reversed(c_strides(tuple(reversed(shape)))))
 

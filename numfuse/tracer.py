@@ -136,6 +136,10 @@ class TraceContext:
             var = Var(aval)
             self.eqns.append(Eqn(prim, tuple(atoms), var, tuple(params), user_location()))
             self._cse[key] = var
+            if prim not in _VIEW_PRIMS and aval.ndim > 1 and not all(self.in_c_order(a) for a in atoms):
+                # NumPy lays what it computes out like its operands (order "K"): not in C order
+                # here, in an order numfuse does not trace.
+                self.strides[var] = None
         # A fresh Tracer even for a repeated equation: in-place updates change one Python object.
         return Tracer(self, var, weak=weak, numpy_scalar=numpy_scalar and not shape)
 
@@ -162,7 +166,15 @@ class TraceContext:
         dtype = atom.aval.dtype
         if isinstance(value, Tracer) and value.shape == shape:
             return value
-        return self.bind("broadcast", [atom], shape, dtype, params=(("shape", shape),))
+        out = self.bind("broadcast", [atom], shape, dtype, params=(("shape", shape),))
+        if isinstance(atom, Var):
+            strides = self.strides_of(atom)
+            if strides is None:
+                self.strides[out._var] = None
+            else:
+                probe = numpy_views.stand_in(atom.aval.shape, strides)
+                self.strides[out._var] = tuple(s // 8 for s in np.broadcast_to(probe, shape).strides)
+        return out
 
     def transpose(self, tracer: "Tracer", axes=None) -> "Tracer":
         ndim = tracer.ndim
@@ -186,9 +198,40 @@ class TraceContext:
             return self.strides[var]
         return numpy_views.c_strides(var.aval.shape)
 
-    def c_contiguous(self, var: Var) -> bool | None:
-        strides = self.strides_of(var)
-        return None if strides is None else numpy_views.stand_in(var.aval.shape, strides).flags.c_contiguous
+    def c_contiguous(self, var: Var) -> bool:
+        return numpy_views.c_contiguous(var.aval.shape, self.strides_of(var))
+
+    def in_c_order(self, atom) -> bool:
+        """Whether NumPy computes from `atom` in C order (always for a literal, 0-d or 1-d)."""
+        if not isinstance(atom, Var) or atom.aval.ndim < 2:
+            return True
+        return numpy_views.c_ordered(atom.aval.shape, self.strides_of(atom))
+
+    def laid_out_like(self, filled: "Tracer", prototype: "Tracer | None") -> "Tracer":
+        """A new array of `filled`'s values (a broadcast fill) laid out as NumPy's *_like lays
+        it out: like `prototype` (order "K")."""
+        var = filled._var
+        in_c = prototype is None or self.in_c_order(prototype._var)
+        if in_c and self.c_contiguous(var):
+            return filled
+        out = self.copy_var(var)
+        if in_c:
+            self.strides.pop(out, None)
+        else:
+            self.strides[out] = None
+        return Tracer(self, out)
+
+    def new_array(self, var: Var, order: str = "C") -> Var:
+        """`var`'s values as a new array in NumPy's `order` ("C", or "K": laid out like `var`):
+        `var` itself where it is laid out so already, else a copy (never merged with another)."""
+        if self.c_contiguous(var):
+            return var
+        out = self.copy_var(var)
+        if order == "C" or self.in_c_order(var):
+            self.strides.pop(out, None)
+        else:
+            self.strides[out] = None  # K order of a layout numfuse does not trace
+        return out
 
     def transpose_var(self, var: Var, perm: tuple[int, ...]) -> Var:
         if perm == tuple(range(len(perm))):
@@ -238,47 +281,36 @@ class TraceContext:
         shape = tuple(shape)
         kind = numpy_views.reshape_kind(tracer.shape, self.strides_of(tracer._var), shape, ravel)
         if kind == "copy":
-            return Tracer(self, self.reshape_var(tracer._var, shape, ravel))
+            return Tracer(self, self.new_array(self.reshape_var(tracer._var, shape, ravel)))
         before = tracer.shape
         unmap = lambda imap: viewmaps.reshape_operand(before, shape, imap)  # noqa: E731
         if kind == "view":
             return _view(self, tracer, shape, lambda v: self.reshape_var(v, shape, ravel), unmap)
         origin = tracer._var
-        unsure = (
-            f"{'ravel' if ravel else 'reshape'} of a strided argument (neither C- nor Fortran-"
-            "contiguous: NumPy's result is a view or a copy depending on strides numfuse does not "
-            "trace)"
-        )
+        unsure = f"{'ravel' if ravel else 'reshape'} of an array whose memory layout numfuse does not trace"
 
         def make(v: Var) -> Var:
             if v is not origin:
-                raise unsupported(f"reading a {unsure}, after the array was written", "pass a contiguous array (np.ascontiguousarray)")
+                raise unsupported(f"reading a {unsure} after the array was written", _UNSURE_HINT)
             return self.reshape_var(v, shape, ravel)
 
         return _view(self, tracer, shape, make, unmap, unsure=unsure)
 
     def broadcast_view(self, tracer: "Tracer", shape) -> "Tracer":
         """np.broadcast_to: a read-only view."""
-        def make(var):
-            out = self.broadcast(Tracer(self, var), shape)._var
-            strides = self.strides_of(var)
-            if out is not var and strides is None:
-                self.strides[out] = None
-            elif out is not var:
-                probe = numpy_views.stand_in(var.aval.shape, strides)
-                self.strides[out] = tuple(s // 8 for s in np.broadcast_to(probe, shape).strides)
-            return out
-
+        make = lambda var: self.broadcast(Tracer(self, var), shape)._var  # noqa: E731
         return _view(self, tracer, shape, make, None, readonly=True)
 
     def wrap(self, var: Var) -> "Tracer":
         return Tracer(self, var)
 
     def copy_var(self, var: Var) -> Var:
-        """A new array with `var`'s values (never merged with another copy): an update writes
-        into it in place."""
+        """A new array with `var`'s values (never merged with another copy), laid out as `var`
+        is: an update writes into it in place."""
         out = Var(var.aval)
         self.eqns.append(Eqn("convert", (var,), out, (("dtype", var.aval.dtype),), user_location()))
+        if var in self.strides:
+            self.strides[out] = self.strides[var]
         return out
 
     def owns(self, tracer: "Tracer", var: Var) -> bool:
@@ -321,9 +353,9 @@ class TraceContext:
         dtype = check_supported(dtype, "astype")
         result = self.convert(tracer, dtype)
         if result is tracer and copy:
-            # A copy, as in NumPy: a new array object, whose in-place updates stay its own (if
-            # it is returned as it is, trace() makes it a real copy).
-            result = Tracer(self, tracer._var)
+            # A copy, as in NumPy (order "K"): a new array object, whose in-place updates stay
+            # its own (if it is returned as it is, trace() makes it a real copy).
+            result = Tracer(self, self.new_array(tracer._var, "K"))
         if tracer._numpy_scalar:
             result = self.numpy_scalar(result)  # np.float64(1).astype(np.float32) is a scalar
         return result
@@ -332,6 +364,11 @@ class TraceContext:
         graph = Graph(list(self.inputs), list(self.eqns), outputs, dict(self.consts), name, writebacks or {})
         check_graph(graph)
         return graph
+
+
+# Primitives whose result's strides their caller sets (views of the operand, and updates, which
+# write into its buffer).
+_VIEW_PRIMS = ("broadcast", "transpose", "slice", "reshape", "update")
 
 
 def _atom_key(atom: Atom):
@@ -573,7 +610,7 @@ class Tracer:
     def flatten(self, order="C"):
         if order != "C":
             raise unsupported(f"flatten(order={order!r})", "only order='C'")
-        return Tracer(self._ctx, self._ctx.reshape_var(self._var, (self.size,)))
+        return Tracer(self._ctx, self._ctx.new_array(self._ctx.reshape_var(self._var, (self.size,))))
 
     def squeeze(self, axis=None):
         return np.squeeze(self, axis)
@@ -582,7 +619,9 @@ class Tracer:
         return np.swapaxes(self, axis1, axis2)
 
     def copy(self, order="C"):
-        return self._ctx.astype(self, self.dtype, True)
+        if order != "C":
+            raise unsupported(f"copy(order={order!r})", "only order='C'")
+        return Tracer(self._ctx, self._ctx.new_array(self._var))
 
     # -- methods -------------------------------------------------------------------------------
     sum = _method(np.sum)
@@ -620,6 +659,13 @@ class Tracer:
             raise AttributeError(name)  # protocol probes (hasattr) must see a plain miss
         error = unsupported(f"ndarray.{name}")
         raise UnsupportedAttributeError(str(error))
+
+
+_UNSURE_HINT = (
+    "NumPy's result is a view or a copy depending on that layout (a device argument neither C- "
+    "nor Fortran-contiguous, or what NumPy computed from arrays not in C order and laid out like "
+    "them); make the array C-contiguous first with .copy()"
+)
 
 
 def _view(ctx, base: Tracer, shape, make, unmap, readonly=None, unsure=None) -> Tracer:
@@ -671,7 +717,7 @@ class _View(Tracer):
         if self._readonly:
             raise ValueError(at_user_line("assignment destination is read-only"))
         if self._unsure is not None:
-            raise unsupported(f"writing through a {self._unsure}", "pass a contiguous array (np.ascontiguousarray)")
+            raise unsupported(f"writing through a {self._unsure}", _UNSURE_HINT)
         self._base._assign_at(self._unmap(at), shape, value)
 
 

@@ -460,7 +460,9 @@ def op_inplace(d: Drawing) -> bool:
     return d.b.add(("{out} = {0} * 1", f"{{out}} {operator} {{1}}"), (i, j), rules)
 
 
-# Views of a local copy written through (`{out}` is C-contiguous: its reshapes are views).
+# Views of a local copy written through. NumPy lays `{0} * 1` out like {0}, so a reshape of it
+# may be a copy, and numfuse refuses to guess which: reshapes are written through a C-ordered
+# `.copy()`, whose reshapes are views.
 WRITE_VIEWS = ["{out}", "{out}", "{out}", "{out}.T", "np.moveaxis({out}, 0, -1)", "np.swapaxes({out}, 0, -1)",
                "{out}.ravel()", "{out}.reshape(-1)", "{out}[::-1]", "np.expand_dims({out}, 0)", "reshape"]
 
@@ -509,7 +511,8 @@ def op_setitem(d: Drawing) -> bool:
             return len(args) < 2 or C.cast_defined(args[1], np.asarray(result).dtype)
         return C.in_domain(u, args, result)
 
-    lines = ("{out} = {0} * 1", f"{view}[{index}] {operator} {value}")
+    copy = "{out} = ({0} * 1).copy()" if "reshape" in view or "ravel" in view else "{out} = {0} * 1"
+    lines = (copy, f"{view}[{index}] {operator} {value}")
     return d.b.add(lines, operands, Rules(f"setitem {operator}", domain=domain, ufunc=u))
 
 

@@ -328,3 +328,33 @@ def test_random_concatenations_match_numpy(data):
         return out, out.sum(axis=reduce_axis)
 
     check_in_place(f, *[lambda p=p: p.copy() for p in pieces], reduced=int(np.prod(shape)) * 12)
+
+
+def test_new_arrays_are_laid_out_as_numpy_lays_them_out():
+    """A copy is C-contiguous, astype and *_like follow their operand's layout: whether a later
+    reshape is a view (written through) or a copy (not) follows."""
+    def f(x, xf):
+        a = x[:, :3].astype(np.float32)  # C-ordered operand: C-contiguous
+        a.reshape(-1)[::2] = 7.0
+        b = (xf * 2.0).copy()  # C
+        b.reshape(-1)[1] = 8.0
+        c = x[:, 0].ravel()  # a contiguous copy of a strided column
+        c.ravel()[1:] = 9.0
+        d = x[:, ::2].flatten()
+        d.reshape(2, -1)[1] = 3.0
+        e = np.zeros_like(x)
+        e.ravel()[::5] = 1.0
+        return a, b, c, d, e
+
+    check_in_place(f, arg(4, 6), arg(4, 6, layout="F"), kernels=None)
+
+
+def test_writing_through_a_reshape_of_an_array_numpy_lays_out_in_its_operands_order_is_refused():
+    def f(x):
+        y = x * 2.0  # NumPy: Fortran-ordered like x, so y.reshape(-1) is a copy
+        y.reshape(-1)[0] = 5.0
+        return y
+
+    with pytest.raises(numfuse.UnsupportedError, match="memory layout numfuse does not trace"):
+        numfuse.jit(f)(arg(4, 6, layout="F")())
+    check_in_place(f, arg(4, 6), kernels=2)  # C-ordered: a view, as numfuse knows
