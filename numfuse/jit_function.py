@@ -44,14 +44,20 @@ def classify(name: str, value, static: bool):
     info = describe_array(name, value)
     if info is not None:
         dtype = check_supported(info.dtype, f"argument {name!r}")
-        strided = info.layout != "C"
+        # The layout ("C", "F" or "A") is part of the key: kernels read a strided array through
+        # its strides, and whether NumPy's reshape of it is a view depends on its strides. Those
+        # of a NumPy array that is neither C- nor Fortran-contiguous are part of it too.
+        layout = info.layout
         if info.library.on_host:
             readonly = not value.flags.writeable
-            spec = ArgSpec("array", Aval(info.shape, dtype), readonly, strided)
-            return ("np", info.shape, dtype.str, strided, readonly), spec
+            strides = None
+            if layout == "A" and all(s % dtype.itemsize == 0 for s in value.strides):
+                strides = tuple(s // dtype.itemsize for s in value.strides)
+            spec = ArgSpec("array", Aval(info.shape, dtype), readonly, layout, strides)
+            return ("np", info.shape, dtype.str, layout, readonly, strides), spec
         # The library is not part of the key: the same kernels serve every kind of device array.
         # A non-contiguous one is read in place through its strides.
-        return ("dev", info.shape, dtype.str, strided), ArgSpec("array", Aval(info.shape, dtype), False, strided)
+        return ("dev", info.shape, dtype.str, layout), ArgSpec("array", Aval(info.shape, dtype), False, layout)
     # NumPy strings are str and bytes: static like them.
     if isinstance(value, (np.str_, np.bytes_)):
         return ("static", type(value), value), ("static", value)

@@ -134,7 +134,20 @@ class Guard:
     body: tuple
 
 
-Stmt = Union[Load, Compute, Store, Accumulate, OnlineAccumulate, Check, Guard]
+@dataclass(frozen=True)
+class Select:
+    """dst (of `dtype`) = the value of the first branch whose range holds `index` (a
+    concatenation: each range of the result reads its own operand). Branch k runs its `body`
+    and takes `src` where index < bounds[k]; the last branch takes every other point."""
+
+    dst: str
+    dtype: np.dtype
+    index: Index
+    bounds: tuple[int, ...]  # one fewer than branches
+    branches: tuple[tuple[tuple, "Operand"], ...]  # (body, src)
+
+
+Stmt = Union[Load, Compute, Store, Accumulate, OnlineAccumulate, Check, Guard, Select]
 
 # The int32[1] buffer kernels with runtime checks write error codes to.
 ERRORS_BUFFER = "nf_errors"
@@ -248,7 +261,26 @@ def _format_stmts(stmts, indent: str, dtypes: dict) -> list[str]:
             cond = " and ".join(f"{z} == 0" for z in s.zero)
             lines.append(f"{indent}if {cond}:")
             lines.extend(_format_stmts(s.body, indent + "  ", dtypes))
+        elif isinstance(s, Select):
+            for k, (body, src) in enumerate(s.branches):
+                if k < len(s.bounds):
+                    lines.append(f"{indent}{'el' if k else ''}if {s.index} < {s.bounds[k]}:")
+                else:
+                    lines.append(f"{indent}else:")
+                lines.extend(_format_stmts(body, indent + "  ", dtypes))
+                lines.append(f"{indent}  {s.dst}:{short_name(s.dtype)} = {_operand(src)}")
     return lines
+
+
+def walk(stmts):
+    """Every statement, those inside guards and selects included."""
+    for s in stmts:
+        yield s
+        if isinstance(s, Guard):
+            yield from walk(s.body)
+        elif isinstance(s, Select):
+            for body, _ in s.branches:
+                yield from walk(body)
 
 
 def format_loopnest(nest: LoopNest, sizes: bool = True) -> str:

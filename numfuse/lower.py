@@ -38,6 +38,7 @@ from .loopnest import (
     OnlineAccumulate,
     Phase,
     ScalarParam,
+    Select,
     Store,
 )
 from .ops import ELEMENTWISE, REDUCTIONS, is_reduction
@@ -49,12 +50,15 @@ from .strategy import (
     merged_phases,
     online_softmax_pairs,
 )
-
-# Per dimension of a value: None (index 0), a domain axis, or an indexing.Lin / DivMod of axes.
-IndexMap = tuple[indexing.Entry, ...]
-
-# Primitives that only move or pick points: evaluated by mapping indices, never computed.
-STRUCTURAL = ("broadcast", "transpose", "slice", "reshape")
+from .viewmaps import (
+    STRUCTURAL,
+    IndexMap,
+    broadcast_map,
+    concat_pieces,
+    identity_map,
+    operand_map,
+    update_map,
+)
 
 
 class NotFusable(Exception):
@@ -117,23 +121,6 @@ class Lowered:
     notes: list[str]  # the strategy's limits, for explain
 
 
-def identity_map(shape: tuple[int, ...], axes: tuple[int, ...] | None = None) -> IndexMap:
-    axes = tuple(range(len(shape))) if axes is None else axes
-    return tuple(a if s != 1 else None for a, s in zip(axes, shape))
-
-
-def broadcast_map(shape: tuple[int, ...], domain: tuple[int, ...]) -> tuple[IndexMap, tuple[int, ...]]:
-    """Map of a value of `shape` broadcast into `domain`, and the domain axes it lacks (guards)."""
-    offset = len(domain) - len(shape)
-    imap = []
-    for k, size in enumerate(shape):
-        axis = k + offset
-        imap.append(axis if size != 1 else None)
-    present = {a for a in imap if a is not None}
-    missing = tuple(a for a, size in enumerate(domain) if size != 1 and a not in present)
-    return tuple(imap), missing
-
-
 def reduction_map(eqn: Eqn, domain: tuple[int, ...]) -> IndexMap:
     """Canonical map of a reduction's result: its kept dimensions are the domain's kept axes."""
     axes = eqn.param("axes")
@@ -154,82 +141,6 @@ def epilogue_map(var: Var, eqn: Eqn, domain: tuple[int, ...]) -> IndexMap | None
     return None
 
 
-def _broadcast_operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
-    """Where a broadcast's operand is read when its result is read at `imap`."""
-    in_map, _ = broadcast_map(eqn.inputs[0].aval.shape, eqn.out.aval.shape)
-    return tuple(None if a is None else imap[a] for a in in_map)
-
-
-def _transpose_operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
-    perm = eqn.param("perm")
-    mapped: list = [None] * len(perm)
-    for k, p in enumerate(perm):
-        mapped[p] = imap[k]
-    return tuple(mapped)
-
-
-def region_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
-    """slice[start step drop] (and update's region): operand dimension k is read at
-    `start[k] + step[k] * i`, or at `start[k]` where the index dropped it."""
-    start, step, drop = eqn.param("start"), eqn.param("step"), eqn.param("drop")
-    kept = iter(imap)
-    return tuple(
-        indexing.affine(None, 1, start[k]) if k in drop else indexing.affine(next(kept), step[k], start[k])
-        for k in range(len(start))
-    )
-
-
-def reshape_groups(in_shape, out_shape) -> list[tuple[list[int], list[int]]] | None:
-    """The smallest groups of operand and result dimensions (size-one ones left out) whose sizes
-    have equal products; None for an empty array."""
-    if 0 in in_shape or 0 in out_shape:
-        return None
-    ins = [k for k, s in enumerate(in_shape) if s != 1]
-    outs = [k for k, s in enumerate(out_shape) if s != 1]
-    groups, i, j = [], 0, 0
-    while i < len(ins):
-        gi, gj = [ins[i]], [outs[j]]
-        pi, pj = in_shape[ins[i]], out_shape[outs[j]]
-        i, j = i + 1, j + 1
-        while pi != pj:
-            if pi < pj:
-                gi.append(ins[i]); pi *= in_shape[ins[i]]; i += 1  # noqa: E702
-            else:
-                gj.append(outs[j]); pj *= out_shape[outs[j]]; j += 1  # noqa: E702
-        groups.append((gi, gj))
-    return groups
-
-
-def _reshape_operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
-    """Within each group, the result's row-major position is affine in its indices; each operand
-    index is that position divided and wrapped: `6*i0 + i1` where a dimension splits,
-    `i0 // 6` and `i0 % 6` where dimensions merge."""
-    in_shape, out_shape = eqn.inputs[0].aval.shape, eqn.out.aval.shape
-    mapped: list = [None] * len(in_shape)
-    for gi, gj in reshape_groups(in_shape, out_shape) or ():
-        parts, size = [], 1
-        for k in reversed(gj):
-            parts.append((imap[k], size))
-            size *= out_shape[k]
-        flat = indexing.combine(parts)
-        inner = 1
-        for t, k in reversed(list(enumerate(gi))):
-            mapped[k] = flat if len(gi) == 1 else indexing.divmod_entry(flat, inner, None if t == 0 else in_shape[k])
-            inner *= in_shape[k]
-    return tuple(mapped)
-
-
-def operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
-    """Where a structural primitive's operand is read when its result is read at `imap`."""
-    if eqn.prim == "broadcast":
-        return _broadcast_operand_map(eqn, imap)
-    if eqn.prim == "transpose":
-        return _transpose_operand_map(eqn, imap)
-    if eqn.prim == "slice":
-        return region_map(eqn, imap)
-    return _reshape_operand_map(eqn, imap)
-
-
 class Lowerer:
     def __init__(self, spec: KernelSpec, info: GraphInfo):
         self.spec = spec
@@ -246,6 +157,7 @@ class Lowerer:
         self.loaded: list[tuple[Var, IndexMap]] = []  # every (buffer value, map) loaded
         self.own_stores = set(spec.body_stores) | set(spec.final_stores) | set(spec.epilogue_stores)
         self.checked = False  # whether any statement tests a runtime check
+        self.selects: list = []  # the index entry every Select branches on
         self.phase_of: dict[Var, int] = dict(spec.phase_of)  # after online softmax merges (lower)
         self.online_notes: list[str] = []
 
@@ -293,6 +205,8 @@ class Lowerer:
         operand = eqn.inputs[0]
         if eqn.prim in STRUCTURAL:
             return [] if isinstance(operand, Literal) else [(operand, operand_map(eqn, imap))]
+        if eqn.prim == "concatenate":
+            return []  # each operand is evaluated inside its own branch (_select)
         if eqn.prim == "convert" and operand in info.scalar_inputs:
             return []
         return [(a, imap) for a in eqn.inputs if isinstance(a, Var)]
@@ -376,6 +290,8 @@ class Lowerer:
             return self.value(operand, operand_map(eqn, imap), scope, out, phase)
         if is_reduction(prim):
             raise NotFusable(f"{prim} cannot run inside this kernel")
+        if prim == "concatenate":
+            return self._select(eqn, imap, scope, out, phase)
         if prim == "convert" and operand in self.info.scalar_inputs:
             # Scalars are cast on the host: the kernel gets the value in the dtype it computes in.
             return self._scalar(operand, eqn.out.aval.dtype)
@@ -391,6 +307,28 @@ class Lowerer:
         dst = self.fresh()
         self.computed.append(eqn)
         out.append(Compute(dst, prim, args, eqn.out.aval.dtype, type_dtype))
+        return dst
+
+    def _select(self, eqn: Eqn, imap: IndexMap, scope, out: list, phase: int):
+        """A concatenation at `imap`: the operand whose range along the axis holds the point,
+        each evaluated in its own branch (its values stay there: other points do not compute
+        them). One operand, where the index along the axis is a constant, needs no branch."""
+        pieces = concat_pieces(eqn, imap)
+        self.computed.append(eqn)
+        if not pieces:  # every operand is empty along the axis: so is the loop reading this
+            return Literal(eqn.out.aval.dtype.type(0))
+        if len(pieces) == 1:
+            atom, pmap, _, _ = pieces[0]
+            return self.value(atom, pmap, scope, out, phase)
+        branches = []
+        for atom, pmap, _, _ in pieces:
+            body: list = []
+            src = self.value(atom, pmap, ChainMap({}, scope), body, phase)
+            branches.append((tuple(body), src))
+        index = imap[eqn.param("axis")]
+        self.selects.append(index)
+        dst = self.fresh()
+        out.append(Select(dst, eqn.out.aval.dtype, index, tuple(p[3] for p in pieces[:-1]), tuple(branches)))
         return dst
 
     def _store(self, var: Var, imap: IndexMap, src, out: list) -> None:
@@ -481,7 +419,7 @@ class Lowerer:
         imap = identity_map(self.domain)
         first = len(self.loaded)
         src = self.value(eqn.inputs[1], imap, scope, body, 0)
-        target = region_map(eqn, imap)
+        target = update_map(eqn)
         family = self.info.family.get(eqn.out)
         for var, m in self.loaded[first:]:
             if self.info.family.get(var) is family and not (var is eqn.inputs[0] and m == target):
@@ -517,6 +455,8 @@ class Lowerer:
             if n in full:
                 for e in imap:
                     pinned |= indexing.variables(e)
+        for e in self.selects:
+            pinned |= indexing.variables(e)  # a select compares that axis's own index
         chains = collapse_axes(self.domain, spec.reduce_axes, self.maps, pinned)
         axis_dim: dict[int, str] = {}
         outer: list[Dim] = []
@@ -568,6 +508,10 @@ class Lowerer:
                 elif isinstance(s, Guard):
                     zero = tuple(dict.fromkeys(axis_dim[a] for a in s.zero))
                     result.append(Guard(zero, tuple(rewrite(s.body))))
+                elif isinstance(s, Select):
+                    index = indexing.substitute(s.index, lambda a: axis_dim[a])
+                    branches = tuple((tuple(rewrite(body)), src) for body, src in s.branches)
+                    result.append(Select(s.dst, s.dtype, index, s.bounds, branches))
                 else:
                     result.append(s)
             return result

@@ -261,9 +261,11 @@ def _fill_like(ctx, a, fill_value, dtype=None, order="K", subok=True, shape=None
         fill = np.empty((), dtype)
         with user_line_noted():
             np.copyto(fill, operand.value, casting="unsafe")
-        return ctx.broadcast(fill[()], base.shape)
-    warn_if_imaginary_dropped(operand.dtype, dtype)
-    return ctx.broadcast(ctx.convert(operand.tracer, dtype), base.shape)
+        filled = ctx.broadcast(fill[()], base.shape)
+    else:
+        warn_if_imaginary_dropped(operand.dtype, dtype)
+        filled = ctx.broadcast(ctx.convert(operand.tracer, dtype), base.shape)
+    return ctx.laid_out_like(filled, base.tracer)
 
 
 def _zeros_like(ctx, a, dtype=None, order="K", subok=True, shape=None, *, device=None):

@@ -12,8 +12,13 @@ Structural primitives (lower.py evaluates them by mapping indices; nothing is co
     slice[start step drop] a      operand dimension k read at start[k] + step[k] * i, or at
                                   start[k] where an integer index dropped it
     reshape[shape copy] a         row-major reshape (also newaxis, expand_dims, squeeze, ravel)
-    update[start step drop shape] a v
-                                  a with its region (slice's indices, of `shape`) replaced by v
+    update[at shape] a v          a with the points `at` (viewmaps.At: an index into a for each
+                                  point of a region of `shape`) replaced by v
+
+Writing through a view (`a.T[0] = v`, `a.reshape(4, 6)[1] = v`, `a[:, None][2] = v`) is one
+update of the array the views were taken of: tracer.py composes `at` through each view's map
+(viewmaps). A reshape or ravel that NumPy returns as a copy is a new array, and writing into it
+leaves the original alone, as in NumPy.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import operator
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from . import viewmaps
 from .errors import at_user_line, unsupported, user_line_noted
 
 
@@ -95,17 +101,13 @@ def parse_index(shape, index):
     return (tuple(start), tuple(step), tuple(drop)), tuple(sliced), tuple(result.shape), scalar
 
 
-def compose(outer, inner):
-    """The region of the base that `inner` (start, step, drop over the view's dimensions) picks
-    in a view that is `outer` (start, step, drop) of the base."""
-    start, step, drop = list(outer[0]), list(outer[1]), set(outer[2])
-    kept = [k for k in range(len(start)) if k not in outer[2]]
-    for j, k in enumerate(kept):
-        start[k] = outer[0][k] + outer[1][k] * inner[0][j]
-        step[k] = outer[1][k] * inner[1][j]
-        if j in inner[2]:
-            drop.add(k)
-    return tuple(start), tuple(step), tuple(sorted(drop))
+def index_unmap(region, sliced, final):
+    """The map from a point of `array[index]` (of shape `final`, np.newaxis dimensions
+    included) to the array's point, for parse_index's region and shapes."""
+    start, step, drop = region
+    return lambda imap: viewmaps.slice_operand(start, step, drop, viewmaps.reshape_operand(sliced, final, imap))
+
+
 
 
 def reshape_target(shape, newshape) -> tuple[int, ...]:
@@ -124,6 +126,37 @@ def is_view_reshape(shape, strides, newshape) -> bool:
     except ValueError:
         return False
     return True
+
+
+def reshape_kind(shape, strides, newshape, ravel: bool = False) -> str:
+    """"view" or "copy": what NumPy's reshape (or, with `ravel`, ravel: a view only of a
+    C-contiguous array) of an array of these element strides returns; "unknown" when the
+    strides are unknown (None: a strided argument's) and the answer depends on them."""
+    if not ravel and [s for s in shape if s != 1] == [s for s in newshape if s != 1]:
+        return "view"  # only size-one dimensions come or go: a view whatever the strides
+    if strides is None:
+        return "unknown"
+    if ravel:
+        return "view" if stand_in(shape, strides).flags.c_contiguous else "copy"
+    return "view" if is_view_reshape(shape, strides, newshape) else "copy"
+
+
+def c_ordered(shape, strides) -> bool:
+    """Whether what NumPy computes from an array of these strides is laid out in C order (NumPy
+    lays a result out like its operands): the axes that move (size above one, stride not 0)
+    have decreasing |strides|. False for unknown strides (None)."""
+    if strides is None:
+        return False
+    moving = [abs(s) for n, s in zip(shape, strides) if n > 1 and s != 0]
+    return all(a >= b for a, b in zip(moving, moving[1:]))
+
+
+def c_contiguous(shape, strides) -> bool:
+    return strides is not None and stand_in(shape, strides).flags.c_contiguous
+
+
+def f_strides(shape) -> tuple[int, ...]:
+    return tuple(reversed(c_strides(tuple(reversed(shape)))))
 
 
 def permutation(fn, ndim: int, *args) -> tuple[int, ...]:
@@ -176,7 +209,10 @@ def ravel(ctx, a, order="C"):
     if order not in ("C", "K", "A"):
         raise unsupported(f"ravel(order={order!r})", "only order='C'")
     x = _tracer(ctx, a)
-    return ctx.reshaped(x, (x.size,))
+    if order != "C" and x.ndim > 1 and not ctx.c_contiguous(x._var):
+        # NumPy then reads the array in its memory order: strides numfuse does not always know.
+        raise unsupported(f"ravel(order={order!r}) of an array that is not C-contiguous", "use order='C'")
+    return ctx.reshaped(x, (x.size,), ravel=True)
 
 
 def expand_dims(ctx, a, axis):
@@ -228,7 +264,9 @@ def _joined(ctx, name, arrays, axis, dtype, casting, out):
 
 
 def concatenate(ctx, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """One update per input into its slice of a new array (no kernel fills it first)."""
+    """`concatenate[axis]` of the inputs in the result's dtype: one value, that kernels
+    evaluate point by point like any elementwise one (each point reads the input whose range
+    holds it)."""
     if axis is None:
         arrays = [ravel(ctx, a) for a in arrays]
         axis = 0
@@ -243,16 +281,8 @@ def concatenate(ctx, arrays, axis=0, out=None, *, dtype=None, casting="same_kind
                     f"exactly, but along dimension {k}, the array at index 0 has size {first[k]} "
                     f"and the array at index {i} has size {o.shape[k]}"
                 ))
-    shape = list(first)
-    shape[axis] = sum(o.shape[axis] for o in operands)
-    var = ctx.empty_var(shape, result_dtype)
-    at = 0
-    for o, a in zip(operands, arrays):
-        size = o.shape[axis]
-        region = tuple(at if k == axis else 0 for k in range(ndim)), (1,) * ndim, ()
-        var = ctx.update_var(var, region, o.shape, ctx.astype(a, result_dtype, False) if o.dtype != result_dtype else a)
-        at += size
-    return ctx.wrap(var)
+    pieces = [ctx.convert(ctx.as_tracer(o), result_dtype)._var for o in operands]
+    return ctx.wrap(ctx.concatenate_var(pieces, axis))
 
 
 def stack(ctx, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
@@ -262,12 +292,9 @@ def stack(ctx, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if any(o.shape != first for o in operands):
         raise ValueError(at_user_line("all input arrays must have the same shape"))
     shape = list(first)
-    shape.insert(axis, len(operands))
-    var = ctx.empty_var(shape, result_dtype)
-    for i, (o, a) in enumerate(zip(operands, arrays)):
-        region = tuple(i if k == axis else 0 for k in range(ndim)), (1,) * ndim, (axis,)
-        var = ctx.update_var(var, region, first, ctx.astype(a, result_dtype, False) if o.dtype != result_dtype else a)
-    return ctx.wrap(var)
+    shape.insert(axis, 1)
+    pieces = [ctx.reshape_var(ctx.convert(ctx.as_tracer(o), result_dtype)._var, shape) for o in operands]
+    return ctx.wrap(ctx.concatenate_var(pieces, axis))
 
 
 def normalize_axis(axis, ndim: int) -> int:

@@ -31,20 +31,9 @@ import numpy as np
 from .errors import UnsupportedError
 from .ir import Graph, Literal, Var, var_names
 from .loopnest import LoopNest
-from .lower import (
-    STRUCTURAL,
-    GraphInfo,
-    IndexMap,
-    KernelSpec,
-    Lowered,
-    Lowerer,
-    NotFusable,
-    identity_map,
-    operand_map,
-    reduction_map,
-    region_map,
-)
+from .lower import GraphInfo, KernelSpec, Lowered, Lowerer, NotFusable, reduction_map
 from .ops import is_reduction
+from .viewmaps import STRUCTURAL, IndexMap, concat_pieces, identity_map, operand_map, update_map
 
 
 @dataclass
@@ -146,7 +135,7 @@ def eager_bytes(eqn, producers: dict) -> int:
     """Bytes one operation moves when it runs alone, as in NumPy or CuPy: it reads the arrays
     under its operands and writes its result; broadcasts and transposes are views and move
     nothing themselves."""
-    if eqn.prim in _VIEWS or eqn.prim == "empty":
+    if eqn.prim in _VIEWS:
         return 0
     arrays = set()
     for atom in eqn.inputs:
@@ -192,6 +181,8 @@ class Planner:
         # must be stored for later kernels to load (see _materialize).
         self.temp_for: dict[Var, Var] = {}  # an update's right side computed first -> the update
         self._materialize()
+        # Versions of a strided argument live in its buffer: they are strided too.
+        self.info.strided |= {v for v, root in self.info.family.items() if root in self.info.strided}
         # depth: the level of the last kernel whose reductions a value needs (a reduction: its own
         # kernel's level); phase: a reduction's phase within its kernel. A materialized value or
         # an update is written at level store_level and readable from depth on.
@@ -228,7 +219,7 @@ class Planner:
                     info.materialized.add(base)
                 value = e.inputs[1]
                 if isinstance(value, Var):
-                    target = region_map(e, identity_map(e.param("shape")))
+                    target = update_map(e)
                     for var, maps in self._reads(value, identity_map(e.param("shape"))).items():
                         if info.family.get(var) is root and (var is not base or maps != {target}):
                             info.materialized.add(value)
@@ -257,6 +248,8 @@ class Planner:
                 found.setdefault(atom, set()).add(imap)
             elif producer.prim in STRUCTURAL:
                 stack.append((producer.inputs[0], operand_map(producer, imap)))
+            elif producer.prim == "concatenate":
+                stack.extend((a, m) for a, m, _, _ in concat_pieces(producer, imap))
             else:
                 stack.extend((a, imap) for a in producer.inputs)
         return found
@@ -387,7 +380,7 @@ class Planner:
                 self.specs.append(spec)
                 self.notes[len(self.specs) - 1] = []
                 placed.add(e.out)
-            elif e.out in self.info.materialized and e.prim != "empty" and e.out.aval.size > 0:
+            elif e.out in self.info.materialized and e.out.aval.size > 0:
                 self._place(e.out)
                 placed.add(e.out)
         for atom in dict.fromkeys(a for a in self.graph.outputs if isinstance(a, Var)):
@@ -409,9 +402,6 @@ class Planner:
                     self.info.stored_by.setdefault(v, s.index)
                 if s.update is not None:
                     self.info.stored_by.setdefault(s.update.out, s.index)
-            for v in self.info.materialized:
-                if self.producers.get(v) is not None and self.producers[v].prim == "empty":
-                    self.info.stored_by[v] = -1  # allocated; its updates write every point
             lowered = [Lowerer(s, self.info).lower() for s in specs]
             missing = [(v, self.info.owner[v]) for low in lowered for v in low.external if v not in self.info.stored_by]
             if not missing:

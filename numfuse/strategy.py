@@ -13,7 +13,7 @@ import numpy as np
 
 from . import indexing
 from .ir import Var
-from .loopnest import Guard, Load
+from .loopnest import Guard, Load, Select
 from .ops import is_reduction
 
 if TYPE_CHECKING:
@@ -103,15 +103,19 @@ def merged_phases(spec: KernelSpec, online: dict[Var, Var]) -> dict[Var, int]:
 
 
 def _loads_by_phase(phases) -> dict[str, list[tuple[int, tuple]]]:
-    """buffer -> [(phase, index)] for every load, guards included."""
+    """buffer -> [(phase, index)] for every load, guards included; the index of a load inside a
+    select's branch is None (it runs at some points of the row only: never cached)."""
     found: dict[str, list] = {}
 
-    def visit(stmts, k):
+    def visit(stmts, k, branch=False):
         for s in stmts:
             if isinstance(s, Load):
-                found.setdefault(s.buffer, []).append((k, s.index))
+                found.setdefault(s.buffer, []).append((k, None if branch else s.index))
             elif isinstance(s, Guard):
-                visit(s.body, k)
+                visit(s.body, k, branch)
+            elif isinstance(s, Select):
+                for body, _ in s.branches:
+                    visit(body, k, True)
 
     for k, phase in enumerate(phases):
         visit(phase.body, k)
@@ -143,7 +147,7 @@ def choose_cache(phases, buffers, inner, outer, schedule) -> tuple[tuple[str, ..
     for buffer, loads in _loads_by_phase(phases).items():
         phases_reading = {k for k, _ in loads}
         indices = {index for _, index in loads}
-        if len(phases_reading) < 2:
+        if len(phases_reading) < 2 or None in indices:
             continue
         index = next(iter(indices))
         used = set().union(*(indexing.variables(e) for e in index if not isinstance(e, int)))

@@ -13,7 +13,7 @@ from .numpy_api import FUNCTIONS, SUPPORTED_ATTRIBUTES, SUPPORTED_METHODS, funct
 from .numpy_complex import complex_operations
 from .ops import BY_UFUNC, REDUCTIONS
 
-_OPERATORS = r"`+ - * / // % **`, unary `- + abs() ~`, `== != < <= > >=`, `&`, `\|`, `^`, in-place `+=` `-=` ... (on locals, arguments and slices)"
+_OPERATORS = r"`+ - * / // % **`, unary `- + abs() ~`, `== != < <= > >=`, `&`, `\|`, `^`, in-place `+=` `-=` ... (on locals, arguments and any view of them)"
 
 _GROUPS = [
     ("Arithmetic", ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power",
@@ -58,7 +58,8 @@ def supported_operations_markdown() -> str:
     lines.append(f"| Array attributes | {', '.join(f'`.{a}`' for a in SUPPORTED_ATTRIBUTES)} |")
     lines.append(
         "| Indexing | basic indexing as views: `x[1:-1, ::2]`, `x[0]`, `x[::-1]`, `None`/`np.newaxis`, "
-        "`...`; item assignment `x[idx] = v` (locals, arguments, slices of them) |"
+        "`...`; item assignment `x[idx] = v` (locals, arguments, and views of them: slices, `.T`, "
+        "`reshape`, `ravel`, `np.newaxis`, `swapaxes`, `moveaxis`, `expand_dims`, `squeeze`) |"
     )
     lines.append(f"| Dtypes | {_dtype_names()} |")
     return "\n".join(lines)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import numpy_api, numpy_complex, numpy_reductions, numpy_views
+from . import numpy_api, numpy_complex, numpy_reductions, numpy_views, viewmaps
 from .dtypes import check_supported
 from .errors import TracingError, UnsupportedError, at_user_line, unsupported, user_line_noted, user_location
 from .ir import Atom, Aval, Eqn, Graph, Literal, Var, check_graph
@@ -26,11 +26,17 @@ class ArgSpec:
     kind: str  # "array" | "scalar" | "python"
     aval: Aval
     readonly: bool = False  # an array NumPy will not write into (a broadcast view, say)
-    strided: bool = False  # not C-contiguous: kernels read it through its strides
+    layout: str = "C"  # "C", "F" (Fortran-contiguous), or "A" (neither)
+    strides: tuple[int, ...] | None = None  # element strides of an "A" array, where known
 
     @property
     def weak(self) -> bool:
         return self.kind == "python"
+
+    @property
+    def strided(self) -> bool:
+        """Not C-contiguous: kernels read it through its strides."""
+        return self.layout != "C"
 
 
 class TraceContext:
@@ -42,13 +48,16 @@ class TraceContext:
         self.consts: dict[Var, np.ndarray] = {}
         self._const_by_id: dict[int, tuple[np.ndarray, Var]] = {}
         self._cse: dict[tuple, Var] = {}
-        # Notional element strides of views (others are C-contiguous): whether NumPy's reshape
-        # of a value would be a view.
-        self.strides: dict[Var, tuple[int, ...]] = {}
+        # Notional element strides of views (others are C-contiguous), or None where they are
+        # unknown (a strided argument's): whether NumPy's reshape of a value would be a view.
+        self.strides: dict[Var, tuple[int, ...] | None] = {}
         # Updated arrays: every version's first version (whose buffer they share), and the
         # latest version of each.
         self.family: dict[Var, Var] = {}
         self.latest: dict[Var, Var] = {}
+        # The array object (Tracer) whose buffer each first version is: only it writes there in
+        # place; another array object with the same values (a copy) gets its own buffer first.
+        self.owner: dict[Var, "Tracer"] = {}
 
     # -- values --------------------------------------------------------------------------------
 
@@ -58,6 +67,12 @@ class TraceContext:
         mutable = spec.kind == "array"
         tracer = Tracer(self, var, weak=spec.weak, numpy_scalar=not mutable, argument=mutable)
         tracer._readonly = spec.readonly
+        if mutable:
+            self.owner[var] = tracer
+            if spec.layout == "F":
+                self.strides[var] = numpy_views.f_strides(spec.aval.shape)
+            elif spec.layout != "C":
+                self.strides[var] = spec.strides
         if not mutable:
             tracer._input_position = len(self.inputs) - 1
         return tracer
@@ -123,6 +138,10 @@ class TraceContext:
             var = Var(aval)
             self.eqns.append(Eqn(prim, tuple(atoms), var, tuple(params), user_location()))
             self._cse[key] = var
+            if prim not in _VIEW_PRIMS and aval.ndim > 1 and not all(self.in_c_order(a) for a in atoms):
+                # NumPy lays what it computes out like its operands (order "K"): not in C order
+                # here, in an order numfuse does not trace.
+                self.strides[var] = None
         # A fresh Tracer even for a repeated equation: in-place updates change one Python object.
         return Tracer(self, var, weak=weak, numpy_scalar=numpy_scalar and not shape)
 
@@ -152,7 +171,15 @@ class TraceContext:
         dtype = atom.aval.dtype
         if isinstance(value, Tracer) and value.shape == shape:
             return value
-        return self.bind("broadcast", [atom], shape, dtype, params=(("shape", shape),))
+        out = self.bind("broadcast", [atom], shape, dtype, params=(("shape", shape),))
+        if isinstance(atom, Var):
+            strides = self.strides_of(atom)
+            if strides is None:
+                self.strides[out._var] = None
+            else:
+                probe = numpy_views.stand_in(atom.aval.shape, strides)
+                self.strides[out._var] = tuple(s // 8 for s in np.broadcast_to(probe, shape).strides)
+        return out
 
     def transpose(self, tracer: "Tracer", axes=None) -> "Tracer":
         ndim = tracer.ndim
@@ -165,17 +192,59 @@ class TraceContext:
         return self.permuted(tracer, perm)
 
     def permuted(self, tracer: "Tracer", perm) -> "Tracer":
-        return _View(self, tracer, lambda var: self.transpose_var(var, tuple(perm)))
+        perm = tuple(perm)
+        unmap = lambda imap: viewmaps.transpose_operand(perm, imap)  # noqa: E731
+        shape = tuple(tracer.shape[p] for p in perm)
+        return _view(self, tracer, shape, lambda var: self.transpose_var(var, perm), unmap)
 
-    def strides_of(self, var: Var) -> tuple[int, ...]:
-        return self.strides.get(var) or numpy_views.c_strides(var.aval.shape)
+    def strides_of(self, var: Var) -> tuple[int, ...] | None:
+        """`var`'s element strides as NumPy would have them, or None if unknown."""
+        if var in self.strides:
+            return self.strides[var]
+        return numpy_views.c_strides(var.aval.shape)
+
+    def c_contiguous(self, var: Var) -> bool:
+        return numpy_views.c_contiguous(var.aval.shape, self.strides_of(var))
+
+    def in_c_order(self, atom) -> bool:
+        """Whether NumPy computes from `atom` in C order (always for a literal, 0-d or 1-d)."""
+        if not isinstance(atom, Var) or atom.aval.ndim < 2:
+            return True
+        return numpy_views.c_ordered(atom.aval.shape, self.strides_of(atom))
+
+    def laid_out_like(self, filled: "Tracer", prototype: "Tracer | None") -> "Tracer":
+        """A new array of `filled`'s values (a broadcast fill) laid out as NumPy's *_like lays
+        it out: like `prototype` (order "K")."""
+        var = filled._var
+        in_c = prototype is None or self.in_c_order(prototype._var)
+        if in_c and self.c_contiguous(var):
+            return filled
+        out = self.copy_var(var)
+        if in_c:
+            self.strides.pop(out, None)
+        else:
+            self.strides[out] = None
+        return Tracer(self, out)
+
+    def new_array(self, var: Var, order: str = "C") -> Var:
+        """`var`'s values as a new array in NumPy's `order` ("C", or "K": laid out like `var`):
+        `var` itself where it is laid out so already, else a copy (never merged with another)."""
+        if self.c_contiguous(var):
+            return var
+        out = self.copy_var(var)
+        if order == "C" or self.in_c_order(var):
+            self.strides.pop(out, None)
+        else:
+            self.strides[out] = None  # K order of a layout numfuse does not trace
+        return out
 
     def transpose_var(self, var: Var, perm: tuple[int, ...]) -> Var:
         if perm == tuple(range(len(perm))):
             return var
         shape = tuple(var.aval.shape[p] for p in perm)
         out = self.bind("transpose", [var], shape, var.aval.dtype, params=(("perm", perm),))._var
-        self.strides[out] = tuple(self.strides_of(var)[p] for p in perm)
+        old = self.strides_of(var)
+        self.strides[out] = None if old is None else tuple(old[p] for p in perm)
         return out
 
     def slice_var(self, var: Var, region, shape) -> Var:
@@ -186,79 +255,91 @@ class TraceContext:
         params = (("start", start), ("step", step), ("drop", drop))
         out = self.bind("slice", [var], shape, var.aval.dtype, params=params)._var
         old = self.strides_of(var)
-        self.strides[out] = tuple(old[k] * step[k] for k in range(len(start)) if k not in drop)
+        self.strides[out] = None if old is None else tuple(old[k] * step[k] for k in range(len(start)) if k not in drop)
         return out
 
-    def find_slice(self, var: Var, region, shape) -> Var | None:
-        """The value `slice_var` made of `var` at `region` before, if any (binding nothing)."""
-        start, step, drop = region
-        if not drop and tuple(shape) == var.aval.shape and all(s == 0 for s in start) and all(s == 1 for s in step):
-            return var
-        params = (("start", start), ("step", step), ("drop", drop))
-        return self._cse.get(("slice", (_atom_key(var),), params, Aval(tuple(shape), var.aval.dtype)))
-
-    def reshape_var(self, var: Var, shape) -> Var:
-        """A row-major reshape; `copy=True` where NumPy's reshape would copy (its operand is
-        then materialized by the planner)."""
+    def reshape_var(self, var: Var, shape, ravel: bool = False) -> Var:
+        """A row-major reshape (with `ravel`: NumPy's ravel); `copy=True` where NumPy would copy
+        (its operand is then materialized by the planner). Where the strides are unknown it is
+        read as a view; reshaped() refuses what depends on the difference."""
         shape = tuple(shape)
         if shape == var.aval.shape:
             return var
         strides = self.strides_of(var)
-        view = numpy_views.is_view_reshape(var.aval.shape, strides, shape)
-        params = (("shape", shape),) + ((("copy", True),) if not view else ())
+        kind = numpy_views.reshape_kind(var.aval.shape, strides, shape, ravel)
+        params = (("shape", shape),) + ((("copy", True),) if kind == "copy" else ())
         out = self.bind("reshape", [var], shape, var.aval.dtype, params=params)._var
-        if view:
+        if kind == "copy":
+            self.strides.pop(out, None)  # a new C-contiguous array
+        elif strides is None:
+            self.strides[out] = None
+        else:
             reshaped = np.reshape(numpy_views.stand_in(var.aval.shape, strides), shape, copy=False)
             self.strides[out] = tuple(s // 8 for s in reshaped.strides)
         return out
 
-    def reshaped(self, tracer: "Tracer", shape) -> "Tracer":
-        """NumPy's reshape: a view where NumPy gives one, else a copy."""
-        var = self.reshape_var(tracer._var, shape)
-        if var is not tracer._var and var not in self.strides:  # NumPy copies
-            return Tracer(self, var)
-        return _View(self, tracer, lambda v: self.reshape_var(v, shape))
+    def reshaped(self, tracer: "Tracer", shape, ravel: bool = False) -> "Tracer":
+        """NumPy's reshape (or ravel): a view where NumPy gives one, else a copy (a new array
+        that writes do not share). Where NumPy's choice depends on strides numfuse does not
+        know (a strided argument's), writing through the result, or reading it after its
+        array was written, is refused."""
+        shape = tuple(shape)
+        kind = numpy_views.reshape_kind(tracer.shape, self.strides_of(tracer._var), shape, ravel)
+        if kind == "copy":
+            return Tracer(self, self.new_array(self.reshape_var(tracer._var, shape, ravel)))
+        before = tracer.shape
+        unmap = lambda imap: viewmaps.reshape_operand(before, shape, imap)  # noqa: E731
+        if kind == "view":
+            return _view(self, tracer, shape, lambda v: self.reshape_var(v, shape, ravel), unmap)
+        origin = tracer._var
+        unsure = f"{'ravel' if ravel else 'reshape'} of an array whose memory layout numfuse does not trace"
+
+        def make(v: Var) -> Var:
+            if v is not origin:
+                raise unsupported(f"reading a {unsure} after the array was written", _UNSURE_HINT)
+            return self.reshape_var(v, shape, ravel)
+
+        return _view(self, tracer, shape, make, unmap, unsure=unsure)
 
     def broadcast_view(self, tracer: "Tracer", shape) -> "Tracer":
         """np.broadcast_to: a read-only view."""
-        def make(var):
-            out = self.broadcast(Tracer(self, var), shape)._var
-            if out is not var:
-                probe = numpy_views.stand_in(var.aval.shape, self.strides_of(var))
-                self.strides[out] = tuple(s // 8 for s in np.broadcast_to(probe, shape).strides)
-            return out
-
-        return _View(self, tracer, make, None, readonly=True)
+        make = lambda var: self.broadcast(Tracer(self, var), shape)._var  # noqa: E731
+        return _view(self, tracer, shape, make, None, readonly=True)
 
     def wrap(self, var: Var, weak: bool = False, numpy_scalar: bool = False) -> "Tracer":
         return Tracer(self, var, weak=weak, numpy_scalar=numpy_scalar)
 
-    def view(self, tracer: "Tracer", make, region=None, readonly=None, refusal=None, hint="") -> "Tracer":
-        """A view of `tracer` whose value is `make(var)` of its base's current value; `region`
-        where it is a plain slice of its base (writes go through), else writes are refused
-        with `refusal` (and `hint`)."""
-        view = _View(self, tracer, make, region, readonly)
-        if refusal is not None:
-            view._refusal = (refusal, hint)
-        return view
+    def view(self, tracer: "Tracer", make, unmap=None, readonly=None, refusal=None, hint="") -> "Tracer":
+        """A view of `tracer`, of its shape, whose value is `make(var)` of its base's current
+        value. Writes go through `unmap` (an index map over the view to the base's points);
+        without one they are refused with `refusal` (and `hint`)."""
+        return _View(self, tracer, tracer.shape, make, unmap, readonly,
+                     refusal=None if unmap is not None else (refusal or "writing through this view", hint))
 
     def copy_var(self, var: Var) -> Var:
-        """A new array with `var`'s values (never merged with another copy): an update writes
-        into it in place."""
+        """A new array with `var`'s values (never merged with another copy), laid out as `var`
+        is: an update writes into it in place."""
         out = Var(var.aval)
         self.eqns.append(Eqn("convert", (var,), out, (("dtype", var.aval.dtype),), user_location()))
+        if var in self.strides:
+            self.strides[out] = self.strides[var]
         return out
 
-    def empty_var(self, shape, dtype) -> Var:
-        """A new array whose every point later updates write (concatenate, stack)."""
-        out = Var(Aval(tuple(shape), np.dtype(dtype)))
-        self.eqns.append(Eqn("empty", (), out, (("shape", tuple(shape)),), user_location()))
-        return out
+    def owns(self, tracer: "Tracer", var: Var) -> bool:
+        """Whether `var` is a version of the buffer that `tracer` (an array object) owns."""
+        return self.owner.get(self.family.get(var, var)) is tracer
 
-    def update_var(self, var: Var, region, shape, value) -> Var:
-        """`var` with `region` (of `shape`) replaced by `value`, as `var[index] = value` does:
-        the value is cast unsafely to var's dtype (NumPy still refuses Python ints out of range)
-        and broadcast to the region."""
+    def concatenate_var(self, vars_: list[Var], axis: int) -> Var:
+        """A new array: the operands (of one dtype) one after another along `axis`."""
+        first = vars_[0].aval
+        shape = list(first.shape)
+        shape[axis] = sum(v.aval.shape[axis] for v in vars_)
+        return self.bind("concatenate", vars_, shape, first.dtype, params=(("axis", axis),))._var
+
+    def update_var(self, var: Var, at, shape, value) -> Var:
+        """`var` with the points `at` (viewmaps.At's entries) of a region of `shape` replaced
+        by `value`, as `var[index] = value` does: the value is cast unsafely to var's dtype
+        (NumPy still refuses Python ints out of range) and broadcast to the region."""
         dtype = var.aval.dtype
         operand = self.operand(value)
         if operand.tracer is None:
@@ -274,8 +355,10 @@ class TraceContext:
         if int(np.prod(shape, dtype=np.int64)) == 0:
             return var
         atom = self.coerce(operand, dtype, shape)
-        params = (("start", region[0]), ("step", region[1]), ("drop", region[2]), ("shape", tuple(shape)))
+        params = (("at", viewmaps.At(tuple(at))), ("shape", tuple(shape)))
         out = self.bind("update", [var, atom], var.aval.shape, dtype, params=params)._var
+        if var in self.strides:
+            self.strides[out] = self.strides[var]  # the same buffer
         root = self.family.setdefault(var, var)
         self.family[out] = root
         self.latest[root] = out
@@ -286,9 +369,9 @@ class TraceContext:
         dtype = check_supported(dtype, "astype")
         result = self.convert(tracer, dtype)
         if result is tracer and copy:
-            # A copy, as in NumPy: a new array object, whose in-place updates stay its own (if
-            # it is returned as it is, trace() makes it a real copy).
-            result = Tracer(self, tracer._var)
+            # A copy, as in NumPy (order "K"): a new array object, whose in-place updates stay
+            # its own (if it is returned as it is, trace() makes it a real copy).
+            result = Tracer(self, self.new_array(tracer._var, "K"))
         if tracer._numpy_scalar:
             result = self.numpy_scalar(result)  # np.float64(1).astype(np.float32) is a scalar
         return result
@@ -297,6 +380,11 @@ class TraceContext:
         graph = Graph(list(self.inputs), list(self.eqns), outputs, dict(self.consts), name, writebacks or {})
         check_graph(graph)
         return graph
+
+
+# Primitives whose result's strides their caller sets (views of the operand, and updates, which
+# write into its buffer).
+_VIEW_PRIMS = ("broadcast", "transpose", "slice", "reshape", "update")
 
 
 def _atom_key(atom: Atom):
@@ -366,12 +454,13 @@ class Tracer:
         self._readonly = False  # NumPy refuses writes (a broadcast view)
 
     # -- attributes ----------------------------------------------------------------------------
-    shape = property(lambda self: self._var.aval.shape)
-    dtype = property(lambda self: self._var.aval.dtype)
-    ndim = property(lambda self: self._var.aval.ndim)
-    size = property(lambda self: self._var.aval.size)
-    itemsize = property(lambda self: self._var.aval.dtype.itemsize)
-    nbytes = property(lambda self: self._var.aval.nbytes)
+    _aval = property(lambda self: self._var.aval)
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+    ndim = property(lambda self: self._aval.ndim)
+    size = property(lambda self: self._aval.size)
+    itemsize = property(lambda self: self._aval.dtype.itemsize)
+    nbytes = property(lambda self: self._aval.nbytes)
     T = property(lambda self: self._ctx.transpose(self))
 
     def __repr__(self) -> str:
@@ -438,21 +527,22 @@ class Tracer:
                 )
             )
         if self._argument or self._view:
-            full = ((0,) * self.ndim, (1,) * self.ndim, ())
-            self._assign(full, self.shape, result)
+            self._assign_at(viewmaps.identity_map(self.shape), self.shape, result)
             return self
         self._var = self._ctx.convert(result, self.dtype)._var
         return self
 
-    def _assign(self, region, shape, value) -> None:
-        """Write `value` into `region` (start, step, drop) of this array, of `shape`."""
+    def _assign_at(self, at, shape, value) -> None:
+        """Write `value` into this array at the points `at` (an index into it for each point
+        of a region of `shape`; see viewmaps.At)."""
         if self._readonly:
             raise ValueError(at_user_line("assignment destination is read-only"))
         ctx = self._ctx
         var = self._var
-        if var not in ctx.family and not (self._argument and var in ctx.inputs):
+        if not ctx.owns(self, var):
             var = ctx.copy_var(var)  # this array's own buffer, which the update writes into
-        self._var = ctx.update_var(var, region, shape, value)
+            ctx.owner[var] = self
+        self._var = ctx.update_var(var, at, shape, value)
 
     def __matmul__(self, other):
         raise unsupported("the @ operator (np.matmul)")
@@ -506,18 +596,24 @@ class Tracer:
 
         if scalar:
             return Tracer(ctx, make(self._var), numpy_scalar=True)
-        return _View(ctx, self, make, region if final == sliced else None)
+        return _view(ctx, self, final, make, numpy_views.index_unmap(region, sliced, final))
 
     def __setitem__(self, index, value):
-        """`a[index] = value`: a new version of a written into a's buffer (an `update`)."""
+        """`a[index] = value`: a new version of a written into a's buffer (an `update`), or
+        into the buffer of the array that a is a view of."""
         if self._weak or self._numpy_scalar:
             raise TypeError(at_user_line("a scalar does not support item assignment"))
         region, sliced, final, _ = numpy_views.parse_index(self.shape, index)
         operand = self._ctx.operand(value)
         numpy_views.value_into(final, operand.shape)
-        if isinstance(value, Tracer) and value._var is self._ctx.find_slice(self._var, region, sliced):
-            return  # a[i] *= 2 ends with a[i] = (the view, already updated): nothing to write
-        self._assign(region, sliced, value)
+        at = numpy_views.index_unmap(region, sliced, final)(viewmaps.identity_map(final))
+        if (isinstance(value, _View) and value._base is self and value._unmap is not None
+                and value._unsure is None and value.shape == final
+                and value._unmap(viewmaps.identity_map(final)) == at):
+            # These very points of this array (a[i] *= 2 ends with a[i] = the view a[i],
+            # already updated): nothing to write.
+            return
+        self._assign_at(at, final, value)
 
     def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -530,7 +626,7 @@ class Tracer:
     def flatten(self, order="C"):
         if order != "C":
             raise unsupported(f"flatten(order={order!r})", "only order='C'")
-        return Tracer(self._ctx, self._ctx.reshape_var(self._var, (self.size,)))
+        return Tracer(self._ctx, self._ctx.new_array(self._ctx.reshape_var(self._var, (self.size,))))
 
     def squeeze(self, axis=None):
         return np.squeeze(self, axis)
@@ -539,7 +635,9 @@ class Tracer:
         return np.swapaxes(self, axis1, axis2)
 
     def copy(self, order="C"):
-        return self._ctx.astype(self, self.dtype, True)
+        if order != "C":
+            raise unsupported(f"copy(order={order!r})", "only order='C'")
+        return Tracer(self._ctx, self._ctx.new_array(self._var))
 
     # -- methods -------------------------------------------------------------------------------
     sum = _method(np.sum)
@@ -597,21 +695,40 @@ class Tracer:
         raise UnsupportedAttributeError(str(error))
 
 
+_UNSURE_HINT = (
+    "NumPy's result is a view or a copy depending on that layout (a device argument neither C- "
+    "nor Fortran-contiguous, or what NumPy computed from arrays not in C order and laid out like "
+    "them); make the array C-contiguous first with .copy()"
+)
+
+
+def _view(ctx, base: Tracer, shape, make, unmap, readonly=None, unsure=None) -> Tracer:
+    """A view of `base`; of a NumPy scalar (`x.sum().reshape(1)`), a new array: NumPy's
+    scalars are immutable, so writing into what their methods return changes only that."""
+    if base._numpy_scalar or base._weak:
+        array = Tracer(ctx, make(base._var))
+        array._readonly = bool(readonly)  # np.broadcast_to's result stays read-only
+        return array
+    return _View(ctx, base, shape, make, unmap, readonly, unsure)
+
+
 class _View(Tracer):
     """A view of another traced array (x.T, x[1:], x.reshape(...)): like a NumPy view it shows
-    later updates of its base. `region` is where it sits in its base when it is a plain slice
-    of it; writing through it then writes into the base. Writing through other views is
-    refused."""
+    later updates of its base (`make` builds it from the base's latest version), and writing
+    through it writes into the base: `unmap` takes an index map over the view to the base's
+    points (viewmaps), so a chain of views composes into one update of the array at the root.
+    `unsure` says why writing is refused (NumPy's reshape of a strided argument may copy)."""
 
-    __slots__ = ("_base", "_make", "_region", "_seen", "_refusal")
+    __slots__ = ("_base", "_make", "_unmap", "_unsure", "_seen", "_shape", "_refusal")
 
-    def __init__(self, ctx, base: Tracer, make, region=None, readonly=None):
+    def __init__(self, ctx, base: Tracer, shape, make, unmap, readonly=None, unsure=None, refusal=None):
         self._ctx = ctx
         self._base = base
+        self._shape = tuple(shape)  # known without building the view (which binds equations)
         self._make = make
-        self._region = region
-        self._refusal = ("writing through a transposed, reshaped or np.newaxis view",
-                         "write into the original array with an index instead")
+        self._unmap = unmap
+        self._unsure = unsure
+        self._refusal = refusal  # (what, hint): writes refused outright (a complex part)
         self._seen = (None, None)
         self._weak = False
         self._numpy_scalar = False
@@ -621,18 +738,24 @@ class _View(Tracer):
         self._readonly = base._readonly if readonly is None else readonly
 
     @property
+    def _aval(self) -> Aval:
+        return Aval(self._shape, self._base.dtype)
+
+    @property
     def _var(self) -> Var:
         base_var = self._base._var
         if self._seen[0] is not base_var:
             self._seen = (base_var, self._make(base_var))
         return self._seen[1]
 
-    def _assign(self, region, shape, value) -> None:
+    def _assign_at(self, at, shape, value) -> None:
         if self._readonly:
             raise ValueError(at_user_line("assignment destination is read-only"))
-        if self._region is None:
+        if self._refusal is not None:
             raise unsupported(*self._refusal)
-        self._base._assign(numpy_views.compose(self._region, region), shape, value)
+        if self._unsure is not None:
+            raise unsupported(f"writing through a {self._unsure}", _UNSURE_HINT)
+        self._base._assign_at(self._unmap(at), shape, value)
 
 
 # ---------------------------------------------------------------------------------------------

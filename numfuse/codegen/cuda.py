@@ -37,7 +37,9 @@ from ..loopnest import (
     Load,
     LoopNest,
     OnlineAccumulate,
+    Select,
     Store,
+    walk,
 )
 from ..ops import ELEMENTWISE, NO_INDEX
 from . import cuda_templates
@@ -290,6 +292,24 @@ class _Body:
         keep = ast.If(on_chip, [ast.Assign([store], _name(s.dst))], [])
         return [_assign(s.dst, _subscript(s.buffer, s.index)), keep]
 
+    def select(self, s: Select) -> list[ast.stmt]:
+        """The branches, each ending with dst = its value in dst's dtype, behind a balanced
+        tree of `index < bound` tests (a concatenation of many arrays nests log2(n) deep)."""
+        branches = []
+        for body, src in s.branches:
+            stmts = self.stmts(body)
+            branches.append(stmts + [_assign(s.dst, self.operand(src, s.dtype))])
+        self.types[s.dst] = np.dtype(s.dtype)
+
+        def tree(lo: int, hi: int) -> list[ast.stmt]:
+            if hi - lo == 1:
+                return branches[lo]
+            mid = (lo + hi) // 2
+            test = ast.Compare(_index_item(s.index), [ast.Lt()], [ast.Constant(int(s.bounds[mid - 1]))])
+            return [ast.If(test, tree(lo, mid), tree(mid, hi))]
+
+        return tree(0, len(branches))
+
     def stmts(self, stmts) -> list[ast.stmt]:
         result: list[ast.stmt] = []
         for s in stmts:
@@ -319,6 +339,8 @@ class _Body:
                 tests = [ast.Compare(_name(z), [ast.Eq()], [ast.Constant(0)]) for z in s.zero]
                 test = tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
                 result.append(ast.If(test, self.stmts(s.body) or [ast.Pass()], []))
+            elif isinstance(s, Select):
+                result.extend(self.select(s))
             else:
                 raise TypeError(s)
         return result
@@ -349,13 +371,7 @@ def convert(expr: ast.expr, source: np.dtype, target: np.dtype) -> ast.expr:
 
 
 def _loaded_buffers(stmts) -> list[str]:
-    found = []
-    for s in stmts:
-        if isinstance(s, Load):
-            found.append(s.buffer)
-        elif isinstance(s, Guard):
-            found.extend(_loaded_buffers(s.body))
-    return found
+    return [s.buffer for s in walk(stmts) if isinstance(s, Load)]
 
 
 def partial_name(acc: str) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..codegen.cuda import KernelSource
 from ..dtypes import compute_dtype
-from ..loopnest import Compute, Guard, Load
+from ..loopnest import Compute, Load, Select, walk
 from .kernel_cache import load_function
 
 _F64_OP = re.compile(r"^\s*(?:@%p\d+\s+)?([a-z][a-z0-9_.]*\.f64)\b")
@@ -79,13 +79,11 @@ def _expected_types(nest) -> dict[str, np.dtype]:
         expected.update({"row": np.dtype(np.int64), "first": np.dtype(np.int64)})
 
     def visit(stmts):
-        for s in stmts:
+        for s in walk(stmts):
             if isinstance(s, Load):
                 expected[s.dst] = buffers[s.buffer]
-            elif isinstance(s, Compute):
+            elif isinstance(s, (Compute, Select)):
                 expected[s.dst] = s.dtype
-            elif isinstance(s, Guard):
-                visit(s.body)
 
     visit(nest.body)
     visit(nest.epilogue)

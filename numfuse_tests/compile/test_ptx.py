@@ -131,3 +131,22 @@ def test_update_and_strided_kernels_compile():
         assert ".entry" in report.ptx and not report.computes_in_f64, kernel.name
         assert_no_spills(report)
     assert any(b.strided for kernel, _ in reports for b in kernel.nest.buffers)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8, np.bool_], ids=lambda d: np.dtype(d).name)
+def test_concatenation_selects_and_writes_through_views_compile(dtype):
+    """A select's value has its IR dtype in every branch (Numba unifies the branches' types);
+    a store through a reshaped view indexes with // and %. Four kernels: the concatenation, the
+    copy of its transpose that NumPy's reshape makes, the update, the stack's sum."""
+
+    def f(x, y, out):
+        joined = np.concatenate([x, ~y if y.dtype == np.bool_ else y * 3], axis=1)
+        out.reshape(2, -1)[:, ::2] = joined.T.reshape(2, -1)[:, ::2]
+        return joined, np.stack([x, y]).astype(np.float32).sum(axis=0)
+
+    x = np.ones((4, 3), dtype)
+    reports = compile_all(f, x, x, np.ones((6, 4), dtype))
+    assert len(reports) == 4
+    for kernel, report in reports:
+        assert ".entry" in report.ptx and not (dtype == np.float32 and report.computes_in_f64), kernel.name
+        assert_no_spills(report)

@@ -460,20 +460,35 @@ def op_inplace(d: Drawing) -> bool:
     return d.b.add(("{out} = {0} * 1", f"{{out}} {operator} {{1}}"), (i, j), rules)
 
 
+# Views of a local copy written through. NumPy lays `{0} * 1` out like {0}, so a reshape of it
+# may be a copy, and numfuse refuses to guess which: reshapes are written through a C-ordered
+# `.copy()`, whose reshapes are views.
+WRITE_VIEWS = ["{out}", "{out}", "{out}", "{out}.T", "np.moveaxis({out}, 0, -1)", "np.swapaxes({out}, 0, -1)",
+               "{out}.ravel()", "{out}.reshape(-1)", "{out}[::-1]", "np.expand_dims({out}, 0)", "reshape"]
+
+
 def op_setitem(d: Drawing) -> bool:
-    """Slice assignment on a local copy: `out[index] = value` or `out[index] += value`, the value
-    broadcasting to the indexed region (or a constant)."""
+    """Item assignment on a local copy, or through a view of it: `out[index] = value`,
+    `out.T[index] += value`, ..., the value broadcasting to the indexed region (or a
+    constant)."""
     i = d.pick(lambda v: v.kind == ARRAY, label="assigned array")
     if i is None:
         return False
     x = d.values[i]
-    # numfuse does not write through np.newaxis views (documented): no None in the index.
+    # `{0} * 1` of a 0-d array is a NumPy scalar, whose "views" are new arrays: write into it.
+    view = d.draw(st.sampled_from(WRITE_VIEWS), label="written through") if x.shape else "{out}"
+    if view == "reshape":
+        view = "{out}.reshape(" + d.draw(st.sampled_from(reshapes(x.shape)), label="written through reshape") + ")"
+    try:
+        viewed = eval(view.replace("{out}", "v"), {"np": np, "v": np.empty(x.shape)})
+    except (IndexError, ValueError):
+        return False
     whole = d.draw(st.integers(0, 4), label="whole array") == 0
-    index = "..." if whole else draw_index(d, x.shape, "assigned index", newaxis=False)
+    index = "..." if whole else draw_index(d, viewed.shape, "assigned index")
     if index is None:
         return False
     try:
-        region = np.empty(x.shape)[eval(f"np.s_[{index}]", {"np": np})].shape
+        region = viewed[eval(f"np.s_[{index}]", {"np": np})].shape
     except (IndexError, ValueError):
         return False
     operator = d.draw(st.sampled_from(["=", "+=", "=", "-="]), label="assignment operator")
@@ -496,7 +511,8 @@ def op_setitem(d: Drawing) -> bool:
             return len(args) < 2 or C.cast_defined(args[1], np.asarray(result).dtype)
         return C.in_domain(u, args, result)
 
-    lines = ("{out} = {0} * 1", f"{{out}}[{index}] {operator} {value}")
+    copy = "{out} = ({0} * 1).copy()" if "reshape" in view or "ravel" in view else "{out} = {0} * 1"
+    lines = (copy, f"{view}[{index}] {operator} {value}")
     return d.b.add(lines, operands, Rules(f"setitem {operator}", domain=domain, ufunc=u))
 
 

@@ -69,7 +69,7 @@ def test_setitem_on_an_argument_is_an_update_written_back():
     graph = format_graph(numfuse.jit(f).graph(X, v), with_locs=False)
     assert graph == (
         "{ lambda a:f32[5,6] b:f32[3,3] .\n"
-        "  let c:f32[5,6] = update[start=(1,0) step=(1,2) drop=() shape=(3,3)] a b\n"
+        "  let c:f32[5,6] = update[at=[i0 + 1, 2*i1] shape=(3,3)] a b\n"
         "  in (c)  writes a<-c }"
     )
     plan = numfuse.jit(f).plan(X, v)
@@ -128,14 +128,6 @@ def test_reading_an_old_version_after_it_was_overwritten_is_refused():
         numfuse.jit(f).plan(X)
 
 
-def test_writing_through_a_transposed_view_is_refused_with_a_hint():
-    def f(x):
-        x.T[0] = 1.0
-
-    with pytest.raises(numfuse.UnsupportedError, match="write into the original array"):
-        numfuse.jit(f).graph(X)
-
-
 def test_writing_through_a_slice_view_writes_the_base():
     def f(x):
         v = x[1:, ::2]
@@ -143,7 +135,7 @@ def test_writing_through_a_slice_view_writes_the_base():
         return x
 
     graph = format_graph(numfuse.jit(f).graph(X), with_locs=False)
-    assert "update[start=(2,2) step=(1,2) drop=(1,) shape=(3,)] a 5.0:f32" in graph
+    assert "update[at=[i0 + 2, 2] shape=(3,)] a 5.0:f32" in graph
 
 
 def test_strided_arguments_keep_their_rank_and_signature():
