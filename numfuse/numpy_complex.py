@@ -84,7 +84,7 @@ def part(ctx, tracer, which: str):
         def make(var):
             return ctx.bind(which, [var], var.aval.shape, part_dtype(dtype))._var
 
-        view = ctx.view(tracer, make, refusal=f"writing through .{which} of a complex array",
+        view = ctx.view(tracer, make, dtype=part_dtype(dtype), refusal=f"writing through .{which} of a complex array",
                         hint="build the new array with x = new_real + 1j * x.imag (or x.real + 1j * new_imag)")
         view._var  # the operation is recorded now, at the user's line (later only if x changes)
         return view

@@ -309,12 +309,14 @@ class TraceContext:
     def wrap(self, var: Var, weak: bool = False, numpy_scalar: bool = False) -> "Tracer":
         return Tracer(self, var, weak=weak, numpy_scalar=numpy_scalar)
 
-    def view(self, tracer: "Tracer", make, unmap=None, readonly=None, refusal=None, hint="") -> "Tracer":
-        """A view of `tracer`, of its shape, whose value is `make(var)` of its base's current
-        value. Writes go through `unmap` (an index map over the view to the base's points);
-        without one they are refused with `refusal` (and `hint`)."""
+    def view(self, tracer: "Tracer", make, unmap=None, readonly=None, refusal=None, hint="", dtype=None) -> "Tracer":
+        """A view of `tracer`, of its shape (and `dtype`, else its dtype), whose value is
+        `make(var)` of its base's current value. Writes go through `unmap` (an index map over
+        the view to the base's points); without one they are refused with `refusal` (and
+        `hint`)."""
         return _View(self, tracer, tracer.shape, make, unmap, readonly,
-                     refusal=None if unmap is not None else (refusal or "writing through this view", hint))
+                     refusal=None if unmap is not None else (refusal or "writing through this view", hint),
+                     dtype=dtype)
 
     def copy_var(self, var: Var) -> Var:
         """A new array with `var`'s values (never merged with another copy), laid out as `var`
@@ -719,9 +721,10 @@ class _View(Tracer):
     points (viewmaps), so a chain of views composes into one update of the array at the root.
     `unsure` says why writing is refused (NumPy's reshape of a strided argument may copy)."""
 
-    __slots__ = ("_base", "_make", "_unmap", "_unsure", "_seen", "_shape", "_refusal")
+    __slots__ = ("_base", "_make", "_unmap", "_unsure", "_seen", "_shape", "_refusal", "_dtype")
 
-    def __init__(self, ctx, base: Tracer, shape, make, unmap, readonly=None, unsure=None, refusal=None):
+    def __init__(self, ctx, base: Tracer, shape, make, unmap, readonly=None, unsure=None, refusal=None,
+                 dtype=None):
         self._ctx = ctx
         self._base = base
         self._shape = tuple(shape)  # known without building the view (which binds equations)
@@ -729,6 +732,7 @@ class _View(Tracer):
         self._unmap = unmap
         self._unsure = unsure
         self._refusal = refusal  # (what, hint): writes refused outright (a complex part)
+        self._dtype = base.dtype if dtype is None else dtype  # a complex array's .real: its part's
         self._seen = (None, None)
         self._weak = False
         self._numpy_scalar = False
@@ -739,7 +743,7 @@ class _View(Tracer):
 
     @property
     def _aval(self) -> Aval:
-        return Aval(self._shape, self._base.dtype)
+        return Aval(self._shape, self._dtype)
 
     @property
     def _var(self) -> Var:
