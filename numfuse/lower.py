@@ -23,7 +23,7 @@ import numpy as np
 
 from . import indexing
 from .dtypes import short_name
-from .ir import Atom, Eqn, Graph, Literal, Var
+from .ir import Atom, Eqn, Graph, Literal, SizeConst, Var
 from .loopnest import (
     ERRORS_BUFFER,
     Accumulate,
@@ -31,6 +31,7 @@ from .loopnest import (
     Accumulator,
     BufferParam,
     Compute,
+    CountParam,
     Dim,
     Guard,
     Load,
@@ -240,6 +241,7 @@ class Lowerer:
         self.reads: dict[Var, str] = {}
         self.writes: dict[Var, str] = {}
         self.scalars: dict[tuple[int, np.dtype], str] = {}
+        self.counts: dict[tuple, tuple[str, SizeConst]] = {}  # size constants: kernel arguments
         self.external: set[Var] = set()
         self.computed: list[Eqn] = []
         self.maps: list[tuple[str, IndexMap]] = []  # every (buffer, map) used: for collapsing
@@ -263,6 +265,8 @@ class Lowerer:
 
     def value(self, atom: Atom, imap: IndexMap, scope: dict, out: list, phase: int):
         """`atom` evaluated at `imap`: a Literal or a kernel variable's name."""
+        if isinstance(atom, SizeConst):
+            return self._count(atom)
         if isinstance(atom, Literal):
             return atom
         key = (atom, imap)
@@ -367,10 +371,19 @@ class Lowerer:
             self.scalars[key] = f"s_{self.info.names[var]}{suffix}"
         return self.scalars[key]
 
+    def _count(self, const: SizeConst) -> str:
+        """A constant computed from the shapes: a kernel argument (count0, count1, ...)."""
+        key = (const.key, const.aval.dtype)
+        if key not in self.counts:
+            self.counts[key] = (f"count{len(self.counts)}", const)
+        return self.counts[key][0]
+
     def _compute(self, eqn: Eqn, imap: IndexMap, scope: dict, out: list, phase: int):
         prim = eqn.prim
         operand = eqn.inputs[0]
         if prim in STRUCTURAL:
+            if isinstance(operand, SizeConst):
+                return self._count(operand)
             if isinstance(operand, Literal):
                 return operand
             return self.value(operand, operand_map(eqn, imap), scope, out, phase)
@@ -580,6 +593,7 @@ class Lowerer:
             + ([BufferParam(ERRORS_BUFFER, np.dtype(np.int32), (1,), "out")] if self.checked else [])
         )
         scalars = tuple(ScalarParam(n, dtype, index) for (index, dtype), n in self.scalars.items())
+        counts = tuple(CountParam(n, c.aval.dtype, c.value) for n, c in self.counts.values())
         inner_size = int(np.prod([d.size for d in inner], dtype=np.int64))
         outer_size = int(np.prod([d.size for d in outer], dtype=np.int64))
         notes: list[str] = list(self.online_notes)
@@ -615,6 +629,7 @@ class Lowerer:
             epilogue=tuple(epilogue),
             cached=cached,
             split=split,
+            counts=counts,
             sources=tuple(dict.fromkeys(e.loc for e in self.computed if e.loc is not None)),
         )
         return Lowered(nest, dict(self.reads), dict(self.writes), self.external, self.computed, passes, notes)

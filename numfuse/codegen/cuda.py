@@ -59,12 +59,12 @@ TYPE_NAMES = tuple(type_name(d) for d in SUPPORTED)
 
 @dataclass(frozen=True)
 class KernelParam:
-    """One kernel argument: a buffer, a runtime scalar, or a loop size (`value`)."""
+    """One kernel argument: a buffer, a runtime scalar, a loop size or a count (`value`)."""
 
     name: str
-    kind: str  # "buffer" | "scalar" | "size" | "cache_points" | "partial" | "counter"
-    value: int = 0
-    dtype: np.dtype | None = None  # of a split kernel's partial results
+    kind: str  # "buffer" | "scalar" | "size" | "count" | "cache_points" | "partial" | "counter"
+    value: int = 0  # a size (int), or a count (a NumPy scalar of dtype)
+    dtype: np.dtype | None = None  # of a count, or of a split kernel's partial results
 
 
 @dataclass(frozen=True)
@@ -155,6 +155,7 @@ class _Body:
     def __init__(self, nest: LoopNest):
         self.accumulators = {a.name: a for a in nest.accumulators}
         self.types: dict[str, np.dtype] = {s.name: s.dtype for s in nest.scalars}
+        self.types.update({c.name: c.dtype for c in nest.counts})
         self.types.update({a.name: compute_dtype(a.dtype) for a in nest.accumulators})
         self.types.update({f"{a.name}_i": np.dtype(np.int64) for a in nest.accumulators if a.indexed})
         self.buffers = {b.name: b.dtype for b in nest.buffers}
@@ -356,6 +357,8 @@ COUNTER = "nf_counter"
 def kernel_params(nest: LoopNest) -> tuple[KernelParam, ...]:
     params = [KernelParam(b.name, "buffer") for b in nest.buffers]
     params += [KernelParam(s.name, "scalar") for s in nest.scalars]
+    # Counts computed from the shapes, passed already in the dtype they divide in.
+    params += [KernelParam(c.name, "count", c.value, c.dtype) for c in nest.counts]
     params += [KernelParam(d.param, "size", d.size) for d in nest.outer + nest.inner]
     if nest.kind == "pointwise":
         params.append(KernelParam("total", "size", nest.outer_size))
