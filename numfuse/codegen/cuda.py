@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,6 +74,25 @@ class KernelSource:
     source: str
     params: tuple[KernelParam, ...]
     schedule: str
+
+    @property
+    def code_digest(self) -> str:
+        """What identifies the compiled kernel (runtime/kernel_cache.py keys its dispatchers on
+        it): the digest of the code without the header comment, which names the user's lines
+        and the loop nest with its sizes."""
+        return source_digest(kernel_code(self.source))
+
+
+def source_digest(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def kernel_code(source: str) -> str:
+    """The source without its header comment: kernels that differ only in the user lines the
+    header names share one compiled dispatcher."""
+    lines = source.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))
+    return "".join(lines[start:])
 
 
 def _name(id_: str, store: bool = False) -> ast.Name:
