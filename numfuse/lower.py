@@ -43,11 +43,11 @@ from .loopnest import (
 )
 from .ops import ELEMENTWISE, REDUCTIONS, is_reduction
 from .strategy import (
-    SPLIT_MAX_ROWS,
-    SPLIT_MIN_REDUCED,
     choose_cache,
     choose_schedule,
+    choose_split,
     merged_phases,
+    online_choice,
     online_softmax_pairs,
 )
 
@@ -250,6 +250,7 @@ class Lowerer:
         self.checked = False  # whether any statement tests a runtime check
         self.phase_of: dict[Var, int] = dict(spec.phase_of)  # after online softmax merges (lower)
         self.online_notes: list[str] = []
+        self.online_choice: str | None = None  # for compiled_for
 
     # -- values --------------------------------------------------------------------------------
 
@@ -418,6 +419,7 @@ class Lowerer:
         # softmax's sum of exp(x - max) joins the max's pass when the row is too long to keep on
         # chip (online_softmax): one read of the row fewer.
         online = online_softmax_pairs(spec, self.info)
+        self.online_choice = online_choice(spec, self.info, online)
         self.phase_of = merged_phases(spec, online)
         self.online_notes = [
             f"the row is too long to keep on chip: {self.info.names[s]} (a sum of exp(x - "
@@ -605,13 +607,9 @@ class Lowerer:
             notes.extend(note)
             by_name = {n: v for v, n in self.reads.items()}
             passes = {by_name[name]: count for name, count in reads.items()}
-        split = (
-            spec.kind == "reduction"
-            and len(nest_phases) == 1
-            and not any(a.partner for a in nest_phases[0].accumulators)
-            and outer_size < SPLIT_MAX_ROWS
-            and inner_size >= SPLIT_MIN_REDUCED
-        )
+        split, split_choice = False, None
+        if spec.kind == "reduction":
+            split, split_choice = choose_split(nest_phases, outer_size, inner_size)
         if split:
             notes.append(
                 f"{outer_size} row(s) of {inner_size} reduced points: each row is split over "
@@ -630,9 +628,56 @@ class Lowerer:
             cached=cached,
             split=split,
             counts=counts,
+            compiled_for=self._compiled_for(chains, full, split_choice, counts, nest_phases, epilogue),
             sources=tuple(dict.fromkeys(e.loc for e in self.computed if e.loc is not None)),
         )
         return Lowered(nest, dict(self.reads), dict(self.writes), self.external, self.computed, passes, notes)
+
+    def _compiled_for(self, chains, full, split_choice, counts, phases, epilogue) -> tuple[str, ...]:
+        """The choices made from sizes that the kernel's code depends on, in words: a size that
+        changes one of them compiles another kernel; every other size is a kernel argument."""
+        domain, choices = self.domain, []
+        ones = [a for a, s in enumerate(domain) if s == 1]
+        if ones:
+            choices.append(
+                f"axes of length 1: {','.join(map(str, ones))} (NumPy broadcasts them, so they index "
+                f"nothing; another length makes them loops)"
+            )
+        if 0 in domain:
+            choices.append("an empty axis (no points: the kernel is not launched)")
+        for chain in chains:
+            if len(chain) > 1:
+                choices.append(f"axes {','.join(map(str, chain))} collapsed into one loop (contiguous in every buffer)")
+        if full:
+            choices.append(f"indexed at their own rank: {', '.join(sorted(full))} (strided, or read at computed points)")
+        constants = sorted({
+            f"{s.buffer}[{', '.join(map(str, s.index))}]"
+            for s in _walk(tuple(st for p in phases for st in p.body) + tuple(epilogue))
+            if isinstance(s, (Load, Store)) and any(isinstance(e, int) and e != 0 or not indexing.is_plain(e) for e in s.index)
+        })
+        if constants:
+            choices.append(
+                "constant indices from slices, reshapes or concatenation: " + ", ".join(constants)
+                + " (sizes in them are part of the code)"
+            )
+        if self.online_choice:
+            choices.append(self.online_choice)
+        if split_choice:
+            choices.append(split_choice)
+        for c in counts:
+            if c.dtype.itemsize < 8 and c.dtype.kind == "f":
+                choices.append(
+                    f"{c.name} in {c.dtype.name} (exact up to 2**{np.finfo(c.dtype).nmant + 1}; a "
+                    f"larger count divides in float64 as NumPy does, another kernel)"
+                )
+        return tuple(choices)
+
+
+def _walk(stmts):
+    for s in stmts:
+        yield s
+        if isinstance(s, Guard):
+            yield from _walk(s.body)
 
 
 def collapse_axes(domain, reduce_axes, maps, pinned=frozenset()) -> list[list[int]]:

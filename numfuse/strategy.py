@@ -33,10 +33,11 @@ COLUMN_CACHE_ROWS = 8
 SPLIT_MIN_REDUCED = 8192
 
 
-def online_softmax_pairs(spec: KernelSpec, info: GraphInfo) -> dict[Var, Var]:
+def online_softmax_pairs(spec: KernelSpec, info: GraphInfo, any_length: bool = False) -> dict[Var, Var]:
     """{S: M} for each sum S = sum(exp(g - M)) of this kernel whose M = max(g) (same g, same
     axes) runs one phase earlier, when g's row is too long for the on-chip cache: then S can be
-    accumulated in M's pass, rescaled whenever the maximum grows (the "online softmax")."""
+    accumulated in M's pass, rescaled whenever the maximum grows (the "online softmax").
+    `any_length`: the pairs that would qualify whatever the row's length."""
     if spec.kind != "reduction":
         return {}
     row_length = int(np.prod([spec.domain[a] for a in spec.reduce_axes], dtype=np.int64))
@@ -66,12 +67,41 @@ def online_softmax_pairs(spec: KernelSpec, info: GraphInfo) -> dict[Var, Var]:
             or max_eqn.param("keepdims") != eqn.param("keepdims") and broadcast is None
         ):
             continue
-        if row_length * _row_item_bytes(g, info) <= ROW_CACHE_BYTES:
+        if row_length * _row_item_bytes(g, info) <= ROW_CACHE_BYTES and not any_length:
             continue  # the row stays on chip: three exact passes cost one read
         if m in pairs.values():
             continue  # the max already carries one online sum; another one keeps its own pass
         pairs[eqn.out] = m
     return pairs
+
+
+def online_choice(spec: KernelSpec, info: GraphInfo, online: dict[Var, Var]) -> str | None:
+    """How the row's length decided the online softmax, for `explain`'s "compiled for"."""
+    candidates = online_softmax_pairs(spec, info, any_length=True)
+    if not candidates:
+        return None
+    row_length = int(np.prod([spec.domain[a] for a in spec.reduce_axes], dtype=np.int64))
+    producers = info.producers
+    g = producers[producers[producers[next(iter(candidates))].inputs[0]].inputs[0]].inputs[0]  # exp(g - M)
+    row_bytes = row_length * _row_item_bytes(g, info)
+    if online:
+        return (f"online softmax: yes (a row of {row_bytes} bytes exceeds the {ROW_CACHE_BYTES}-byte "
+                f"row cache; rows that fit make three exact passes, another kernel)")
+    return (f"online softmax: no (a row of {row_bytes} bytes fits the {ROW_CACHE_BYTES}-byte row "
+            f"cache; longer rows accumulate the sum in the maximum's pass, another kernel)")
+
+
+def choose_split(phases, outer_size: int, inner_size: int) -> tuple[bool, str | None]:
+    """Whether a reduction spreads each row over several blocks (few long rows: one block per
+    row would leave most of a GPU idle), and the reason, for `explain`'s "compiled for"."""
+    if len(phases) != 1 or any(a.partner for a in phases[0].accumulators):
+        return False, None  # only single-pass reductions split: phases need the whole row
+    if outer_size < SPLIT_MAX_ROWS and inner_size >= SPLIT_MIN_REDUCED:
+        return True, (f"split: yes ({outer_size} row(s), fewer than {SPLIT_MAX_ROWS}, of {inner_size} "
+                      f"points, {SPLIT_MIN_REDUCED} or more)")
+    why = (f"{outer_size} rows, {SPLIT_MAX_ROWS} or more" if outer_size >= SPLIT_MAX_ROWS
+           else f"rows of {inner_size} points, fewer than {SPLIT_MIN_REDUCED}")
+    return False, f"split: no ({why}; fewer than {SPLIT_MAX_ROWS} rows of {SPLIT_MIN_REDUCED} or more points split)"
 
 
 def _row_item_bytes(var: Var, info: GraphInfo) -> int:
