@@ -11,9 +11,13 @@ Schedules (LoopNest.schedule):
   row, launched as a (ntr, ntk) block for rows (threads side by side share a row) and (ntk, ntr)
   for columns (threads side by side take neighbouring outputs). Each phase is a strided pass over
   the row and a shared-memory tree reduction over the row's threads (portable: the simulator has
-  no warp shuffles); ntr = 1 is a thread per output. A cached buffer's row lives in dynamic shared
+  no warp shuffles); ntr = 1 is a thread per output. A cached buffer's row lives in shared
   memory from its first phase on. A split kernel spreads a row over gridDim.y blocks, and the last
   of them to finish combines their partial results.
+
+A reduction's shared memory is all dynamic, sized at launch (`shared_bytes`): first the tree
+reduction's arrays, one slot per thread of the block for each accumulator (widest first), then
+the cached rows. So one compiled kernel runs with any block size the device allows.
 """
 
 from __future__ import annotations
@@ -44,10 +48,6 @@ from ..loopnest import (
 from ..ops import ELEMENTWISE, NO_INDEX
 from . import cuda_templates
 from .templates import fill, fill_body, inline, module
-
-# Shared-memory arrays are sized for the largest block a launch may use.
-MAX_THREADS = 256
-
 
 def type_name(dtype) -> str:
     """The Numba type constructor for a dtype: float32, int64, boolean, ..."""
@@ -188,7 +188,7 @@ class _Body:
             for b in _loaded_buffers(phase.body):
                 if b in nest.cached:
                     self.first_phase.setdefault(b, k)
-        self.cache_of = {b: (f"cache_{short_name(self.buffers[b])}", f"{b}_at") for b in nest.cached}
+        self.cache_of = {b: (shared_name(self.buffers[b]), f"{b}_at") for b in nest.cached}
         self.schedule = nest.schedule
 
     def operand(self, op, dtype=None) -> ast.expr:
@@ -397,6 +397,38 @@ def kernel_params(nest: LoopNest) -> tuple[KernelParam, ...]:
     return tuple(params)
 
 
+def shared_name(dtype) -> str:
+    """The kernel's dynamic shared memory seen as an array of `dtype`."""
+    return f"shared_{short_name(np.dtype(dtype))}"
+
+
+def scratch_arrays(nest: LoopNest) -> list[tuple[str, np.dtype]]:
+    """A reduction's tree-reduction arrays (name, dtype), widest first: each holds one slot per
+    thread of the block."""
+    arrays = []
+    for a in nest.accumulators:
+        arrays.append((f"{a.name}_sh", compute_dtype(a.dtype)))
+        if a.indexed:
+            arrays.append((f"{a.name}_i_sh", np.dtype(np.int64)))
+    return sorted(arrays, key=lambda item: -item[1].itemsize)
+
+
+def scratch_slots(threads: int) -> int:
+    """Slots per tree-reduction array for a block of `threads` (nslot in the kernel)."""
+    return (threads + 7) // 8 * 8
+
+
+def shared_bytes(nest: LoopNest, threads: int, rows: int, cache_points: int) -> int:
+    """Dynamic shared memory of a reduction launched with `threads` per block, `rows` (ntk) rows
+    per block and `cache_points` (ncache) points of each row on chip: the tree reduction's
+    arrays, then the cached rows. 0 for a pointwise kernel."""
+    if nest.kind == "pointwise":
+        return 0
+    slot_bytes = sum(dtype.itemsize for _, dtype in scratch_arrays(nest))
+    item_bytes = sum(nest.buffer(b).dtype.itemsize for b in nest.cached)
+    return scratch_slots(threads) * slot_bytes + rows * cache_points * item_bytes
+
+
 def _index_expr(*parts: ast.expr) -> ast.expr:
     """a * b + c for parts (a, b, c)."""
     return ast.BinOp(ast.BinOp(parts[0], ast.Mult(), parts[1]), ast.Add(), parts[2])
@@ -415,20 +447,31 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
     threads = ("x", "y") if nest.schedule == "rows" else ("y", "x")  # (tr, tk)
     shared: list[ast.stmt] = []
     prelude: list[ast.stmt] = []
-    for a in nest.accumulators:
-        shared.append(_assign(f"{a.name}_sh", _shared_array(MAX_THREADS, compute_dtype(a.dtype))))
-        if a.indexed:
-            shared.append(_assign(f"{a.name}_i_sh", _shared_array(MAX_THREADS, np.int64)))
-    # Cached rows, widest dtype first, one after another in the block's dynamic shared memory
-    # (every dynamic shared array starts at the same address).
+    # Every dynamic shared array starts at the same address: one per dtype, each part at its
+    # offset in items of that dtype (see shared_bytes for the layout).
+    scratch = scratch_arrays(nest)
+    for dtype in dict.fromkeys([d for _, d in scratch] + [body.buffers[b] for b in nest.cached]):
+        shared.append(_assign(shared_name(dtype), _shared_array(0, dtype)))
+    # The tree reduction's arrays: `nslot` slots each (the block's threads, rounded up to 8 so
+    # that every part, in bytes, stays a multiple of 8 and the next one aligned).
+    prelude.append(_assign("nslot", ast.parse("(ntk * ntr + 7) // 8 * 8", mode="eval").body))
+    slot_bytes = 0
+    for name, dtype in scratch:
+        k = slot_bytes // dtype.itemsize  # arrays of this width before it, in slots
+        start = ast.BinOp(_name("nslot"), ast.Mult(), ast.Constant(k)) if k else None
+        stop = ast.BinOp(_name("nslot"), ast.Mult(), ast.Constant(k + 1)) if k else _name("nslot")
+        prelude.append(_assign(name, ast.Subscript(_name(shared_name(dtype)), ast.Slice(start, stop), ast.Load())))
+        slot_bytes += dtype.itemsize
+    # Then the cached rows, widest dtype first, one buffer's rows after another's.
     widths_before = 0
-    for dtype in dict.fromkeys(body.buffers[b] for b in nest.cached):
-        shared.append(_assign(f"cache_{short_name(dtype)}", _shared_array(0, dtype)))
     for b in nest.cached:
         dtype = body.buffers[b]
+        after_scratch = ast.BinOp(
+            ast.BinOp(_name("nslot"), ast.FloorDiv(), ast.Constant(dtype.itemsize)), ast.Mult(), ast.Constant(slot_bytes)
+        )
         scale = ast.Constant(widths_before // dtype.itemsize)  # rows before it, in its items
         row_cells = ast.BinOp(_name("ncache"), ast.Mult(), _name("ntk"))
-        at = ast.BinOp(row_cells, ast.Mult(), scale) if widths_before else ast.Constant(0)
+        at = ast.BinOp(after_scratch, ast.Add(), ast.BinOp(row_cells, ast.Mult(), scale)) if widths_before else after_scratch
         prelude.append(_assign(f"{b}_at", at))
         widths_before += dtype.itemsize
     if nest.split:
