@@ -13,7 +13,8 @@ fit the on-chip row cache) and every kernel is generated. Columns:
   size with the same code;
 - compilations: distinct (code, argument types) pairs, what a GPU's dispatcher compiles;
 - PTX: distinct PTX texts numba-cuda's compiler makes when every size's kernels are compiled for
-  sm_90 (no GPU needed).
+  sm_90 (no GPU needed), after removing the number Numba gives each compilation in its symbol
+  names (`..B2v7B..`, `_cudapy_smem_7`).
 
 Nothing runs: plans, code generation and PTX only.
 """
@@ -21,6 +22,7 @@ Nothing runs: plans, code generation and PTX only.
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import time
@@ -123,11 +125,17 @@ def measure(case: Case, varied: str, ptx: bool = False) -> Reuse:
             if ptx:
                 from numfuse.runtime.ptx import compile_kernel
 
-                texts.add(compile_kernel(source, kernel.nest).ptx)
+                texts.add(_without_compilation_numbers(compile_kernel(source, kernel.nest).ptx))
             compilations.add(key)
     seconds = time.perf_counter() - start
     return Reuse(case.name, varied, len(all_shapes), kernels, len(codes), len(compilations),
                  len(texts) if ptx else None, seconds if ptx else 0.0)
+
+
+def _without_compilation_numbers(ptx: str) -> str:
+    """PTX with the per-compilation numbers Numba puts in mangled names taken out."""
+    ptx = re.sub(r"B\d+v\d+(?=B)", "Bv", ptx)
+    return re.sub(r"_cudapy_smem_\d+", "_cudapy_smem", ptx)
 
 
 def ptx_available() -> bool:
