@@ -643,8 +643,8 @@ class Lowerer:
                 f"axes of length 1: {','.join(map(str, ones))} (NumPy broadcasts them, so they index "
                 f"nothing; another length makes them loops)"
             )
-        if 0 in domain:
-            choices.append("an empty axis (no points: the kernel is not launched)")
+        if any(domain[a] == 0 for a in range(len(domain)) if a not in self.spec.reduce_axes):
+            choices.append("an empty axis: no output points, so the kernel is never launched (nor compiled)")
         for chain in chains:
             if len(chain) > 1:
                 choices.append(f"axes {','.join(map(str, chain))} collapsed into one loop (contiguous in every buffer)")

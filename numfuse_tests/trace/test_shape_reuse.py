@@ -80,6 +80,9 @@ def test_explain_names_the_size_choices_that_shape_the_code():
     assert split == f"split: yes (2 row(s), fewer than {SPLIT_MAX_ROWS}, of {SPLIT_MIN_REDUCED} points, {SPLIT_MIN_REDUCED} or more)"
     many, = _compiled_for(row_sum.explain(np.zeros((SPLIT_MAX_ROWS, SPLIT_MIN_REDUCED), np.float32)))
     assert many.startswith(f"split: no ({SPLIT_MAX_ROWS} rows, {SPLIT_MAX_ROWS} or more")
+    empty, = _compiled_for(row_sum.explain(np.zeros((0, 100), np.float32)))
+    assert empty.startswith("an empty axis: no output points, so the kernel is never launched")
+    assert _compiled_for(row_sum.explain(np.zeros((5, 0), np.float32)))[0].startswith("split: no")
     one_row, = _compiled_for(row_sum.explain(np.zeros((1, 100), np.float32)))
     assert one_row.startswith("axes of length 1: 0 (NumPy broadcasts them")
     pointwise, = _compiled_for(numfuse.jit(lambda x: x * 2).explain(np.zeros((3, 4), np.float32)))
