@@ -46,6 +46,7 @@ from .strategy import (
     choose_cache,
     choose_schedule,
     choose_split,
+    compiled_for,
     merged_phases,
     online_choice,
     online_softmax_pairs,
@@ -628,56 +629,13 @@ class Lowerer:
             cached=cached,
             split=split,
             counts=counts,
-            compiled_for=self._compiled_for(chains, full, split_choice, counts, nest_phases, epilogue),
+            compiled_for=compiled_for(
+                self.domain, spec.reduce_axes, chains, full, nest_phases, epilogue,
+                [self.online_choice, split_choice], counts,
+            ),
             sources=tuple(dict.fromkeys(e.loc for e in self.computed if e.loc is not None)),
         )
         return Lowered(nest, dict(self.reads), dict(self.writes), self.external, self.computed, passes, notes)
-
-    def _compiled_for(self, chains, full, split_choice, counts, phases, epilogue) -> tuple[str, ...]:
-        """The choices made from sizes that the kernel's code depends on, in words: a size that
-        changes one of them compiles another kernel; every other size is a kernel argument."""
-        domain, choices = self.domain, []
-        ones = [a for a, s in enumerate(domain) if s == 1]
-        if ones:
-            choices.append(
-                f"axes of length 1: {','.join(map(str, ones))} (NumPy broadcasts them, so they index "
-                f"nothing; another length makes them loops)"
-            )
-        if any(domain[a] == 0 for a in range(len(domain)) if a not in self.spec.reduce_axes):
-            choices.append("an empty axis: no output points, so the kernel is never launched (nor compiled)")
-        for chain in chains:
-            if len(chain) > 1:
-                choices.append(f"axes {','.join(map(str, chain))} collapsed into one loop (contiguous in every buffer)")
-        if full:
-            choices.append(f"indexed at their own rank: {', '.join(sorted(full))} (strided, or read at computed points)")
-        constants = sorted({
-            f"{s.buffer}[{', '.join(map(str, s.index))}]"
-            for s in _walk(tuple(st for p in phases for st in p.body) + tuple(epilogue))
-            if isinstance(s, (Load, Store)) and any(isinstance(e, int) and e != 0 or not indexing.is_plain(e) for e in s.index)
-        })
-        if constants:
-            choices.append(
-                "constant indices from slices, reshapes or concatenation: " + ", ".join(constants)
-                + " (sizes in them are part of the code)"
-            )
-        if self.online_choice:
-            choices.append(self.online_choice)
-        if split_choice:
-            choices.append(split_choice)
-        for c in counts:
-            if c.dtype.itemsize < 8 and c.dtype.kind == "f":
-                choices.append(
-                    f"{c.name} in {c.dtype.name} (exact up to 2**{np.finfo(c.dtype).nmant + 1}; a "
-                    f"larger count divides in float64 as NumPy does, another kernel)"
-                )
-        return tuple(choices)
-
-
-def _walk(stmts):
-    for s in stmts:
-        yield s
-        if isinstance(s, Guard):
-            yield from _walk(s.body)
 
 
 def collapse_axes(domain, reduce_axes, maps, pinned=frozenset()) -> list[list[int]]:

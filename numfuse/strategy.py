@@ -14,7 +14,7 @@ import numpy as np
 from . import indexing
 from .device_props import PLAN_DEVICE, row_cache_bytes
 from .ir import Var
-from .loopnest import Guard, Load
+from .loopnest import Guard, Load, Store
 from .ops import is_reduction
 
 if TYPE_CHECKING:
@@ -218,3 +218,54 @@ def choose_schedule(spec: KernelSpec, outer, chains) -> str:
         return "flat"
     innermost_reduced = bool(chains) and chains[-1][0] in spec.reduce_axes
     return "rows" if not outer or innermost_reduced else "columns"
+
+
+def compiled_for(domain, reduce_axes, chains, full, phases, epilogue, choices, counts) -> tuple[str, ...]:
+    """The choices made from sizes that a kernel's code depends on, in words, for `explain`: a
+    size that changes one of them compiles another kernel; every other size is a kernel
+    argument. `chains`: the collapsed loop dimensions (lower.collapse_axes); `full`: buffers
+    indexed at their own rank; `choices`: the online softmax's and the split's texts (or None)."""
+    said = []
+    ones = [a for a, s in enumerate(domain) if s == 1]
+    if ones:
+        said.append(
+            f"axes of length 1: {','.join(map(str, ones))} (NumPy broadcasts them, so they index "
+            f"nothing; another length makes them loops)"
+        )
+    if any(domain[a] == 0 for a in range(len(domain)) if a not in reduce_axes):
+        said.append("an empty axis: no output points, so the kernel is never launched (nor compiled)")
+    for chain in chains:
+        if len(chain) > 1:
+            said.append(f"axes {','.join(map(str, chain))} collapsed into one loop (contiguous in every buffer)")
+    if full:
+        said.append(f"indexed at their own rank: {', '.join(sorted(full))} (strided, or read at computed points)")
+    constants = sorted({
+        f"{s.buffer}[{', '.join(map(str, s.index))}]"
+        for s in _walk(tuple(st for p in phases for st in p.body) + tuple(epilogue))
+        if isinstance(s, (Load, Store)) and any(_constant_index(e) for e in s.index)
+    })
+    if constants:
+        said.append(
+            "constant indices from slices, reshapes or concatenation: " + ", ".join(constants)
+            + " (sizes in them are part of the code)"
+        )
+    said.extend(c for c in choices if c)
+    for c in counts:
+        if c.dtype.itemsize < 8 and c.dtype.kind == "f":
+            said.append(
+                f"{c.name} in {c.dtype.name} (exact up to 2**{np.finfo(c.dtype).nmant + 1}; a "
+                f"larger count divides in float64 as NumPy does, another kernel)"
+            )
+    return tuple(said)
+
+
+def _constant_index(entry) -> bool:
+    """An index with a constant in it: an integer other than 0, or a Lin / DivMod expression."""
+    return isinstance(entry, int) and entry != 0 or not indexing.is_plain(entry)
+
+
+def _walk(stmts):
+    for s in stmts:
+        yield s
+        if isinstance(s, Guard):
+            yield from _walk(s.body)
