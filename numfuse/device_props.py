@@ -4,7 +4,7 @@ A plan is made before any device is chosen (and in the trace tier, without numba
 size-dependent decisions (how much of a row the on-chip cache holds, hence the online softmax
 and the bytes model) use PLAN_DEVICE, an H200 as Hopper GPUs report themselves. At launch,
 runtime/device.py reads the real device's properties once (`read_props`), and
-runtime/launch.py sizes grids, blocks and shared memory from them; everything the plan decided
+runtime/launch_model.py sizes grids, blocks and shared memory from them; everything the plan decided
 stays correct on any device, because the cache's length is a kernel argument.
 """
 
@@ -53,7 +53,7 @@ H200 = DeviceProps(
 )
 
 # Numba's CUDA simulator: one "SM"; it runs each thread as a Python thread, so the cost model
-# launches tiny grids there (runtime/launch.py) whatever these limits allow.
+# launches tiny grids there (runtime/launch_model.py) whatever these limits allow.
 SIMULATOR = DeviceProps(
     name="Numba CUDA simulator",
     sm_count=1,
@@ -74,7 +74,7 @@ PLAN_DEVICE = H200
 # accumulator, up to 8 bytes each) and the cached rows. The rows get what is left after a
 # reserve that covers the reduction arrays of a 256-thread block with up to 4 accumulators of
 # 8 bytes (or a 1024-thread block with 2 float32 ones); a kernel needing more at launch caches
-# fewer points (runtime/launch.py recomputes the cache from the actual block).
+# fewer points (runtime/launch_model.py recomputes the cache from the actual block).
 REDUCTION_RESERVE = 8 * 1024
 
 

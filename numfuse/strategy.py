@@ -2,7 +2,7 @@
 chip between phases and how much of each row fits, whether few long rows are split across
 blocks, and when softmax's sum joins its maximum's pass (the online softmax). Each decision is
 a function of the planned kernel's shapes and dtypes, so `plan()` and `explain` can print it;
-runtime/launch.py picks the thread counts with the same limits.
+runtime/launch_model.py picks the thread counts with the same limits.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 # A row's cached buffers get this much shared memory per block at plan time: 40 KiB, the 48 KiB
 # every CUDA GPU gives a block without opting in, less a reserve for the block reduction's arrays
 # (device_props.py). Points of a longer row past it are read from memory in every phase. At
-# launch, runtime/launch.py gives the cache what the actual block leaves (ncache is an argument).
+# launch, runtime/launch_model.py gives the cache what the actual block leaves (ncache is an argument).
 ROW_CACHE_BYTES = row_cache_bytes(PLAN_DEVICE)
 # A single-phase reduction with fewer rows than this, each of at least SPLIT_MIN_REDUCED points,
 # spreads each row over several blocks: one block per row would leave most of a GPU idle.

@@ -4,7 +4,7 @@ tree reduction over any power-of-two block. Runs the corpus under several launch
 import numpy as np
 import pytest
 
-import numfuse.runtime.launch as launch
+import numfuse.runtime.launch_model as launch
 from numfuse.runtime.device import backend
 from numfuse_tests.helpers import check
 from numfuse_tests.programs import PROGRAMS

@@ -1,4 +1,4 @@
-"""The launch cost model (runtime/launch.py) on an H200's properties, as text: grids, blocks,
+"""The launch cost model (runtime/launch_model.py) on an H200's properties, as text: grids, blocks,
 shared memory and split chunks for a few kernels at a few sizes; and the device properties it
 reads. Nothing runs (and numba is not imported)."""
 
@@ -7,7 +7,7 @@ import numpy as np
 import numfuse
 from numfuse.device_props import H200, REDUCTION_RESERVE, SIMULATOR, row_cache_bytes
 from numfuse.runtime.device import read_props
-from numfuse.runtime.launch import candidate_configs, launch_config
+from numfuse.runtime.launch_model import candidate_configs, launch_config
 from numfuse.strategy import ROW_CACHE_BYTES
 
 
