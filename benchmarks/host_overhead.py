@@ -57,11 +57,12 @@ class _DryExecutable:
     """A planned executable as a GPU runs it, with every driver call replaced."""
 
     def __init__(self, real):
+        from numfuse.device_props import H200
         from numfuse.runtime.device import Backend
 
         self.plan, self.launches = real.plan, real.launches
         self.scalar_casts, self.checks_errors = real.scalar_casts, real.checks_errors
-        self.backend = Backend(cuda=None, simulated=False, sm_count=132)
+        self.backend = Backend(cuda=None, simulated=False, props=H200)
         self.core_streams = SimpleNamespace(get=lambda handle: "stream")
 
     def kernel(self, device_id, index):

@@ -76,6 +76,30 @@ class Literal:
         return f"{value!r}:{short_name(self.aval.dtype)}"
 
 
+@dataclass(frozen=True)
+class SizeConst(Literal):
+    """A constant that NumPy computes from the traced shapes (the count a mean or variance
+    divides by, already converted to the dtype it divides in). It is as constant as a Literal
+    for this signature, but kernels take it as an argument rather than baking it into their
+    code, so that one compiled kernel serves every size. `key` says what it counts (two counts
+    that happen to be equal at one shape stay two arguments)."""
+
+    key: tuple = ()
+
+    def __str__(self) -> str:
+        return f"count({self.value.item()!r}):{short_name(self.aval.dtype)}"
+
+
+@dataclass(frozen=True)
+class SizeValue:
+    """What numpy_reductions passes to a NumPy ufunc where NumPy passes a count computed from
+    shapes (a NumPy scalar, strongly typed as NumPy's intp count is): the tracer makes it a
+    SizeConst rather than a Literal."""
+
+    value: Any  # a NumPy scalar
+    key: tuple
+
+
 Atom = Var | Literal
 
 

@@ -350,6 +350,8 @@ def explain_text(compiled: Compiled) -> str:
         lines.append(f"-- kernel #{i} {kernel.name} ({kernel.nest.kind}, {kernel.nest.strategy})")
         lines.append(f"   what: {kernel.reason}")
         lines.append(f"   strategy: {strategy_text(kernel.nest)}")
+        lines.append(f"   compiled for: {compiled_for_text(kernel.nest)}")
+        lines.append(f"   sizes as arguments: {size_arguments_text(source)}")
         lines.extend(f"   limit: {note}" for note in kernel.notes)
         held = list(dict.fromkeys(f"{names[e.out]} = {e.prim}" for e in kernel.computed))
         lines.append(f"   holds: {', '.join(held) if held else '(copies only)'}")
@@ -369,6 +371,27 @@ def explain_text(compiled: Compiled) -> str:
             names[o.var] for o in plan.outputs if o.kind != "buffer"
         ))
     return "\n".join(lines)
+
+
+def compiled_for_text(nest) -> str:
+    """The choices made from sizes that this kernel's code depends on (lower.py's
+    `_compiled_for`): a call whose sizes change one of them compiles another kernel."""
+    if not nest.compiled_for:
+        return "any sizes of this rank, dtypes and layout (no choice was made from sizes)"
+    return "; ".join(nest.compiled_for)
+
+
+def size_arguments_text(source) -> str:
+    """The kernel arguments that carry sizes: one compiled kernel serves other values."""
+    parts = []
+    for p in source.params:
+        if p.kind == "size":
+            parts.append(f"{p.name}={p.value}")
+        elif p.kind == "count":
+            parts.append(f"{p.name}={p.value.item()!r}")
+        elif p.kind == "cache_points":
+            parts.append(f"{p.name} (points of a row on chip, set at launch)")
+    return ", ".join(parts)
 
 
 def strategy_text(nest) -> str:

@@ -75,6 +75,16 @@ class ScalarParam:
 
 
 @dataclass(frozen=True)
+class CountParam:
+    """A constant computed from the shapes (ir.SizeConst: the count a mean divides by), passed
+    as a kernel argument of `dtype` so that the kernel's code is the same for every size."""
+
+    name: str
+    dtype: np.dtype
+    value: object  # a NumPy scalar of dtype
+
+
+@dataclass(frozen=True)
 class Load:
     dst: str
     buffer: str
@@ -192,6 +202,10 @@ class LoopNest:
     epilogue: tuple[Stmt, ...]
     cached: tuple[str, ...] = ()  # buffers a row keeps on chip from the first phase that loads it
     split: bool = False  # a row's reduced points are spread over several blocks (one phase only)
+    counts: tuple[CountParam, ...] = ()
+    # The choices made from sizes that shape the code (see strategy.compiled_for): another size
+    # that changes one of them compiles another kernel.
+    compiled_for: tuple[str, ...] = field(default=(), compare=False)
     sources: tuple[SourceLoc, ...] = field(default=(), compare=False)
 
     @property
@@ -293,6 +307,7 @@ def format_loopnest(nest: LoopNest, sizes: bool = True) -> str:
     lines = [f"kernel {nest.name}  {nest.kind}[{nest.strategy}]"]
     ins = "  ".join(sig(b) for b in nest.buffers if b.role == "in")
     ins += "".join(f"  {s.name}:{short_name(s.dtype)}" for s in nest.scalars)
+    ins += "".join(f"  {c.name}:{short_name(c.dtype)}" + (f"={c.value.item()!r}" if sizes else "") for c in nest.counts)
     outs = "  ".join(sig(b) for b in nest.buffers if b.role == "out")
     lines.append(f"  in  {ins}".rstrip())
     lines.append(f"  out {outs}".rstrip())

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import indexing
 from .dtypes import short_name
-from .ir import Atom, Eqn, Graph, Literal, Var
+from .ir import Atom, Eqn, Graph, Literal, SizeConst, Var
 from .loopnest import (
     ERRORS_BUFFER,
     Accumulate,
@@ -31,6 +31,7 @@ from .loopnest import (
     Accumulator,
     BufferParam,
     Compute,
+    CountParam,
     Dim,
     Guard,
     Load,
@@ -43,11 +44,12 @@ from .loopnest import (
 )
 from .ops import ELEMENTWISE, REDUCTIONS, is_reduction
 from .strategy import (
-    SPLIT_MAX_ROWS,
-    SPLIT_MIN_REDUCED,
     choose_cache,
     choose_schedule,
+    choose_split,
+    compiled_for,
     merged_phases,
+    online_choice,
     online_softmax_pairs,
 )
 from .viewmaps import (
@@ -151,6 +153,7 @@ class Lowerer:
         self.reads: dict[Var, str] = {}
         self.writes: dict[Var, str] = {}
         self.scalars: dict[tuple[int, np.dtype], str] = {}
+        self.counts: dict[tuple, tuple[str, SizeConst]] = {}  # size constants: kernel arguments
         self.external: set[Var] = set()
         self.computed: list[Eqn] = []
         self.maps: list[tuple[str, IndexMap]] = []  # every (buffer, map) used: for collapsing
@@ -160,6 +163,7 @@ class Lowerer:
         self.selects: list = []  # the index entry every Select branches on
         self.phase_of: dict[Var, int] = dict(spec.phase_of)  # after online softmax merges (lower)
         self.online_notes: list[str] = []
+        self.online_choice: str | None = None  # for compiled_for
 
     # -- values --------------------------------------------------------------------------------
 
@@ -175,6 +179,8 @@ class Lowerer:
 
     def value(self, atom: Atom, imap: IndexMap, scope: dict, out: list, phase: int):
         """`atom` evaluated at `imap`: a Literal or a kernel variable's name."""
+        if isinstance(atom, SizeConst):
+            return self._count(atom)
         if isinstance(atom, Literal):
             return atom
         key = (atom, imap)
@@ -281,10 +287,19 @@ class Lowerer:
             self.scalars[key] = f"s_{self.info.names[var]}{suffix}"
         return self.scalars[key]
 
+    def _count(self, const: SizeConst) -> str:
+        """A constant computed from the shapes: a kernel argument (count0, count1, ...)."""
+        key = (const.key, const.aval.dtype)
+        if key not in self.counts:
+            self.counts[key] = (f"count{len(self.counts)}", const)
+        return self.counts[key][0]
+
     def _compute(self, eqn: Eqn, imap: IndexMap, scope: dict, out: list, phase: int):
         prim = eqn.prim
         operand = eqn.inputs[0]
         if prim in STRUCTURAL:
+            if isinstance(operand, SizeConst):
+                return self._count(operand)
             if isinstance(operand, Literal):
                 return operand
             return self.value(operand, operand_map(eqn, imap), scope, out, phase)
@@ -343,6 +358,7 @@ class Lowerer:
         # softmax's sum of exp(x - max) joins the max's pass when the row is too long to keep on
         # chip (online_softmax): one read of the row fewer.
         online = online_softmax_pairs(spec, self.info)
+        self.online_choice = online_choice(spec, self.info, online)
         self.phase_of = merged_phases(spec, online)
         self.online_notes = [
             f"the row is too long to keep on chip: {self.info.names[s]} (a sum of exp(x - "
@@ -524,6 +540,7 @@ class Lowerer:
             + ([BufferParam(ERRORS_BUFFER, np.dtype(np.int32), (1,), "out")] if self.checked else [])
         )
         scalars = tuple(ScalarParam(n, dtype, index) for (index, dtype), n in self.scalars.items())
+        counts = tuple(CountParam(n, c.aval.dtype, c.value) for n, c in self.counts.values())
         inner_size = int(np.prod([d.size for d in inner], dtype=np.int64))
         outer_size = int(np.prod([d.size for d in outer], dtype=np.int64))
         notes: list[str] = list(self.online_notes)
@@ -535,13 +552,9 @@ class Lowerer:
             notes.extend(note)
             by_name = {n: v for v, n in self.reads.items()}
             passes = {by_name[name]: count for name, count in reads.items()}
-        split = (
-            spec.kind == "reduction"
-            and len(nest_phases) == 1
-            and not any(a.partner for a in nest_phases[0].accumulators)
-            and outer_size < SPLIT_MAX_ROWS
-            and inner_size >= SPLIT_MIN_REDUCED
-        )
+        split, split_choice = False, None
+        if spec.kind == "reduction":
+            split, split_choice = choose_split(nest_phases, outer_size, inner_size)
         if split:
             notes.append(
                 f"{outer_size} row(s) of {inner_size} reduced points: each row is split over "
@@ -559,6 +572,11 @@ class Lowerer:
             epilogue=tuple(epilogue),
             cached=cached,
             split=split,
+            counts=counts,
+            compiled_for=compiled_for(
+                self.domain, spec.reduce_axes, chains, full, nest_phases, epilogue,
+                [self.online_choice, split_choice], counts,
+            ),
             sources=tuple(dict.fromkeys(e.loc for e in self.computed if e.loc is not None)),
         )
         return Lowered(nest, dict(self.reads), dict(self.writes), self.external, self.computed, passes, notes)

@@ -41,6 +41,8 @@ class Operand:
     value: Any
     dtype: np.dtype
     weak: bool
+    # A constant NumPy computes from the shapes (ir.SizeValue): what it counts, else None.
+    size_key: tuple | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:

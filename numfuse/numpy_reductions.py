@@ -23,6 +23,7 @@ from .dtypes import check_supported, compute_dtype
 from .errors import at_user_line, unsupported, user_line_noted
 from .numpy_complex import complex_hint, refuse_complex
 from .ops import ELEMENTWISE, REDUCTIONS
+from .ir import SizeValue
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,11 @@ def _count(shape, axes) -> int:
     return int(np.prod([shape[i] for i in axes], dtype=np.int64))
 
 
+def _count_key(ctx, xt, axes, what="count", *extra) -> tuple:
+    """What a count counts, so that each count is its own kernel argument (ir.SizeConst)."""
+    return (what, ctx.atom(xt).id, tuple(axes), *extra)
+
+
 def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
            stand_in: Callable | None = None, name: str | None = None):
     """A one-primitive reduction as NumPy computes it; `stand_in` is the NumPy callable that
@@ -118,7 +124,7 @@ def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, i
         shape = _reduced_shape(xt.shape, axes, keepdims)
         value = ctx.bind(prim, [ctx.atom(value)], shape, acc, params=params, numpy_scalar=True)
     if kind == "mean":
-        value = np.true_divide(value, _count(xt.shape, axes))
+        value = _divide_by_count(value, _count(xt.shape, axes), _count_key(ctx, xt, axes))
         value = ctx.convert(value, out_dtype)
     return ctx.numpy_scalar(value)  # NumPy's reductions return scalars for 0-d results
 
@@ -183,6 +189,20 @@ def _divide_into(value, count):
     return quotient.astype(value.dtype) if quotient.dtype != value.dtype else quotient
 
 
+def _divide_by_count(value, count, key: tuple):
+    """NumPy's `true_divide(value, np.intp(count), out=value, casting='unsafe')` (mean's and
+    var's division: float64 arithmetic for a float32 value, then back to float32). Where value
+    is a float whose dtype holds the count exactly (float32: up to 2**24), dividing in that
+    dtype gives the same result (float64 has more than twice float32's digits, plus two, so
+    rounding twice is innocuous) and keeps float32 kernels free of float64. The count is a
+    kernel argument (ir.SizeValue), not a constant in the code."""
+    dtype = value.dtype
+    count = np.intp(count) if isinstance(count, int) else count  # NumPy's count is an intp
+    if dtype.kind == "f" and dtype.type(count) == count:
+        return np.true_divide(value, SizeValue(dtype.type(count), key))
+    return _divide_into(value, SizeValue(count, key))
+
+
 def _degrees_of_freedom(ddof, correction):
     """var's and std's ddof, or its Array API spelling `correction` (not both)."""
     if correction is np._NoValue:
@@ -205,14 +225,15 @@ def var(ctx, a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *
     # NumPy's complex variance is of |x - mean|**2; the squares below are of real deviations.
     refuse_complex(name, xt.dtype if dtype is None else dtype)
     axes = _axes(xt, axis)
-    count = np.intp(_count(xt.shape, axes))
+    count = _count(xt.shape, axes)
     if dtype is None and xt.dtype.kind in "biu":
         dtype = np.dtype(np.float64)
-    arrmean = _divide_into(reduce(ctx, "sum", xt, axes, dtype, keepdims=True), count)
+    arrmean = _divide_by_count(reduce(ctx, "sum", xt, axes, dtype, keepdims=True), count, _count_key(ctx, xt, axes))
     deviation = np.subtract(xt, arrmean)
     squares = np.square(deviation) if xt.dtype.kind != "b" else np.multiply(deviation, deviation)
     total = reduce(ctx, "sum", squares, axes, dtype, keepdims=keepdims)
-    result = _divide_into(total, np.maximum(count - ddof, 0))
+    dof_key = _count_key(ctx, xt, axes) if ddof == 0 else _count_key(ctx, xt, axes, "dof", ddof)
+    result = _divide_by_count(total, np.maximum(np.intp(count) - ddof, 0), dof_key)
     if name == "np.std":
         result = np.sqrt(result)
     return ctx.numpy_scalar(ctx.convert(result, result_dtype))

@@ -2,7 +2,7 @@
 chip between phases and how much of each row fits, whether few long rows are split across
 blocks, and when softmax's sum joins its maximum's pass (the online softmax). Each decision is
 a function of the planned kernel's shapes and dtypes, so `plan()` and `explain` can print it;
-runtime/device.py picks the thread counts with the same limits.
+runtime/launch_model.py picks the thread counts with the same limits.
 """
 
 from __future__ import annotations
@@ -12,18 +12,20 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import indexing
+from .device_props import PLAN_DEVICE, row_cache_bytes
 from .ir import Var
-from .loopnest import Guard, Load, Select
+from .loopnest import Guard, Load, Select, Store
 from .ops import is_reduction
 
 if TYPE_CHECKING:
     from .lower import GraphInfo, KernelSpec
 
 
-# A row's cached buffers get this much shared memory per block (48 KiB is what every CUDA GPU
-# gives a block without opting in; the rest is left for the block reduction's arrays). Points of
-# a longer row past it are read from memory in every phase.
-ROW_CACHE_BYTES = 40 * 1024
+# A row's cached buffers get this much shared memory per block at plan time: 40 KiB, the 48 KiB
+# every CUDA GPU gives a block without opting in, less a reserve for the block reduction's arrays
+# (device_props.py). Points of a longer row past it are read from memory in every phase. At
+# launch, runtime/launch_model.py gives the cache what the actual block leaves (ncache is an argument).
+ROW_CACHE_BYTES = row_cache_bytes(PLAN_DEVICE)
 # A single-phase reduction with fewer rows than this, each of at least SPLIT_MIN_REDUCED points,
 # spreads each row over several blocks: one block per row would leave most of a GPU idle.
 SPLIT_MAX_ROWS = 64
@@ -33,10 +35,11 @@ COLUMN_CACHE_ROWS = 8
 SPLIT_MIN_REDUCED = 8192
 
 
-def online_softmax_pairs(spec: KernelSpec, info: GraphInfo) -> dict[Var, Var]:
+def online_softmax_pairs(spec: KernelSpec, info: GraphInfo, any_length: bool = False) -> dict[Var, Var]:
     """{S: M} for each sum S = sum(exp(g - M)) of this kernel whose M = max(g) (same g, same
     axes) runs one phase earlier, when g's row is too long for the on-chip cache: then S can be
-    accumulated in M's pass, rescaled whenever the maximum grows (the "online softmax")."""
+    accumulated in M's pass, rescaled whenever the maximum grows (the "online softmax").
+    `any_length`: the pairs that would qualify whatever the row's length."""
     if spec.kind != "reduction":
         return {}
     row_length = int(np.prod([spec.domain[a] for a in spec.reduce_axes], dtype=np.int64))
@@ -66,12 +69,41 @@ def online_softmax_pairs(spec: KernelSpec, info: GraphInfo) -> dict[Var, Var]:
             or max_eqn.param("keepdims") != eqn.param("keepdims") and broadcast is None
         ):
             continue
-        if row_length * _row_item_bytes(g, info) <= ROW_CACHE_BYTES:
+        if row_length * _row_item_bytes(g, info) <= ROW_CACHE_BYTES and not any_length:
             continue  # the row stays on chip: three exact passes cost one read
         if m in pairs.values():
             continue  # the max already carries one online sum; another one keeps its own pass
         pairs[eqn.out] = m
     return pairs
+
+
+def online_choice(spec: KernelSpec, info: GraphInfo, online: dict[Var, Var]) -> str | None:
+    """How the row's length decided the online softmax, for `explain`'s "compiled for"."""
+    candidates = online_softmax_pairs(spec, info, any_length=True)
+    if not candidates:
+        return None
+    row_length = int(np.prod([spec.domain[a] for a in spec.reduce_axes], dtype=np.int64))
+    producers = info.producers
+    g = producers[producers[producers[next(iter(candidates))].inputs[0]].inputs[0]].inputs[0]  # exp(g - M)
+    row_bytes = row_length * _row_item_bytes(g, info)
+    if online:
+        return (f"online softmax: yes (a row of {row_bytes} bytes exceeds the {ROW_CACHE_BYTES}-byte "
+                f"row cache; rows that fit make three exact passes, another kernel)")
+    return (f"online softmax: no (a row of {row_bytes} bytes fits the {ROW_CACHE_BYTES}-byte row "
+            f"cache; longer rows accumulate the sum in the maximum's pass, another kernel)")
+
+
+def choose_split(phases, outer_size: int, inner_size: int) -> tuple[bool, str | None]:
+    """Whether a reduction spreads each row over several blocks (few long rows: one block per
+    row would leave most of a GPU idle), and the reason, for `explain`'s "compiled for"."""
+    if len(phases) != 1 or any(a.partner for a in phases[0].accumulators):
+        return False, None  # only single-pass reductions split: phases need the whole row
+    if outer_size < SPLIT_MAX_ROWS and inner_size >= SPLIT_MIN_REDUCED:
+        return True, (f"split: yes ({outer_size} row(s), fewer than {SPLIT_MAX_ROWS}, of {inner_size} "
+                      f"points, {SPLIT_MIN_REDUCED} or more)")
+    why = (f"{outer_size} rows, {SPLIT_MAX_ROWS} or more" if outer_size >= SPLIT_MAX_ROWS
+           else f"rows of {inner_size} points, fewer than {SPLIT_MIN_REDUCED}")
+    return False, f"split: no ({why}; fewer than {SPLIT_MAX_ROWS} rows of {SPLIT_MIN_REDUCED} or more points split)"
 
 
 def _row_item_bytes(var: Var, info: GraphInfo) -> int:
@@ -190,3 +222,54 @@ def choose_schedule(spec: KernelSpec, outer, chains) -> str:
         return "flat"
     innermost_reduced = bool(chains) and chains[-1][0] in spec.reduce_axes
     return "rows" if not outer or innermost_reduced else "columns"
+
+
+def compiled_for(domain, reduce_axes, chains, full, phases, epilogue, choices, counts) -> tuple[str, ...]:
+    """The choices made from sizes that a kernel's code depends on, in words, for `explain`: a
+    size that changes one of them compiles another kernel; every other size is a kernel
+    argument. `chains`: the collapsed loop dimensions (lower.collapse_axes); `full`: buffers
+    indexed at their own rank; `choices`: the online softmax's and the split's texts (or None)."""
+    said = []
+    ones = [a for a, s in enumerate(domain) if s == 1]
+    if ones:
+        said.append(
+            f"axes of length 1: {','.join(map(str, ones))} (NumPy broadcasts them, so they index "
+            f"nothing; another length makes them loops)"
+        )
+    if any(domain[a] == 0 for a in range(len(domain)) if a not in reduce_axes):
+        said.append("an empty axis: no output points, so the kernel is never launched (nor compiled)")
+    for chain in chains:
+        if len(chain) > 1:
+            said.append(f"axes {','.join(map(str, chain))} collapsed into one loop (contiguous in every buffer)")
+    if full:
+        said.append(f"indexed at their own rank: {', '.join(sorted(full))} (strided, or read at computed points)")
+    constants = sorted({
+        f"{s.buffer}[{', '.join(map(str, s.index))}]"
+        for s in _walk(tuple(st for p in phases for st in p.body) + tuple(epilogue))
+        if isinstance(s, (Load, Store)) and any(_constant_index(e) for e in s.index)
+    })
+    if constants:
+        said.append(
+            "constant indices from slices, reshapes or concatenation: " + ", ".join(constants)
+            + " (sizes in them are part of the code)"
+        )
+    said.extend(c for c in choices if c)
+    for c in counts:
+        if c.dtype.itemsize < 8 and c.dtype.kind == "f":
+            said.append(
+                f"{c.name} in {c.dtype.name} (exact up to 2**{np.finfo(c.dtype).nmant + 1}; a "
+                f"larger count divides in float64 as NumPy does, another kernel)"
+            )
+    return tuple(said)
+
+
+def _constant_index(entry) -> bool:
+    """An index with a constant in it: an integer other than 0, or a Lin / DivMod expression."""
+    return isinstance(entry, int) and entry != 0 or not indexing.is_plain(entry)
+
+
+def _walk(stmts):
+    for s in stmts:
+        yield s
+        if isinstance(s, Guard):
+            yield from _walk(s.body)

@@ -15,7 +15,7 @@ import numpy as np
 from . import numpy_api, numpy_complex, numpy_reductions, numpy_views, viewmaps
 from .dtypes import check_supported
 from .errors import TracingError, UnsupportedError, at_user_line, unsupported, user_line_noted, user_location
-from .ir import Atom, Aval, Eqn, Graph, Literal, Var, check_graph
+from .ir import Atom, Aval, Eqn, Graph, Literal, SizeConst, SizeValue, Var, check_graph
 from .numpy_api import Operand
 
 
@@ -85,6 +85,9 @@ class TraceContext:
                     at_user_line("a traced array from another numfuse.jit trace leaked into this one")
                 )
             return Operand(x, None, x.dtype, x._weak)
+        if isinstance(x, SizeValue):
+            dtype = check_supported(np.asarray(x.value).dtype, "a count")
+            return Operand(None, x.value, dtype, False, x.key)
         # NumPy scalars first: np.float64 is a subclass of float, yet strongly typed.
         if isinstance(x, np.generic):
             dtype = check_supported(x.dtype, f"the NumPy scalar {x!r}")
@@ -151,7 +154,10 @@ class TraceContext:
             value = np.array(operand.value)
             if value.dtype.kind == "c" and np.dtype(dtype).kind not in "cb":
                 value = value.real  # the cast's value, without a second ComplexWarning
-            return Literal(value.astype(dtype, casting="unsafe")[()])
+            value = value.astype(dtype, casting="unsafe")[()]
+            if operand.size_key is not None:
+                return SizeConst(value, operand.size_key)  # a kernel argument, see ir.SizeConst
+            return Literal(value)
         value = self.convert(operand.tracer, dtype)
         if value.shape != tuple(shape):
             value = self.broadcast(value, shape)
@@ -392,6 +398,8 @@ _VIEW_PRIMS = ("broadcast", "transpose", "slice", "reshape", "update")
 def _atom_key(atom: Atom):
     if isinstance(atom, Var):
         return ("v", atom.id)
+    if isinstance(atom, SizeConst):
+        return ("n", atom.aval.dtype.str, atom.key)
     return ("l", atom.aval.dtype.str, atom.value.tobytes())
 
 

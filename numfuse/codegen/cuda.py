@@ -11,14 +11,19 @@ Schedules (LoopNest.schedule):
   row, launched as a (ntr, ntk) block for rows (threads side by side share a row) and (ntk, ntr)
   for columns (threads side by side take neighbouring outputs). Each phase is a strided pass over
   the row and a shared-memory tree reduction over the row's threads (portable: the simulator has
-  no warp shuffles); ntr = 1 is a thread per output. A cached buffer's row lives in dynamic shared
+  no warp shuffles); ntr = 1 is a thread per output. A cached buffer's row lives in shared
   memory from its first phase on. A split kernel spreads a row over gridDim.y blocks, and the last
   of them to finish combines their partial results.
+
+A reduction's shared memory is all dynamic, sized at launch (`shared_bytes`): first the tree
+reduction's arrays, one slot per thread of the block for each accumulator (widest first), then
+the cached rows. So one compiled kernel runs with any block size the device allows.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,10 +50,6 @@ from ..ops import ELEMENTWISE, NO_INDEX
 from . import cuda_templates
 from .templates import clone, fill, fill_body, inline, module
 
-# Shared-memory arrays are sized for the largest block a launch may use.
-MAX_THREADS = 256
-
-
 def type_name(dtype) -> str:
     """The Numba type constructor for a dtype: float32, int64, boolean, ..."""
     dtype = np.dtype(dtype)
@@ -60,12 +61,12 @@ TYPE_NAMES = tuple(type_name(d) for d in SUPPORTED)
 
 @dataclass(frozen=True)
 class KernelParam:
-    """One kernel argument: a buffer, a runtime scalar, or a loop size (`value`)."""
+    """One kernel argument: a buffer, a runtime scalar, a loop size or a count (`value`)."""
 
     name: str
-    kind: str  # "buffer" | "scalar" | "size" | "cache_points" | "partial" | "counter"
-    value: int = 0
-    dtype: np.dtype | None = None  # of a split kernel's partial results
+    kind: str  # "buffer" | "scalar" | "size" | "count" | "cache_points" | "partial" | "counter"
+    value: int = 0  # a size (int), or a count (a NumPy scalar of dtype)
+    dtype: np.dtype | None = None  # of a count, or of a split kernel's partial results
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,25 @@ class KernelSource:
     source: str
     params: tuple[KernelParam, ...]
     schedule: str
+
+    @property
+    def code_digest(self) -> str:
+        """What identifies the compiled kernel (runtime/kernel_cache.py keys its dispatchers on
+        it): the digest of the code without the header comment, which names the user's lines
+        and the loop nest with its sizes."""
+        return source_digest(kernel_code(self.source))
+
+
+def source_digest(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def kernel_code(source: str) -> str:
+    """The source without its header comment: kernels that differ only in the user lines the
+    header names share one compiled dispatcher."""
+    lines = source.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))
+    return "".join(lines[start:])
 
 
 def _name(id_: str, store: bool = False) -> ast.Name:
@@ -163,6 +183,7 @@ class _Body:
     def __init__(self, nest: LoopNest):
         self.accumulators = {a.name: a for a in nest.accumulators}
         self.types: dict[str, np.dtype] = {s.name: s.dtype for s in nest.scalars}
+        self.types.update({c.name: c.dtype for c in nest.counts})
         self.types.update({a.name: compute_dtype(a.dtype) for a in nest.accumulators})
         self.types.update({f"{a.name}_i": np.dtype(np.int64) for a in nest.accumulators if a.indexed})
         self.buffers = {b.name: b.dtype for b in nest.buffers}
@@ -175,7 +196,7 @@ class _Body:
             for b in _loaded_buffers(phase.body):
                 if b in nest.cached:
                     self.first_phase.setdefault(b, k)
-        self.cache_of = {b: (f"cache_{short_name(self.buffers[b])}", f"{b}_at") for b in nest.cached}
+        self.cache_of = {b: (shared_name(self.buffers[b]), f"{b}_at") for b in nest.cached}
         self.schedule = nest.schedule
 
     def operand(self, op, dtype=None) -> ast.expr:
@@ -384,6 +405,8 @@ COUNTER = "nf_counter"
 def kernel_params(nest: LoopNest) -> tuple[KernelParam, ...]:
     params = [KernelParam(b.name, "buffer") for b in nest.buffers]
     params += [KernelParam(s.name, "scalar") for s in nest.scalars]
+    # Counts computed from the shapes, passed already in the dtype they divide in.
+    params += [KernelParam(c.name, "count", c.value, c.dtype) for c in nest.counts]
     params += [KernelParam(d.param, "size", d.size) for d in nest.outer + nest.inner]
     if nest.kind == "pointwise":
         params.append(KernelParam("total", "size", nest.outer_size))
@@ -400,6 +423,38 @@ def kernel_params(nest: LoopNest) -> tuple[KernelParam, ...]:
                 params.append(KernelParam(partial_name(f"{a.name}_i"), "partial", dtype=np.dtype(np.int64)))
         params.append(KernelParam(COUNTER, "counter"))
     return tuple(params)
+
+
+def shared_name(dtype) -> str:
+    """The kernel's dynamic shared memory seen as an array of `dtype`."""
+    return f"shared_{short_name(np.dtype(dtype))}"
+
+
+def scratch_arrays(nest: LoopNest) -> list[tuple[str, np.dtype]]:
+    """A reduction's tree-reduction arrays (name, dtype), widest first: each holds one slot per
+    thread of the block."""
+    arrays = []
+    for a in nest.accumulators:
+        arrays.append((f"{a.name}_sh", compute_dtype(a.dtype)))
+        if a.indexed:
+            arrays.append((f"{a.name}_i_sh", np.dtype(np.int64)))
+    return sorted(arrays, key=lambda item: -item[1].itemsize)
+
+
+def scratch_slots(threads: int) -> int:
+    """Slots per tree-reduction array for a block of `threads` (nslot in the kernel)."""
+    return (threads + 7) // 8 * 8
+
+
+def shared_bytes(nest: LoopNest, threads: int, rows: int, cache_points: int) -> int:
+    """Dynamic shared memory of a reduction launched with `threads` per block, `rows` (ntk) rows
+    per block and `cache_points` (ncache) points of each row on chip: the tree reduction's
+    arrays, then the cached rows. 0 for a pointwise kernel."""
+    if nest.kind == "pointwise":
+        return 0
+    slot_bytes = sum(dtype.itemsize for _, dtype in scratch_arrays(nest))
+    item_bytes = sum(nest.buffer(b).dtype.itemsize for b in nest.cached)
+    return scratch_slots(threads) * slot_bytes + rows * cache_points * item_bytes
 
 
 def _index_expr(*parts: ast.expr) -> ast.expr:
@@ -420,20 +475,31 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
     threads = ("x", "y") if nest.schedule == "rows" else ("y", "x")  # (tr, tk)
     shared: list[ast.stmt] = []
     prelude: list[ast.stmt] = []
-    for a in nest.accumulators:
-        shared.append(_assign(f"{a.name}_sh", _shared_array(MAX_THREADS, compute_dtype(a.dtype))))
-        if a.indexed:
-            shared.append(_assign(f"{a.name}_i_sh", _shared_array(MAX_THREADS, np.int64)))
-    # Cached rows, widest dtype first, one after another in the block's dynamic shared memory
-    # (every dynamic shared array starts at the same address).
+    # Every dynamic shared array starts at the same address: one per dtype, each part at its
+    # offset in items of that dtype (see shared_bytes for the layout).
+    scratch = scratch_arrays(nest)
+    for dtype in dict.fromkeys([d for _, d in scratch] + [body.buffers[b] for b in nest.cached]):
+        shared.append(_assign(shared_name(dtype), _shared_array(0, dtype)))
+    # The tree reduction's arrays: `nslot` slots each (the block's threads, rounded up to 8 so
+    # that every part, in bytes, stays a multiple of 8 and the next one aligned).
+    prelude.append(_assign("nslot", ast.parse("(ntk * ntr + 7) // 8 * 8", mode="eval").body))
+    slot_bytes = 0
+    for name, dtype in scratch:
+        k = slot_bytes // dtype.itemsize  # arrays of this width before it, in slots
+        start = ast.BinOp(_name("nslot"), ast.Mult(), ast.Constant(k)) if k else None
+        stop = ast.BinOp(_name("nslot"), ast.Mult(), ast.Constant(k + 1)) if k else _name("nslot")
+        prelude.append(_assign(name, ast.Subscript(_name(shared_name(dtype)), ast.Slice(start, stop), ast.Load())))
+        slot_bytes += dtype.itemsize
+    # Then the cached rows, widest dtype first, one buffer's rows after another's.
     widths_before = 0
-    for dtype in dict.fromkeys(body.buffers[b] for b in nest.cached):
-        shared.append(_assign(f"cache_{short_name(dtype)}", _shared_array(0, dtype)))
     for b in nest.cached:
         dtype = body.buffers[b]
+        after_scratch = ast.BinOp(
+            ast.BinOp(_name("nslot"), ast.FloorDiv(), ast.Constant(dtype.itemsize)), ast.Mult(), ast.Constant(slot_bytes)
+        )
         scale = ast.Constant(widths_before // dtype.itemsize)  # rows before it, in its items
         row_cells = ast.BinOp(_name("ncache"), ast.Mult(), _name("ntk"))
-        at = ast.BinOp(row_cells, ast.Mult(), scale) if widths_before else ast.Constant(0)
+        at = ast.BinOp(after_scratch, ast.Add(), ast.BinOp(row_cells, ast.Mult(), scale)) if widths_before else after_scratch
         prelude.append(_assign(f"{b}_at", at))
         widths_before += dtype.itemsize
     if nest.split:

@@ -1,7 +1,7 @@
 """The CUDA kernel templates (see templates.py for how placeholders are filled).
 
 Every loop is grid-stride or block-stride, so each template is correct for any grid and block
-size; block sizes are powers of two no larger than MAX_THREADS (the shared-memory tree
+size; a reduction's threads per row are a power of two (the shared-memory tree
 reduction halves the active threads each step). Everything reaches CUDA through the `cuda` module
 object, which the simulator requires.
 """

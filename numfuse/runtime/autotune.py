@@ -26,28 +26,19 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..codegen.cuda import kernel_code
 from ..loopnest import format_loopnest
-from .device import LaunchConfig, pointwise_config, reduction_config
-from .kernel_cache import _code, cache_dir
+from .kernel_cache import cache_dir
+from .launch_model import LaunchConfig, candidate_configs
 
 REPEATS = 5
-# The reduction templates' shared arrays hold 256 partial results (codegen.cuda.MAX_THREADS).
-REDUCTION_THREADS = (64, 128, 256)
-POINTWISE_THREADS = (128, 256, 512, 1024)
-SIM_THREADS = (8, 16)
 
 
 def candidates(nest, backend) -> list[LaunchConfig]:
-    """The configurations worth timing for a kernel: the cost model's choice first."""
-    chosen = backend.launch_config(nest)
-    found = [chosen]
-    if nest.kind == "pointwise":
-        for threads in SIM_THREADS if backend.simulated else POINTWISE_THREADS:
-            found.append(pointwise_config(nest.outer_size, threads, backend.sm_count, backend.simulated))
-    else:
-        for threads in SIM_THREADS if backend.simulated else REDUCTION_THREADS:
-            found.append(reduction_config(nest, threads, backend.sm_count, backend.simulated))
-    return list(dict.fromkeys(found))
+    """The configurations worth timing for a kernel: the cost model's choice first, then the
+    alternatives it offers (launch_model.candidate_configs: block sizes, points per thread,
+    rows per block, chunks of a split row)."""
+    return list(dict.fromkeys(candidate_configs(nest, backend.props)))
 
 
 def device_name(backend) -> str:
@@ -59,7 +50,7 @@ def device_name(backend) -> str:
 
 
 def entry_path(source, nest, backend) -> Path:
-    key = hashlib.sha256("\n".join([_code(source.source), format_loopnest(nest), device_name(backend)]).encode())
+    key = hashlib.sha256("\n".join([kernel_code(source.source), format_loopnest(nest), device_name(backend)]).encode())
     return cache_dir() / "autotune" / f"{source.name}_{key.hexdigest()[:24]}.json"
 
 

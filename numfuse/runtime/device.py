@@ -2,7 +2,8 @@
 
 numba.cuda decides between the two when it is first imported (NUMBA_ENABLE_CUDASIM), so the
 choice is made here, once, the first time a kernel is needed; `import numfuse` imports nothing
-of numba.cuda. The chosen backend is cached for the process.
+of numba.cuda. The chosen backend, with the device's properties that the launch cost model uses
+(read once: runtime/launch_model.py), is cached for the process.
 """
 
 from __future__ import annotations
@@ -16,19 +17,15 @@ import sys
 import warnings
 from dataclasses import dataclass
 
+from ..device_props import H200, SIMULATOR, DeviceProps
 from ..errors import user_stacklevel
+from .launch_model import LaunchConfig, launch_config
+
+__all__ = ["Backend", "LaunchConfig", "SimulatorWarning", "backend", "read_props"]
 
 
 class SimulatorWarning(UserWarning):
     """numfuse found no CUDA driver and runs kernels on Numba's CUDA simulator."""
-
-
-# Simulated threads are Python threads and slow to start: launch tiny grids there.
-SIM_BLOCK = 16
-SIM_GRID = 2
-# On a GPU.
-BLOCK = 256
-MAX_BLOCKS_PER_SM = 32
 
 
 def _driver_has_device() -> bool:
@@ -57,15 +54,16 @@ def _driver_has_device() -> bool:
 class Backend:
     cuda: object  # the numba.cuda module
     simulated: bool
-    sm_count: int
+    props: DeviceProps  # read once from the device (read_props); SIMULATOR on the simulator
 
-    def launch_config(self, nest) -> "LaunchConfig":
-        """Grid, block and shared memory for a kernel; every template is correct for any choice,
-        so this is only a cost model (see reduction_config)."""
-        threads = SIM_BLOCK if self.simulated else BLOCK
-        if nest.kind == "pointwise":
-            return pointwise_config(nest.outer_size, threads, self.sm_count, self.simulated)
-        return reduction_config(nest, threads, self.sm_count, self.simulated)
+    @property
+    def sm_count(self) -> int:
+        return self.props.sm_count
+
+    def launch_config(self, nest) -> LaunchConfig:
+        """Grid, block and shared memory for a kernel (runtime/launch_model.py's cost model; every
+        template is correct for any choice it makes)."""
+        return launch_config(nest, self.props)
 
     @contextlib.contextmanager
     def launching(self):
@@ -83,73 +81,33 @@ class Backend:
             sys.setswitchinterval(interval)
 
 
-@dataclass(frozen=True)
-class LaunchConfig:
-    grid: tuple[int, int]
-    block: tuple[int, int]
-    shared_bytes: int = 0  # dynamic shared memory: cached rows
-    cache_points: int = 0  # of each row, the points its cached buffers keep on chip
-
-    @property
-    def nsplit(self) -> int:
-        return self.grid[1]
-
-
-# The cost model for reductions. A block has `threads` threads: ntr per row (a power of two, for
-# the tree reduction) times ntk rows.
-# - rows: ntr covers the row up to the whole block, so short rows share a block (a warp per row
-#   when rows are 32 long) and long rows get every thread;
-# - columns: ntk neighbouring outputs side by side, 32 of them (128 bytes of float32, a full
-#   memory transaction) or fewer when there are fewer outputs; the block's other threads split
-#   each output's reduced points;
-# - a cached row takes ntk * row bytes of shared memory: ntk is halved until that fits, and
-#   each row gets the threads freed; a row longer than the cache keeps its first points;
-# - a split row (few rows, long ones) gets enough blocks per row to give each SM about four
-#   blocks, and no block fewer than 4 points per thread.
-COLUMN_WIDTH = 32
-SIM_COLUMN_WIDTH = 4
+# The device attributes read into DeviceProps (numba's Device reads CU_DEVICE_ATTRIBUTE_<name>).
+_ATTRIBUTES = {
+    "sm_count": "MULTIPROCESSOR_COUNT",
+    "max_threads_per_block": "MAX_THREADS_PER_BLOCK",
+    "max_threads_per_sm": "MAX_THREADS_PER_MULTIPROCESSOR",
+    "max_blocks_per_sm": "MAX_BLOCKS_PER_MULTIPROCESSOR",
+    "warp_size": "WARP_SIZE",
+    "shared_per_block": "MAX_SHARED_MEMORY_PER_BLOCK",
+    "shared_per_block_optin": "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+    "shared_per_sm": "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
+    "l2_bytes": "L2_CACHE_SIZE",
+}
 
 
-def reduction_config(nest, threads: int, sm_count: int, simulated: bool) -> LaunchConfig:
-    from ..strategy import ROW_CACHE_BYTES, cache_min_rows
-
-    nrows, nred = nest.outer_size, nest.inner_size
-    if nest.schedule == "rows":
-        ntr = min(threads, _pow2_at_least(nred))
-        ntk = min(threads // ntr, _pow2_at_least(nrows))
-    else:
-        ntk = min(SIM_COLUMN_WIDTH if simulated else COLUMN_WIDTH, threads, _pow2_at_least(nrows))
-        ntr = min(threads // ntk, _pow2_at_least(nred))
-    itemsizes = {b.name: b.dtype.itemsize for b in nest.buffers}
-    item_bytes = sum(itemsizes[b] for b in nest.cached)
-    fewest = min(ntk, cache_min_rows(nest.schedule, nrows, nred * item_bytes))
-    while ntk > fewest and ntk * nred * item_bytes > ROW_CACHE_BYTES:
-        ntk //= 2
-        ntr = min(threads // ntk, _pow2_at_least(nred))  # the threads freed go to the row
-    cache_points = min(nred, ROW_CACHE_BYTES // (ntk * item_bytes)) if item_bytes else 0
-    row_blocks = -(-nrows // ntk)
-    grid = min(row_blocks, SIM_GRID if simulated else sm_count * MAX_BLOCKS_PER_SM)
-    nsplit = 1
-    if nest.split:
-        if simulated:
-            nsplit = 2
-        else:
-            nsplit = max(1, min(-(-nred // (4 * ntr)), (4 * sm_count) // max(1, row_blocks)))
-    block = (ntr, ntk) if nest.schedule == "rows" else (ntk, ntr)
-    return LaunchConfig((grid, nsplit), block, ntk * cache_points * item_bytes, cache_points)
-
-
-def pointwise_config(points: int, threads: int, sm_count: int, simulated: bool) -> LaunchConfig:
-    """A grid-stride loop over `points`: blocks of `threads`, at most enough to fill the GPU."""
-    most = SIM_GRID if simulated else sm_count * MAX_BLOCKS_PER_SM
-    return LaunchConfig((min(-(-points // threads), most), 1), (threads, 1))
-
-
-def _pow2_at_least(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
+def read_props(device) -> DeviceProps:
+    """The launch cost model's view of a numba.cuda Device (`cuda.get_current_device()`). An
+    attribute the driver or binding does not report keeps the H200 default, so an unusual
+    driver costs speed, never a failed launch."""
+    values = {}
+    for field, attribute in _ATTRIBUTES.items():
+        try:
+            values[field] = int(getattr(device, attribute))
+        except Exception:  # noqa: BLE001 - any failure to read an attribute: keep the default
+            values[field] = getattr(H200, field)
+    name = getattr(device, "name", "GPU")
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    return DeviceProps(name=name, **values)
 
 
 def _serialize_simulated_shared_arrays() -> None:
@@ -228,5 +186,5 @@ def backend() -> Backend:
             "JitFunction.compile on a machine without a GPU) and found no usable GPU: run "
             "kernels in another process, or set NUMBA_ENABLE_CUDASIM=1 before numba is imported"
         )
-    sm_count = 1 if simulated else cuda.get_current_device().MULTIPROCESSOR_COUNT
-    return Backend(cuda, simulated, sm_count)
+    props = SIMULATOR if simulated else read_props(cuda.get_current_device())
+    return Backend(cuda, simulated, props)

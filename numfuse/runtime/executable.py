@@ -98,6 +98,8 @@ class Executable:
                 args.append(("scalar", (scalar.input_index, scalar.dtype)))
             elif p.kind == "cache_points":
                 args.append(("size", config.cache_points))
+            elif p.kind == "count":  # a count to divide by, in the dtype it divides in
+                args.append(("count", p.value))
             elif p.kind == "partial":
                 args.append(("scratch", ((nest.outer_size * config.nsplit,), p.dtype, False)))
             elif p.kind == "counter":
@@ -237,7 +239,7 @@ class Executable:
                 args.append(errors)
             elif arg[0] == "scratch":
                 args.append(self.scratch_array(call, index, len(args), *arg[1]))
-            else:
+            else:  # a size or a count
                 args.append(arg[1])
         return args
 
@@ -253,6 +255,8 @@ class Executable:
                 params.extend(device_array_params(errors))
             elif arg[0] == "scratch":
                 params.extend(device_array_params(self.scratch_array(call, index, position, *arg[1])))
+            elif arg[0] == "count":
+                params.extend(scalar_packer(arg[1].dtype)(arg[1]))
             else:
                 params.append(size_param(arg[1]))
         return params

@@ -138,6 +138,8 @@ class FastCall:
                         template.extend(_params_of(scratch))
                 elif arg[0] == "size":
                     template.append(arg[1] if self.simulated else size_param(arg[1]))
+                elif arg[0] == "count":
+                    template.extend([arg[1]] if self.simulated else scalar_packer(arg[1].dtype)(arg[1]))
                 else:
                     raise ValueError(f"no fast call for a kernel argument {arg[0]!r}")
             self.launches.append((kernel, template, array_patches, scalar_patches))

@@ -9,13 +9,12 @@ NUMFUSE_CACHE_DIR, else $XDG_CACHE_HOME/numfuse, else ~/.cache/numfuse.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import os
 import tempfile
 from pathlib import Path
 
-from ..codegen.cuda import KernelSource
+from ..codegen.cuda import KernelSource, source_digest
 from . import simmath
 from .device import backend
 
@@ -39,10 +38,6 @@ def _kernel_dir() -> Path:
         except OSError:
             continue
     raise OSError("numfuse found no writable directory for generated kernels; set NUMFUSE_CACHE_DIR")
-
-
-def source_digest(source: str) -> str:
-    return hashlib.sha256(source.encode()).hexdigest()[:16]
 
 
 def kernel_path(kernel: KernelSource) -> Path:
@@ -70,17 +65,9 @@ def load_function(kernel: KernelSource):
     return module, getattr(module, kernel.name)
 
 
-def _code(source: str) -> str:
-    """The source without its header comment: kernels that differ only in the user lines the
-    header names share one compiled dispatcher."""
-    lines = source.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))
-    return "".join(lines[start:])
-
-
 def dispatcher(kernel: KernelSource):
     """The compiled kernel, from this process's cache or compiled now (lazily, at first launch)."""
-    digest = source_digest(_code(kernel.source))
+    digest = kernel.code_digest  # the code without its header (codegen/cuda.py)
     found = _dispatchers.get(digest)
     if found is not None:
         return found
@@ -116,5 +103,5 @@ def compile_for(kernel: KernelSource, argtypes: tuple):
     for path in stale:
         with contextlib.suppress(OSError):
             path.unlink()
-    _dispatchers.pop(source_digest(_code(kernel.source)), None)
+    _dispatchers.pop(kernel.code_digest, None)
     return dispatcher(kernel).compile(argtypes)

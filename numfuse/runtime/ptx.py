@@ -47,7 +47,7 @@ class PTXReport:
 
 def argument_types(kernel: KernelSource, views: dict[str, tuple], scalars: dict[str, np.dtype]):
     """Numba types of a kernel's parameters: C-contiguous arrays (any layout, "A", for a strided
-    buffer: views map a name to (dtype, ndim) or (dtype, ndim, strided)), scalars, int64 sizes."""
+    buffer: views map a name to (dtype, ndim) or (dtype, ndim, strided)), scalars and counts in their dtypes, int64 sizes."""
     from numba.cuda import types
     from numba.cuda.np.numpy_support import from_dtype
 
@@ -58,6 +58,8 @@ def argument_types(kernel: KernelSource, views: dict[str, tuple], scalars: dict[
             result.append(types.Array(from_dtype(dtype), ndim, "A" if strided and strided[0] else "C"))
         elif p.kind == "scalar":
             result.append(from_dtype(scalars[p.name]))
+        elif p.kind == "count":
+            result.append(from_dtype(p.dtype))
         elif p.kind == "partial":
             result.append(types.Array(from_dtype(p.dtype), 1, "C"))
         elif p.kind == "counter":
@@ -71,6 +73,7 @@ def _expected_types(nest) -> dict[str, np.dtype]:
     """The dtype the loop nest gives each kernel variable it names."""
     buffers = {b.name: b.dtype for b in nest.buffers}
     expected = {s.name: s.dtype for s in nest.scalars}
+    expected.update({c.name: c.dtype for c in nest.counts})
     expected.update({a.name: compute_dtype(a.dtype) for a in nest.accumulators})
     expected.update({f"{a.name}_i": np.dtype(np.int64) for a in nest.accumulators if a.indexed})
     # Loop indices are int64, so tensors over 2**31 elements index correctly.

@@ -23,7 +23,8 @@ import tempfile
 from pathlib import Path
 
 from ..codegen.cuda import KernelSource
-from .kernel_cache import _code, cache_dir, load_function
+from ..codegen.cuda import kernel_code
+from .kernel_cache import cache_dir, load_function
 
 _HEADER = "// numfuse ptx sha256 "
 
@@ -44,7 +45,7 @@ def _versions() -> str:
 
 
 def entry_path(kernel: KernelSource, argtypes: tuple, cc: tuple[int, int]) -> Path:
-    key = hashlib.sha256("\n".join([_code(kernel.source), repr(argtypes), repr(tuple(cc)), _versions()]).encode())
+    key = hashlib.sha256("\n".join([kernel_code(kernel.source), repr(argtypes), repr(tuple(cc)), _versions()]).encode())
     return cache_dir() / "ptx" / f"{kernel.name}_{key.hexdigest()[:24]}.ptx"
 
 

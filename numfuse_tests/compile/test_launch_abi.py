@@ -51,6 +51,7 @@ CASES = {
                               (np.ones((8, 100), np.float32),)),
     "split reduction": (lambda x: x.sum(axis=1), (np.ones((2, 20000), np.float32),)),
     "float16 in, float16 out": (lambda x, s: x * s, (np.ones((3, 3), np.float16), 0.5)),
+    "mean and var (count arguments)": (lambda x: (x.mean(axis=1), x.var(axis=0)), (np.ones((6, 50), np.float32),)),
     "complex scalars": (lambda z, a, b: z * a + b, (np.ones(4, np.complex64), np.complex64(1 + 2j), 2 - 1j)),
 }
 

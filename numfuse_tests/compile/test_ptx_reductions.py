@@ -109,8 +109,8 @@ def test_split_rows_compile(dtype):
 
 
 def test_float32_statistics_kernel_compiles():
-    """var and std divide by the count as NumPy does (an intp scalar: float64 arithmetic, then
-    float32), so only the check for the IR's types applies here."""
+    """nanvar divides by its counted points as NumPy does (an intp array: float64 arithmetic,
+    then float32), so only the check for the IR's types applies here."""
 
     def f(x):
         return (x.var(axis=1, ddof=1), x.std(axis=1), np.nanvar(x, axis=1), np.ptp(x, axis=1),
@@ -118,3 +118,15 @@ def test_float32_statistics_kernel_compiles():
 
     kernel, _ = only_kernel(f, np.ones((8, 40), np.float32))
     assert len(kernel.nest.phases) == 2
+
+
+def test_float32_var_divides_in_float32_by_count_arguments():
+    """var's and mean's counts (up to 2**24) are float32 kernel arguments: the division rounds
+    as NumPy's float64 one does, and the kernel has no float64 instruction."""
+
+    def f(x):
+        return x.var(axis=1, ddof=1), x.std(axis=1), x.mean(axis=1)
+
+    kernel, report = only_kernel(f, np.ones((8, 40), np.float32))
+    assert [(c.dtype, c.value) for c in kernel.nest.counts] == [(np.float32, 40.0), (np.float32, 39.0)]
+    assert report.f64_instructions == [], report.f64_instructions[:5]

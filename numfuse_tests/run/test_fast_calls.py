@@ -204,11 +204,12 @@ class _Recorder:
 
 class _DryExecutable:
     def __init__(self, real, record):
+        from numfuse.device_props import H200
         from numfuse.runtime.device import Backend
 
         self.plan, self.launches = real.plan, real.launches
         self.scalar_casts, self.checks_errors = real.scalar_casts, real.checks_errors
-        self.backend = Backend(cuda=None, simulated=False, sm_count=132)
+        self.backend = Backend(cuda=None, simulated=False, props=H200)
         self.core_streams = type("Streams", (), {"get": staticmethod(lambda handle: handle)})()
         self.kernel_for = _Recorder(record)
         self._real = real
@@ -294,13 +295,17 @@ def check_packed(compiled, args, allocated, record):
                 assert got == want, p.name
             elif p.kind in ("partial", "counter"):
                 at += 7
+            elif p.kind == "count":
+                assert np.dtype(p.dtype).type(params[at].value) == p.value, p.name
+                at += 1
             else:
                 assert params[at].value == (p.value if p.kind != "cache_points" else params[at].value)
                 at += 1
         assert at == len(params)
 
 
-@pytest.mark.parametrize("case", ["scalars", "softmax", "strided", "float16", "in place", "two kernels", "complex"])
+@pytest.mark.parametrize("case", ["scalars", "softmax", "strided", "float16", "in place", "two kernels", "complex",
+                                  "mean and var"])
 def test_the_gpu_fast_path_packs_every_parameter_where_the_kernel_reads_it(case):
     x = RNG.random((6, 10), np.float32)
     fn, host_args = {
@@ -311,6 +316,7 @@ def test_the_gpu_fast_path_packs_every_parameter_where_the_kernel_reads_it(case)
         "in place": (lambda a, b: a.__setitem__(slice(1, -1), a[1:-1] + b[1:-1]) or a,
                      (RNG.random(9), RNG.random(9))),
         "two kernels": (lambda x: x - x.max(axis=1), (RNG.random((5, 5), np.float32),)),
+        "mean and var": (lambda x: (x.mean(axis=1), x.var(axis=0, ddof=1)), (RNG.random((5, 7), np.float32),)),
         "complex": (lambda z, a, n, b: z * a + n * b,
                     ((RNG.random(6) + 1j * RNG.random(6)).astype(np.complex64), np.complex64(1 - 2j), 3, 0.5 + 1.5j)),
     }[case]

@@ -4,7 +4,7 @@ tree reduction over any power-of-two block. Runs the corpus under several launch
 import numpy as np
 import pytest
 
-import numfuse.runtime.device as device
+import numfuse.runtime.launch_model as launch
 from numfuse.runtime.device import backend
 from numfuse_tests.helpers import check
 from numfuse_tests.programs import PROGRAMS
@@ -17,7 +17,7 @@ SELECTED = ["quickstart", "row_reductions", "column_reductions", "full_reduction
 @pytest.mark.parametrize("grid,block", [(1, 1), (1, 2), (3, 4), (2, 32), (5, 8)])
 @pytest.mark.parametrize("name", SELECTED)
 def test_any_launch_shape(monkeypatch, name, grid, block):
-    monkeypatch.setattr(device, "SIM_GRID", grid)
-    monkeypatch.setattr(device, "SIM_BLOCK", block)
+    monkeypatch.setattr(launch, "SIM_GRID", grid)
+    monkeypatch.setattr(launch, "SIM_BLOCK", block)
     program = next(p for p in PROGRAMS if p.name == name)
     check(program.fn, *program.args(np.random.default_rng(7)), reduced=program.reduced)

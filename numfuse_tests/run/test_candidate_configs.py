@@ -1,0 +1,64 @@
+"""Every launch configuration the cost model offers an autotuner (runtime/launch_model.py
+`candidate_configs`, for an H200) gives NumPy's answer: blocks of 128 to 1024 threads, more or
+fewer rows per block, more or fewer chunks per split row, the shared memory sized for each."""
+
+import numpy as np
+import pytest
+
+import numfuse
+from numfuse.device_props import H200
+from numfuse.runtime import device
+from numfuse.runtime.launch_model import candidate_configs, check_config
+from numfuse.strategy import SPLIT_MIN_REDUCED
+from numfuse_tests.helpers import assert_same
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def column_softmax(x):
+    e = np.exp(x - x.max(axis=0))
+    return e / e.sum(axis=0)
+
+
+CASES = [
+    ("pointwise", lambda x: np.tanh(x * 2.0) + x, (37, 5), "flat"),
+    ("rows", lambda x: (x.sum(axis=1), x.argmax(axis=1)), (9, 40), "rows"),
+    ("columns", lambda x: (x.max(axis=0), x.argmin(axis=0)), (40, 9), "columns"),
+    ("softmax, cached rows", softmax, (5, 40), "rows, cached in_a"),
+    ("column softmax, cached", column_softmax, (40, 9), "columns, cached in_a"),
+    ("split", lambda x: (x.sum(axis=1), x.argmax(axis=1)), (1, SPLIT_MIN_REDUCED + 8), "rows, split"),
+]
+
+
+def _runs(case):
+    name, fn, shape, strategy = case
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    plan = numfuse.jit(fn).plan(x)
+    assert [k.nest.strategy for k in plan.kernels] == [strategy]
+    nest = plan.kernels[0].nest
+    configs = candidate_configs(nest, H200)
+    assert len(configs) > 1, configs  # alternatives beyond the default
+    return fn, x, nest, configs
+
+
+@pytest.mark.skipif(not device.backend().simulated, reason="forced launch shapes: simulator only")
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_every_candidate_config_gives_numpys_answer(case, monkeypatch):
+    fn, x, nest, configs = _runs(case)
+    expected = fn(x)
+    for config in configs:
+        check_config(nest, config, H200)
+        monkeypatch.setattr(device.Backend, "launch_config", lambda self, nest, config=config: config)
+        assert_same(numfuse.jit(fn)(x), expected, reduced=max(x.shape)), config
+
+
+def test_candidates_cover_the_block_sizes_and_variants():
+    """Blocks of 128 to 1024 threads where the sizes allow them, and the split variants."""
+    _, _, nest, configs = _runs(CASES[-1])
+    assert {c.threads for c in configs} >= {128, 256, 512, 1024}
+    assert 1 in {c.nsplit for c in configs} and len({c.nsplit for c in configs}) >= 4
+    _, _, nest, configs = _runs(CASES[3])
+    assert all(c.shared_bytes > 0 and c.cache_points == 40 for c in configs)
