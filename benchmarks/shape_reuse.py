@@ -1,6 +1,6 @@
 """How many kernels numfuse compiles when one function is called at many sizes.
 
-    python -m benchmarks.shape_reuse              # prints the table, writes benchmarks/results/shape_reuse.md
+    python -m benchmarks.shape_reuse              # prints the table, writes benchmarks/results/<date>-cpu-shape-reuse.md
     python -m benchmarks.shape_reuse --no-ptx     # without numba-cuda's compiler
 
 For each case the function is planned at 20 sizes (batch sizes: the leading axis of a row-wise
@@ -21,6 +21,7 @@ Nothing runs: plans, code generation and PTX only.
 
 from __future__ import annotations
 
+from datetime import date
 import argparse
 import re
 import subprocess
@@ -161,7 +162,7 @@ def table(results: list[Reuse]) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.shape_reuse", description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-ptx", action="store_true", help="skip the PTX compilations")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "shape_reuse.md"))
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / f"{date.today().isoformat()}-cpu-shape-reuse.md"))
     args = parser.parse_args(argv)
     ptx = not args.no_ptx and ptx_available()
     results = []
