@@ -239,15 +239,29 @@ def _clip(ctx, a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoV
     # clip(a, lo, hi) is minimum(maximum(a, lo), hi) with NaN propagating, as NumPy's clip loop,
     # computed in the dtype NumPy's clip picks for these operands.
     x, low, high = (None if v is None else ctx.operand(v) for v in (a, lo, hi))
+    if x.dtype.kind in "iu":
+        # NumPy's _clip: a Python int bound beyond an integer array's range bounds nothing
+        # (NEP 50: it is not cast into the dtype, where it would wrap).
+        info = np.iinfo(x.dtype)
+        if low is not None and low.tracer is None and type(low.value) is int and low.value <= info.min:
+            low = None
+        if high is not None and high.tracer is None and type(high.value) is int and high.value >= info.max:
+            high = None
+        if low is None and high is None:
+            return apply_ufunc(ctx, np.positive, (a,), {})
     with np.errstate(all="ignore"):
         dtype = np.clip(x.stand_in(), None if low is None else low.stand_in(), None if high is None else high.stand_in()).dtype
     dtype = check_supported(dtype, "np.clip's result")
     refuse_complex("np.clip", dtype)  # NumPy orders complex values lexicographically
     result = as_dtype(ctx, x, dtype)
-    if low is not None:
-        result = apply_ufunc(ctx, np.maximum, (result, as_dtype(ctx, low, dtype)), {})
-    if high is not None:
-        result = apply_ufunc(ctx, np.minimum, (result, as_dtype(ctx, high, dtype)), {})
+    for ufunc, bound in ((np.maximum, low), (np.minimum, high)):
+        if bound is None:
+            continue
+        if bound.tracer is None and type(bound.value) is int:
+            # A Python int: NumPy's ufunc rules raise where it does not fit (not a wrapped cast).
+            result = apply_ufunc(ctx, ufunc, (result, bound.value), {})
+        else:
+            result = apply_ufunc(ctx, ufunc, (result, as_dtype(ctx, bound, dtype)), {})
     return result
 
 

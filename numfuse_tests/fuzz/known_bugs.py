@@ -40,16 +40,6 @@ def longlong_comparison(u: np.ufunc, *values) -> bool:
     return any(dtype.char == "q" for dtype in loop)
 
 
-def clip_bound_wraps(bound, dtype: np.dtype) -> bool:
-    """known bug: numfuse casts a Python int bound outside an integer array's dtype into the
-    dtype, where NumPy 2 clips to the bound's true value (a constant or a runtime argument):
-        numfuse.jit(lambda x: np.clip(x, -5, None))(np.array([0, 3, 200], np.uint8))  # [251 251 251]
-        numfuse.jit(lambda x: np.clip(x, 1, 1000))(np.array([0, 3, 100], np.int8))    # [-24 -24 -24]"""
-    if np.dtype(dtype).kind not in "iu" or type(bound) is not int:
-        return False
-    return not np.iinfo(dtype).min <= bound <= np.iinfo(dtype).max
-
-
 def round_of_0d_integer(x) -> bool:
     """known bug: np.round (and .round(), np.around) of a 0-d integer or bool array returns a
     0-d array where NumPy returns a NumPy scalar:
