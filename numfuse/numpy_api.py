@@ -299,9 +299,15 @@ def _empty_like(ctx, prototype, dtype=None, order="K", subok=True, shape=None, *
 
 def round_(ctx, a, decimals=0, out=None):
     """np.round as NumPy computes it: rint(a * 10**d) / 10**d (or the reverse for d < 0), in
-    a's dtype, or in float64 and cast back for integers."""
+    a's dtype, or in float64 and cast back for integers. Of a 0-d array or a scalar, a NumPy
+    scalar, as NumPy returns whatever the dtype and decimals."""
     if out is not None:
         raise unsupported("np.round(..., out=...)")
+    result = _rounded(ctx, a, decimals)
+    return ctx.wrap(result._var, numpy_scalar=True) if result.ndim == 0 else result
+
+
+def _rounded(ctx, a, decimals):
     decimals = operator.index(decimals)
     x = ctx.as_tracer(ctx.operand(a))
     with np.errstate(all="ignore"), user_line_noted():

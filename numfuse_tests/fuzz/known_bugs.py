@@ -38,10 +38,3 @@ def longlong_comparison(u: np.ufunc, *values) -> bool:
         return False
     loop = u.resolve_dtypes(tuple(np.asarray(v).dtype for v in values) + (None,))
     return any(dtype.char == "q" for dtype in loop)
-
-
-def round_of_0d_integer(x) -> bool:
-    """known bug: np.round (and .round(), np.around) of a 0-d integer or bool array returns a
-    0-d array where NumPy returns a NumPy scalar:
-        type(numfuse.jit(lambda x: np.round(x, -1))(np.array(15, np.int32)))  # ndarray"""
-    return np.asarray(x).dtype.kind in "biu" and np.ndim(x) == 0

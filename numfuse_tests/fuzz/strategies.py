@@ -335,8 +335,6 @@ def op_round(d: Drawing) -> bool:
 
     def domain(args, result):
         x = np.asarray(args[0])
-        if K.round_of_0d_integer(x):
-            return False  # known bug
         # NumPy rounds integers in float64 and casts back: defined only where the result fits.
         return x.dtype.kind not in "iu" or decimals >= 0 or C.cast_defined(np.round(x.astype(np.float64), decimals), x.dtype)
 

@@ -121,7 +121,6 @@ KNOWN_BUGS = {
     "python_int_power": (lambda x, s, t: (x, s ** t), (np.zeros(2), 2, -1)),
     "python_scalar_power_fast_path": (lambda s: (s ** 2,), (1.5,)),
     "longlong_comparison": (lambda x: (np.uint64(5) == x, x.sum()), (np.array(3, np.int16),)),
-    "round_of_0d_integer": (lambda x: (np.round(x, -1),), (np.array(15, np.int32),)),
 }
 if backend().simulated:
     KNOWN_BUGS["simulator power of -inf"] = (lambda x, p: (np.power(x, p),),

@@ -1,6 +1,7 @@
-"""np.clip with Python int bounds outside an integer array's range follows NumPy 2's _clip: a
-bound beyond the range bounds nothing, one on the far side raises NumPy's OverflowError (NEP
-50), never a bound wrapped into the dtype."""
+"""Two of NumPy 2's rules for scalars: np.clip with Python int bounds outside an integer array's
+range follows NumPy's _clip (a bound beyond the range bounds nothing, one on the far side raises
+NumPy's OverflowError, NEP 50), never a bound wrapped into the dtype; and np.round of a 0-d
+array gives a NumPy scalar, whatever the dtype and decimals."""
 
 import numpy as np
 import pytest
@@ -42,3 +43,12 @@ def test_a_runtime_python_int_bound_beyond_the_dtype():
     jf = numfuse.jit(f)
     for lo in (5, -1000, 7, -129):
         assert_same(jf(X8, lo), f(X8, lo))
+
+
+@pytest.mark.parametrize("x", [np.array(15, np.int32), np.array(1.55), np.array(7, np.uint8), np.float32(2.5)])
+@pytest.mark.parametrize("decimals", [0, 1, -1])
+def test_round_of_a_0d_array_is_a_numpy_scalar(x, decimals):
+    def f(x):
+        return np.round(x, decimals), x.round(decimals), np.around(x, decimals)
+
+    assert_same(numfuse.jit(f)(x), f(x))
