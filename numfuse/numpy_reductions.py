@@ -198,8 +198,11 @@ def _divide_by_count(value, count, key: tuple):
     kernel argument (ir.SizeValue), not a constant in the code."""
     dtype = value.dtype
     count = np.intp(count) if isinstance(count, int) else count  # NumPy's count is an intp
-    if dtype.kind == "f" and dtype.type(count) == count:
-        return np.true_divide(value, SizeValue(dtype.type(count), key))
+    # A complex value divides its parts by the count (Smith's division by n + 0j is exactly
+    # a/n + b/n j): the part dtype decides, as for floats.
+    part = np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype
+    if dtype.kind in "fc" and part.type(count) == count:
+        return np.true_divide(value, SizeValue(part.type(count), key))
     return _divide_into(value, SizeValue(count, key))
 
 
