@@ -117,6 +117,8 @@ def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs, python_operator: bool = Fals
     operands = [ctx.operand(a) for a in args]
     if python_operator and all(o.weak for o in operands):
         operands = _python_bools_as_ints(ctx, ufunc, operands)
+        if ufunc is np.power:
+            operands = _python_negative_power(ctx, operands)
     ins, out = _loop_dtypes(ufunc, operands)  # NumPy checks the loop before the shapes
     shape = _broadcast_shape(operands)
     constant = _out_of_range_comparison(ufunc, operands, ins)
@@ -176,6 +178,20 @@ def _python_bools_as_ints(ctx, ufunc, operands: list[Operand]) -> list[Operand]:
     return result
 
 
+def _python_negative_power(ctx, operands: list[Operand]) -> list[Operand]:
+    """Python's int ** negative int is a float (NumPy raises): the base as a Python float.
+    (An exponent that is a scalar argument was made static, so its value is known here.)"""
+    base, exponent = operands
+    if base.dtype.kind in "iu" and exponent.tracer is None and type(exponent.value) is int and exponent.value < 0:
+        f64 = np.dtype(np.float64)
+        if base.tracer is not None:
+            base = Operand(ctx.wrap(ctx.convert(base.tracer, f64)._var, weak=True), None, f64, True)
+        else:
+            base = Operand(None, float(base.value), f64, True)
+        exponent = Operand(None, float(exponent.value), f64, True)
+    return [base, exponent]
+
+
 def as_dtype(ctx, operand: Operand, dtype: np.dtype):
     """The operand cast to `dtype`: a traced value, or a strong NumPy scalar."""
     if operand.tracer is not None:
@@ -196,6 +212,8 @@ def _power_fast_path(ctx, operands, ins, python_operator):
     if exponent.tracer is not None or base.tracer is None:
         return None
     value = exponent.value
+    if python_operator and base.weak and exponent.weak:
+        return None  # two Python scalars: Python's pow, not NumPy's square and sqrt shortcuts
     if ins[0].kind in "iu" and value < 0:
         raise ValueError(at_user_line("Integers to negative integer powers are not allowed."))
     if value == 2:

@@ -135,7 +135,9 @@ class TraceContext:
     def bind(self, prim, atoms, shape, dtype, params=(), weak=False, numpy_scalar=False) -> "Tracer":
         """Record `prim[params] atoms` (or find it already recorded) and return its value."""
         aval = Aval(tuple(int(s) for s in shape), np.dtype(dtype))
-        key = (prim, tuple(_atom_key(a) for a in atoms), params, aval)
+        # The dtype's char too: np.longlong equals np.int64 as a dtype, yet NumPy's scalars of
+        # the two are different types (a comparison's loop casts to 'q', a sum gives 'l').
+        key = (prim, tuple(_atom_key(a) for a in atoms), params, aval, aval.dtype.char)
         var = self._cse.get(key)
         if var is None:
             var = Var(aval)

@@ -175,8 +175,8 @@ class Builder:
                     return False
         except N.Unstable:
             return False
-        except (TypeError, ValueError, ArithmeticError):
-            return False  # NumPy refuses it (no loop, bad axis or shape, int out of range)
+        except (TypeError, ValueError, ArithmeticError, IndexError):
+            return False  # NumPy refuses it (no loop, bad axis, shape or index, int out of range)
         self.ops.append(Op(lines, operands, rules))
         self.values.append(Value(result, err, reads))
         return True

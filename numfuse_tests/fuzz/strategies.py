@@ -22,7 +22,6 @@ import numpy as np
 from hypothesis import strategies as st
 
 from . import catalog as C
-from . import known_bugs as K
 from . import numerics as N
 from .builder import (
     ARRAY,
@@ -188,18 +187,10 @@ def op_binary(d: Drawing) -> bool:
     if d.draw(st.integers(0, 2), label="constant operand") == 0:
         c = d.constant_for(dtype, "constant")
         first = d.draw(st.booleans(), label="constant first")
-        x = d.values[i].value
-        if (K.python_int_power(u, x, c)
-                or K.longlong_comparison(u, x, c)
-                or K.python_scalar_power_fast_path(u, x, c, template == C.OPERATOR_FORMS.get(u)) and not first):
-            return False  # known bugs
         slots = (literal(c), "{0}") if first else ("{0}", literal(c))
         line = "{out} = " + template.format(*slots, out="{out}")
         return d.b.add((line,), (i,), _ufunc_rules(u, c, first))
     j = d.pick(d.broadcasts_with(i), label="right operand", other_than=(i,))
-    x, y = d.values[i].value, d.values[j].value
-    if K.python_int_power(u, x, y) or K.longlong_comparison(u, x, y):
-        return False  # known bugs
     return d.b.add(("{out} = " + template,), (i, j), _ufunc_rules(u))
 
 

@@ -118,9 +118,6 @@ def test_functions_outside_their_domains(dtype):
 # The repro of each exclusion in numfuse_tests/fuzz/known_bugs.py (and of the simulator's power
 # of -inf, left out of test_functions_outside_their_domains above).
 KNOWN_BUGS = {
-    "python_int_power": (lambda x, s, t: (x, s ** t), (np.zeros(2), 2, -1)),
-    "python_scalar_power_fast_path": (lambda s: (s ** 2,), (1.5,)),
-    "longlong_comparison": (lambda x: (np.uint64(5) == x, x.sum()), (np.array(3, np.int16),)),
 }
 if backend().simulated:
     KNOWN_BUGS["simulator power of -inf"] = (lambda x, p: (np.power(x, p),),

@@ -1,0 +1,91 @@
+"""Rules for scalars that the fuzzer once had to leave out:
+
+- np.clip with Python int bounds outside an integer array's range follows NumPy's _clip (a bound
+  beyond the range bounds nothing, one on the far side raises NumPy's OverflowError, NEP 50),
+  never a bound wrapped into the dtype;
+- np.round of a 0-d array gives a NumPy scalar, whatever the dtype and decimals;
+- arithmetic on two Python scalars is Python's: s ** 2 is a Python number, an int to a negative
+  int power is a float;
+- a 0-d result's NumPy scalar type is NumPy's (np.int64, not np.longlong, which compares equal
+  as a dtype)."""
+
+import numpy as np
+import pytest
+
+import numfuse
+from numfuse_tests.helpers import assert_same
+
+X8 = np.array([-128, -3, 0, 3, 100, 127], np.int8)
+U8 = np.array([0, 3, 200, 255], np.uint8)
+
+
+@pytest.mark.parametrize("x, lo, hi", [
+    (U8, -5, None), (U8, -5, 1000), (U8, 1, 1000), (U8, None, 300),
+    (X8, 1, 1000), (X8, -1000, 1000), (X8, -1000, 5), (X8, -128, 127), (X8, -129, None),
+    (X8, np.int16(-1000), 5), (X8, 0.5, 300), (X8.astype(np.int64), -2**63, 2**63 - 1),
+])
+def test_python_int_bounds_beyond_the_dtype(x, lo, hi):
+    def f(x):
+        return np.clip(x, lo, hi), x.clip(lo, hi)
+
+    assert_same(numfuse.jit(f)(x), f(x))
+
+
+@pytest.mark.parametrize("lo, hi", [(200, 1000), (None, -200), (200, None)])
+def test_a_bound_on_the_far_side_raises_as_numpy_does(lo, hi):
+    def f(x):
+        return np.clip(x, lo, hi)
+
+    with pytest.raises(OverflowError) as numpy_error:
+        f(X8)
+    with pytest.raises(OverflowError, match=str(numpy_error.value)):
+        numfuse.jit(f)(X8)
+
+
+def test_a_runtime_python_int_bound_beyond_the_dtype():
+    def f(x, lo):
+        return np.clip(x, lo, None)
+
+    jf = numfuse.jit(f)
+    for lo in (5, -1000, 7, -129):
+        assert_same(jf(X8, lo), f(X8, lo))
+
+
+@pytest.mark.parametrize("x", [np.array(15, np.int32), np.array(1.55), np.array(7, np.uint8), np.float32(2.5)])
+@pytest.mark.parametrize("decimals", [0, 1, -1])
+def test_round_of_a_0d_array_is_a_numpy_scalar(x, decimals):
+    def f(x):
+        return np.round(x, decimals), x.round(decimals), np.around(x, decimals)
+
+    assert_same(numfuse.jit(f)(x), f(x))
+
+
+@pytest.mark.parametrize("s", [2, 3, -2, 2.5, -1.5, True, False])
+def test_powers_of_python_scalars_are_pythons(s):
+    def f(x, s):
+        return x, s ** 2, s ** 3, s ** -1 if s else 0, s ** 0.5 if s >= 0 else 0, 2 ** -2 + s * 0
+
+    got, expected = numfuse.jit(f)(np.zeros(2), s), f(np.zeros(2), s)
+    for g, e in zip(got[1:], expected[1:]):
+        assert type(g) is type(e) and g == pytest.approx(e), (g, e)
+
+
+def test_a_python_int_exponent_argument_that_is_negative():
+    def f(x, s, t):
+        return x, s ** t
+
+    jf = numfuse.jit(f)
+    for s, t in [(2, -1), (2, 3), (3, -2), (2.0, -1)]:
+        got, expected = jf(np.zeros(2), s, t)[1], f(np.zeros(2), s, t)[1]
+        assert type(got) is type(expected) and got == pytest.approx(expected)
+
+
+def test_comparison_loops_in_longlong_leave_int64_results_int64():
+    def f(x):
+        return np.uint64(5) == x, x.sum(), (x + np.int64(1)).sum()
+
+    for x in (np.array(3, np.int16), np.arange(4, dtype=np.int8)):
+        got, expected = numfuse.jit(f)(x), f(x)
+        assert_same(got, expected)
+        # assert_same compares dtypes, and dtype('q') == dtype('l'): compare the scalar types.
+        assert [type(g) for g in got] == [type(e) for e in expected]
