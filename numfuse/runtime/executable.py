@@ -34,7 +34,7 @@ class _Launch:
     nest: Any  # its LoopNest
     config: LaunchConfig
     # One entry per kernel parameter: ("buffer", var, view) | ("scalar", (input index, dtype))
-    # | ("size", value) | ("errors",) | ("scratch", (shape, dtype, zeroed)).
+    # | ("size", value) | ("count", NumPy scalar) | ("errors",) | ("scratch", (shape, dtype, zeroed)).
     args: list[tuple]
     empty: bool
 
