@@ -104,7 +104,7 @@ class Launch:
 def launches(monkeypatch) -> list[Launch]:
     """Every kernel launch of the test: its stream and its array arguments' addresses."""
     record: list[Launch] = []
-    real_gpu, real_simulator = launch.GpuKernel.__call__, launch.SimulatorKernel.__call__
+    real_gpu, real_simulator = launch.GpuKernel.__call__, launch.DispatcherKernel.__call__
 
     def gpu(self, stream, params):
         record.append(Launch(stream, int(stream.handle), {params[i] for i in self.data_slots}))
@@ -116,7 +116,7 @@ def launches(monkeypatch) -> list[Launch]:
         return real_simulator(self, stream, args)
 
     monkeypatch.setattr(launch.GpuKernel, "__call__", gpu)
-    monkeypatch.setattr(launch.SimulatorKernel, "__call__", simulator)
+    monkeypatch.setattr(launch.DispatcherKernel, "__call__", simulator)
     return record
 
 

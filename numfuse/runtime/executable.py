@@ -12,20 +12,22 @@ updated in place, and NumPy arguments get their final values copied back.
 
 from __future__ import annotations
 
+import functools
+import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..codegen.cuda import KernelSource
-from ..errors import ScalarOutOfRange
+from ..errors import NumfuseWarning, ScalarOutOfRange
 from ..ir import Var
 from ..loopnest import ERRORS_BUFFER
 from ..ops import RUNTIME_ERRORS
 from ..planner import Plan
 from .arrays import CallArrays, prepare_call
 from .device import LaunchConfig, backend
-from .launch import CoreStreams, GpuKernel, SimulatorKernel, device_array_params, scalar_packer, size_param
+from .launch import CoreStreams, DispatcherKernel, GpuKernel, device_array_params, scalar_packer, size_param
 
 
 @dataclass
@@ -47,6 +49,11 @@ def argument_types_of(nest, source: KernelSource) -> tuple:
     views = {b.name: (b.dtype, len(b.view), b.strided) for b in nest.buffers}
     scalars = {s.name: s.dtype for s in nest.scalars}
     return argument_types(source, views, scalars)
+
+
+@functools.lru_cache(maxsize=None)
+def warn_once(message: str) -> None:
+    warnings.warn(message, NumfuseWarning, stacklevel=2)
 
 
 def _scalar_casts(plan: Plan) -> list[tuple[int, np.dtype]]:
@@ -74,7 +81,7 @@ class Executable:
         self.checks_errors = any(arg[0] == "errors" for launch in self.launches for arg in launch.args)
         self.autotune = autotune
         self._tuned: set[int] = set()
-        self._kernels: dict[tuple, Any] = {}  # (GPU, launch index) -> GpuKernel or SimulatorKernel
+        self._kernels: dict[tuple, Any] = {}  # (GPU, launch index) -> GpuKernel or DispatcherKernel
         self.core_streams = CoreStreams()
         self._consts: dict[int | None, dict[Var, Any]] = {}  # per GPU
         # Split reductions' partial results and arrival counters, per GPU, kept across calls:
@@ -119,8 +126,13 @@ class Executable:
 
     def _load(self, launch: _Launch):
         if self.backend.simulated:
-            return SimulatorKernel(launch.source, launch.config)
-        return GpuKernel(launch.source, argument_types_of(launch.nest, launch.source), launch.config)
+            return DispatcherKernel(launch.source, launch.config)
+        try:
+            return GpuKernel(launch.source, argument_types_of(launch.nest, launch.source), launch.config)
+        except (ImportError, AttributeError) as err:
+            # A numba-cuda whose internals launch.py does not know: Numba's own launch.
+            warn_once(f"numfuse launches through Numba's dispatcher (slower calls): {type(err).__name__}: {err}")
+            return DispatcherKernel(launch.source, launch.config)
 
     def device_consts(self, call: CallArrays) -> dict[Var, Any]:
         consts = self._consts.get(call.device_id)
@@ -192,7 +204,7 @@ class Executable:
         return [self._output(o, kind, env, values, call) for o, kind in zip(self.plan.outputs, self.leaf_kinds)]
 
     def _launch(self, call: CallArrays, index: int, launch: _Launch, kernel, env, scalars, errors) -> None:
-        if self.backend.simulated:
+        if not kernel.packed:
             kernel(call.stream, self._simulator_args(call, index, launch, env, scalars, errors))
         else:
             kernel(self.core_streams.get(call.handle), self._params(call, index, launch, env, scalars, errors))
@@ -227,7 +239,7 @@ class Executable:
             self._kernels = {k: v for k, v in self._kernels.items() if k[1] != index}
 
     def _simulator_args(self, call: CallArrays, index: int, launch: _Launch, env, scalars, errors) -> list:
-        """A launch's arguments as the simulator takes them: device arrays and scalars."""
+        """A launch's arguments as a DispatcherKernel takes them: device arrays and scalars."""
         args = []
         for arg in launch.args:
             if arg[0] == "buffer":

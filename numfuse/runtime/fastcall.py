@@ -235,6 +235,10 @@ def build(executable, call, values: Sequence, traced_positions: Sequence[int],
         return None
     if not executable.backend.simulated and len(executable.backend.cuda.gpus) != 1:
         return None
+    if not executable.backend.simulated and not all(
+            executable.kernel(call.device_id, i).packed for i, launch in enumerate(executable.launches)
+            if not launch.empty):
+        return None  # Numba's dispatcher launches: the full path
     with call:
         fast = FastCall(executable, call, access, values, traced_positions, finish, stream_option is None)
     for value in values:

@@ -11,7 +11,9 @@ launches the loaded function with cuda.core's `launch`, the call Numba's own lau
 given the argument values Numba would give it. A call of the same signature then changes only
 the data pointers and scalar values of a packed list (fastcall.py).
 
-On the simulator kernels take device arrays and scalars as they are: `SimulatorKernel`.
+On the simulator kernels take device arrays and scalars as they are, through Numba's configured
+dispatcher: `DispatcherKernel`. That is also the GPU's fallback where numba-cuda's internals
+this module reads (the loaded function's cuda.core kernel, cuda.core's `launch`) are missing.
 """
 
 from __future__ import annotations
@@ -100,6 +102,8 @@ class GpuKernel:
     """One kernel compiled for fixed argument types and loaded on the current GPU, launched
     with packed parameters on a cuda.core stream."""
 
+    packed = True  # takes array_params / scalar_packer lists
+
     def __init__(self, source: KernelSource, argtypes: tuple, config: LaunchConfig):
         from cuda.core import LaunchConfig as CoreLaunchConfig
         from cuda.core import launch
@@ -114,10 +118,13 @@ class GpuKernel:
         self._launch(stream, self.config, self.function, *params)
 
 
-class SimulatorKernel:
-    """The simulator's configured kernel. It is configured again at every launch: the
-    simulator's `kernel[grid, block, ...]` configures the shared kernel object itself, so a
-    plan with the same code may have reconfigured it (its dynamic shared memory too)."""
+class DispatcherKernel:
+    """Numba's dispatcher configured for the launch, taking device arrays and scalars. It is
+    configured again at every launch: the simulator's `kernel[grid, block, ...]` configures the
+    shared kernel object itself, so a plan with the same code may have reconfigured it (its
+    dynamic shared memory too). `stream` is a Numba stream (or 0)."""
+
+    packed = False
 
     def __init__(self, source: KernelSource, config: LaunchConfig):
         self.compiled = dispatcher(source)

@@ -335,3 +335,27 @@ def test_complex_arrays_and_scalars(full_calls):
         return z, np.complex64(complex(*RNG.standard_normal(2))), complex(*RNG.standard_normal(2))
 
     check(f, make, full_calls)
+
+
+def test_a_numba_cuda_without_the_internals_falls_back_to_numbas_launch(monkeypatch):
+    """Where numba-cuda lacks what launch.py reads (the loaded function's cuda.core kernel, say),
+    kernels launch through Numba's dispatcher, with a warning, and take the full path."""
+    from numfuse.device_props import H200
+    from numfuse.errors import NumfuseWarning
+    from numfuse.runtime import executable as executable_module, launch
+    from numfuse.runtime.device import Backend
+
+    def missing(self, *args):
+        raise AttributeError("'CudaFunction' object has no attribute 'kernel'")
+
+    monkeypatch.setattr(launch.GpuKernel, "__init__", missing)
+    executable_module.warn_once.cache_clear()
+    jf = numfuse.jit(lambda x: x + 1)
+    x = np.arange(4.0)
+    jf(x)
+    executable = next(iter(jf._cache.values())).executable
+    executable.backend = Backend(cuda=backend().cuda, simulated=False, props=H200)
+    executable._kernels.clear()
+    with pytest.warns(NumfuseWarning, match="Numba's dispatcher"):
+        kernel = executable.kernel(None, 0)
+    assert isinstance(kernel, launch.DispatcherKernel) and not kernel.packed
