@@ -28,6 +28,8 @@ import textwrap
 
 import numpy as np
 
+from benchmarks import workloads
+
 CHILD = textwrap.dedent('''
     import json, sys, time
     start = time.perf_counter()
@@ -56,26 +58,11 @@ CHILD = textwrap.dedent('''
 ''')
 
 
-def _softmax(x):
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def _layer_norm(x, w, b):
-    mean = x.mean(axis=-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + 1e-5) * w + b
-
-
-def _chain(x, y):
-    z = np.exp(x) * y + 1.0
-    return np.tanh(z) - 0.5 * z, z.sum(axis=1)
-
-
 WORKLOADS = {
-    "elementwise chain + row sum": (_chain, lambda: (np.ones((256, 256), np.float32), np.ones((256, 256), np.float32))),
-    "softmax": (_softmax, lambda: (np.ones((256, 1000), np.float32),)),
-    "layer norm": (_layer_norm, lambda: (np.ones((256, 1000), np.float32), np.ones(1000, np.float32),
+    "quickstart (elementwise + row sum)": (workloads.quickstart, lambda: (np.ones((256, 256), np.float32),
+                                                                          np.ones((256, 256), np.float32))),
+    "softmax": (workloads.softmax, lambda: (np.ones((256, 1000), np.float32),)),
+    "layer norm": (workloads.layer_norm, lambda: (np.ones((256, 1000), np.float32), np.ones(1000, np.float32),
                                          np.ones(1000, np.float32))),
 }
 

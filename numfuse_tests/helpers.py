@@ -4,6 +4,7 @@ tolerance that depends on the dtype and on how many elements were reduced."""
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import strategies as st
 
 import numfuse
 
@@ -124,3 +125,18 @@ def check_like_numpy(fn, *args, reduced: int = 1, jitted=None):
             np.testing.assert_array_equal(after, before, err_msg="numfuse modified an argument")
     assert_same(got, expected, reduced)
     return got
+
+
+@st.composite
+def axis_specs(draw, ndim: int, tuples: bool = True, int_weight: int = 1):
+    """A reduction's axis: None, an int (maybe negative; `int_weight` times as likely as the
+    others), or a tuple of distinct axes (maybe empty, maybe negative) unless not `tuples`."""
+    kinds = ["none"] + (["int"] * int_weight if ndim else []) + (["tuple"] if tuples else [])
+    choice = draw(st.sampled_from(kinds), label="axis kind")
+    if choice == "none":
+        return None
+    if choice == "int":
+        axis = draw(st.integers(0, ndim - 1))
+        return axis - ndim if draw(st.booleans()) else axis
+    axes = draw(st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim)) if ndim else []
+    return tuple(a - ndim if draw(st.booleans()) else a for a in axes)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from numfuse.dtypes import REAL
-from numfuse_tests.helpers import check_like_numpy
+from numfuse_tests.helpers import axis_specs, check_like_numpy
 
 DTYPES = list(REAL)  # every operation; complex: test_hyp_complex.py
 KINDS = ["sum", "prod", "max", "min", "mean", "any", "all"]
@@ -54,19 +54,6 @@ def elements(dtype, kind: str, specials: bool, size: int):
     if specials:
         return st.one_of(finite, st.sampled_from([math.nan, math.inf, -math.inf]))
     return finite
-
-
-@st.composite
-def axis_specs(draw, ndim: int):
-    """None, an int (maybe negative), or a tuple of distinct axes (maybe empty, maybe negative)."""
-    choice = draw(st.sampled_from(["none", "int", "tuple"] if ndim else ["none", "tuple"]))
-    if choice == "none":
-        return None
-    if choice == "int":
-        axis = draw(st.integers(0, ndim - 1))
-        return axis - ndim if draw(st.booleans()) else axis
-    axes = draw(st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim)) if ndim else []
-    return tuple(a - ndim if draw(st.booleans()) else a for a in axes)
 
 
 def reduced_count(shape, axis) -> int:
