@@ -54,6 +54,11 @@ def mean_var(x):
     return x.mean(axis=-1), x.var(axis=-1, ddof=1), x.std(axis=0)
 
 
+def joined(x, y):
+    """Offsets that depend on the sizes: a tail slice, a reversed one, a concatenation."""
+    return np.concatenate([x[:, -3:], y[:, ::-1]], axis=1) * 2
+
+
 def _f32(*shape):
     return np.zeros(shape, np.float32)
 
@@ -73,6 +78,9 @@ CASES = (
     Case("layer norm", workloads.layer_norm, lambda b, n: (_f32(b, n), _f32(n), _f32(n)), vary_rows=True),
     Case("column sum", col_sum, lambda b, n: (_f32(b, n),)),
     Case("mean, var(ddof=1), std(axis=0)", mean_var, lambda b, n: (_f32(b, n),), vary_rows=True),
+    Case("2-D five-point stencil", workloads.stencil, lambda b, n: (_f32(b + 2, n + 2),), vary_rows=True),
+    Case("tail and reversed slices, concatenated", joined, lambda b, n: (_f32(b, n + 3), _f32(b, n)),
+         vary_rows=True),
 )
 
 

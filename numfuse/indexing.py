@@ -133,6 +133,20 @@ def variables(entry) -> set:
     return found
 
 
+def lift_constants(entry, name_for: Callable[[int], str]):
+    """The entry with the nonzero constant of each Lin in it replaced by a variable,
+    `name_for(constant)`: `i0 + 7` becomes `i0 + off0`. The result stays a Lin (never a plain
+    variable), so it is still read as an index with a constant in it."""
+    if entry is None or is_var(entry):
+        return entry
+    if isinstance(entry, DivMod):
+        return DivMod(lift_constants(entry.inner, name_for), entry.div, entry.mod)
+    terms = tuple((lift_constants(v, name_for) if isinstance(v, (Lin, DivMod)) else v, c) for v, c in entry.terms)
+    if entry.const:
+        terms += ((name_for(entry.const), 1),)
+    return Lin(terms, 0)
+
+
 def substitute(entry, fn: Callable[[Any], Any]):
     """The entry with every variable `v` replaced by `fn(v)` (a variable)."""
     if entry is None:

@@ -76,8 +76,9 @@ class ScalarParam:
 
 @dataclass(frozen=True)
 class CountParam:
-    """A constant computed from the shapes (ir.SizeConst: the count a mean divides by), passed
-    as a kernel argument of `dtype` so that the kernel's code is the same for every size."""
+    """A constant computed from the shapes, passed as a kernel argument of `dtype` so that the
+    kernel's code is the same for every size: the count a mean divides by (ir.SizeConst,
+    `count0`), or an int64 offset in an index or a concatenation's bound (`off0`)."""
 
     name: str
     dtype: np.dtype
@@ -153,7 +154,7 @@ class Select:
     dst: str
     dtype: np.dtype
     index: Index
-    bounds: tuple[int, ...]  # one fewer than branches
+    bounds: tuple[Index, ...]  # one fewer than branches: kernel arguments (`off1`)
     branches: tuple[tuple[tuple, "Operand"], ...]  # (body, src)
 
 

@@ -514,20 +514,42 @@ class Lowerer:
             assert known == tuple(view), f"{buffer} seen with two views {known} and {view}"
             return tuple(index)
 
+        # Offsets in indices (`x[-3:]` reads at i0 + n - 3, a concatenation's second operand
+        # starts where the first ends) and a concatenation's bounds are kernel arguments, as
+        # sizes are: the code stays the same for every size. One index expression gets the same
+        # arguments wherever it is used, so loads that read the same points stay equal.
+        offset_params: list[CountParam] = []
+        lifted: dict = {}
+
+        def offset(value: int) -> str:
+            name = f"off{len(offset_params)}"
+            offset_params.append(CountParam(name, np.dtype(np.int64), np.int64(value)))
+            return name
+
+        def lift(key, entries):
+            if key not in lifted:
+                lifted[key] = tuple(indexing.lift_constants(e, offset) for e in entries)
+            return lifted[key]
+
+        def lift_index(buffer: str, index):
+            return lift((buffer, index), index)
+
         def rewrite(stmts):
             result = []
             for s in stmts:
                 if isinstance(s, Load):
-                    result.append(Load(s.dst, s.buffer, rewrite_index(s.buffer, s.index)))
+                    result.append(Load(s.dst, s.buffer, lift_index(s.buffer, rewrite_index(s.buffer, s.index))))
                 elif isinstance(s, Store):
-                    result.append(Store(s.buffer, rewrite_index(s.buffer, s.index), s.src))
+                    result.append(Store(s.buffer, lift_index(s.buffer, rewrite_index(s.buffer, s.index)), s.src))
                 elif isinstance(s, Guard):
                     zero = tuple(dict.fromkeys(axis_dim[a] for a in s.zero))
                     result.append(Guard(zero, tuple(rewrite(s.body))))
                 elif isinstance(s, Select):
                     index = indexing.substitute(s.index, lambda a: axis_dim[a])
+                    index, = lift(("select", index), (index,))
+                    bounds = lift(("bounds", s.bounds), tuple(indexing.Lin((), b) for b in s.bounds))
                     branches = tuple((tuple(rewrite(body)), src) for body, src in s.branches)
-                    result.append(Select(s.dst, s.dtype, index, s.bounds, branches))
+                    result.append(Select(s.dst, s.dtype, index, bounds, branches))
                 else:
                     result.append(s)
             return result
@@ -540,7 +562,7 @@ class Lowerer:
             + ([BufferParam(ERRORS_BUFFER, np.dtype(np.int32), (1,), "out")] if self.checked else [])
         )
         scalars = tuple(ScalarParam(n, dtype, index) for (index, dtype), n in self.scalars.items())
-        counts = tuple(CountParam(n, c.aval.dtype, c.value) for n, c in self.counts.values())
+        counts = tuple(CountParam(n, c.aval.dtype, c.value) for n, c in self.counts.values()) + tuple(offset_params)
         inner_size = int(np.prod([d.size for d in inner], dtype=np.int64))
         outer_size = int(np.prod([d.size for d in outer], dtype=np.int64))
         notes: list[str] = list(self.online_notes)

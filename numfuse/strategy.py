@@ -246,12 +246,12 @@ def compiled_for(domain, reduce_axes, chains, full, phases, epilogue, choices, c
     constants = sorted({
         f"{s.buffer}[{', '.join(map(str, s.index))}]"
         for s in _walk(tuple(st for p in phases for st in p.body) + tuple(epilogue))
-        if isinstance(s, (Load, Store)) and any(_constant_index(e) for e in s.index)
+        if isinstance(s, (Load, Store)) and any(_coded_constant(e) for e in s.index)
     })
     if constants:
         said.append(
-            "constant indices from slices, reshapes or concatenation: " + ", ".join(constants)
-            + " (sizes in them are part of the code)"
+            "steps and reshaped sizes in indices: " + ", ".join(constants)
+            + " (part of the code; their offsets are arguments)"
         )
     said.extend(c for c in choices if c)
     for c in counts:
@@ -263,9 +263,14 @@ def compiled_for(domain, reduce_axes, chains, full, phases, epilogue, choices, c
     return tuple(said)
 
 
-def _constant_index(entry) -> bool:
-    """An index with a constant in it: an integer other than 0, or a Lin / DivMod expression."""
-    return isinstance(entry, int) and entry != 0 or not indexing.is_plain(entry)
+def _coded_constant(entry) -> bool:
+    """Whether an index has a constant in its code: a coefficient other than 1 and -1 (a step
+    of a slice, a size of a reshape), or a reshape's division. Offsets are kernel arguments."""
+    if isinstance(entry, indexing.DivMod):
+        return True
+    if isinstance(entry, indexing.Lin):
+        return any(abs(c) != 1 or _coded_constant(v) for v, c in entry.terms)
+    return isinstance(entry, int) and entry != 0
 
 
 def _walk(stmts):

@@ -140,3 +140,13 @@ def axis_specs(draw, ndim: int, tuples: bool = True, int_weight: int = 1):
         return axis - ndim if draw(st.booleans()) else axis
     axes = draw(st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim)) if ndim else []
     return tuple(a - ndim if draw(st.booleans()) else a for a in axes)
+
+
+def with_offsets(nest) -> str:
+    """A loop nest's text with each offset argument (`off0`, lower.py) replaced by its value at
+    the traced shapes: `load in_a[i0 + off0]` reads `load in_a[i0 + 7]`."""
+    import re
+
+    values = {c.name: int(c.value) for c in nest.counts if c.name.startswith("off")}
+    text = re.sub(r"\boff\d+\b", lambda m: str(values[m.group()]), str(nest))
+    return text.replace("+ -", "- ")

@@ -326,7 +326,7 @@ class _Body:
             if hi - lo == 1:
                 return branches[lo]
             mid = (lo + hi) // 2
-            test = ast.Compare(_index_item(s.index), [ast.Lt()], [ast.Constant(int(s.bounds[mid - 1]))])
+            test = ast.Compare(_index_item(s.index), [ast.Lt()], [_index_item(s.bounds[mid - 1])])
             return [ast.If(test, tree(lo, mid), tree(mid, hi))]
 
         return tree(0, len(branches))

@@ -9,6 +9,7 @@ import pytest
 
 import numfuse
 from numfuse.ir import format_graph
+from numfuse_tests.helpers import with_offsets
 
 X = np.zeros((4, 6), np.float32)
 SQUARE = np.zeros((4, 4), np.float32)
@@ -87,7 +88,7 @@ def test_the_store_goes_through_the_composed_map():
         a.T[::2, 1:] = v
 
     nest = numfuse.jit(f).plan(X, v32(3, 3)).kernels[0].nest
-    assert "store out_c[i1 + 1, 2*i0] = v0" in str(nest), str(nest)
+    assert "store out_c[i1 + 1, 2*i0] = v0" in with_offsets(nest), str(nest)
 
 
 def test_a_right_side_that_reads_the_array_elsewhere_goes_through_a_temporary():
@@ -97,7 +98,7 @@ def test_a_right_side_that_reads_the_array_elsewhere_goes_through_a_temporary():
     plan = numfuse.jit(shift).plan(SQUARE)
     assert len(plan.kernels) == 2, str(plan)
     assert "a temporary: the right side of e reads the array it writes at other points" in plan.kernels[0].reason
-    assert "store out_e[i1, i0 + 1] = v0" in str(plan.kernels[1].nest)
+    assert "store out_e[i1, i0 + 1] = v0" in with_offsets(plan.kernels[1].nest)
 
 
 def test_a_right_side_that_reads_only_the_points_it_writes_needs_no_temporary():
@@ -278,7 +279,7 @@ def test_concatenate_is_one_value_fused_with_producers_and_consumers():
     plan = numfuse.jit(f).plan(v32(3, 4), v32(3, 2))
     assert len(plan.kernels) == 1 and plan.bytes_moved == plan.min_bytes
     assert plan.kernels[0].name == "nf_pw_concatenate_multiply_add"
-    assert str(plan.kernels[0].nest).splitlines()[5:] == [
+    assert with_offsets(plan.kernels[0].nest).splitlines()[5:] == [
         "      if i1 < 4:",
         "        v0 = load in_a[i0, i1]",
         "        v3:f32 = v0",
@@ -312,7 +313,7 @@ def test_a_reduction_of_a_concatenation_is_one_kernel_and_its_branch_loads_are_n
 
 def test_a_constant_index_along_the_axis_reads_one_operand():
     nest = numfuse.jit(lambda x, y: np.concatenate([x, y])[5] * 2.0).plan(X, v32(3, 6)).kernels[0].nest
-    assert "if" not in str(nest) and "load in_b[1, i0]" in str(nest), str(nest)
+    assert "if" not in str(nest) and "load in_b[1, i0]" in with_offsets(nest), str(nest)
 
 
 def test_empty_operands_are_left_out_and_the_axis_keeps_its_own_loop():
