@@ -15,6 +15,9 @@ The function is one kernel on three device arrays: `x * y + z`.
 - **The whole call, on a GPU** (CuPy arrays of 1024 float32, when CuPy and a GPU are present):
   calls queued back to back, the time per call on the host, the stream synchronized once at
   the end. Target: 15 µs or less.
+- **A two-kernel function on a GPU** (`x - x.max(axis=1)` on a CuPy f32[64,64]), the same
+  way, launched kernel by kernel and as one CUDA graph (`numfuse.jit(cuda_graphs=True)`):
+  which is faster decides whether graphs should become the default.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ class _DryExecutable:
         self.scalar_casts, self.checks_errors = real.scalar_casts, real.checks_errors
         self.backend = Backend(cuda=None, simulated=False, props=H200)
         self.core_streams = SimpleNamespace(get=lambda handle: "stream")
+        self.cuda_graphs = False  # one kernel: never a graph
 
     def kernel(self, device_id, index):
         return _noop_kernel
@@ -143,6 +147,44 @@ def gpu_call(calls: int) -> tuple[float, float] | None:
     return min(samples), statistics.median(samples)
 
 
+def less_row_max(x):
+    """Two kernels: each row's maximum, then x[i, j] - max(x[j]) (a result another row needs,
+    so the maximum is stored before the subtraction reads it)."""
+    return x - x.max(axis=1)
+
+
+def gpu_graph_calls(calls: int) -> dict | None:
+    """(best, median) µs per whole call of a two-kernel function on CuPy arrays, launched
+    kernel by kernel and as one CUDA graph (`cuda_graphs=True`), or None without a GPU."""
+    try:
+        import cupy
+        from numfuse.runtime.device import backend
+
+        if backend().simulated:
+            return None
+    except Exception:
+        return None
+    x = cupy.arange(64 * 64, dtype=cupy.float32).reshape(64, 64)
+    want = less_row_max(cupy.asnumpy(x))
+    timings = {}
+    for label, graphs in (("kernel by kernel", False), ("one CUDA graph", True)):
+        jf = numfuse.jit(less_row_max, cuda_graphs=graphs)
+        assert len(jf.plan(x).kernels) == 2
+        for _ in range(100):
+            jf(x)
+        cupy.cuda.get_current_stream().synchronize()
+        samples = []
+        for _ in range(7):
+            start = time.perf_counter()
+            for _ in range(calls):
+                jf(x)
+            cupy.cuda.get_current_stream().synchronize()
+            samples.append((time.perf_counter() - start) / calls * 1e6)
+        np.testing.assert_allclose(cupy.asnumpy(jf(x)), want, rtol=1e-5, atol=1e-3)
+        timings[label] = (min(samples), statistics.median(samples))
+    return timings
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.host_overhead", description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=20000)
@@ -154,6 +196,7 @@ def main(argv=None) -> int:
         warnings.simplefilter("ignore")
         work = host_work(args.calls)
         whole = gpu_call(args.calls)
+        graphs = gpu_graph_calls(args.calls // 4)
     lines = [
         "| what (one kernel, three device arrays: `x * y + z`) | µs per call, best round | median round | target |",
         "|---|---|---|---|",
@@ -165,6 +208,11 @@ def main(argv=None) -> int:
         f"| whole call on a GPU, CuPy arrays | {whole[0]:.2f} | {whole[1]:.2f} | ≤ 15 |" if whole is not None
         else "| whole call on a GPU, CuPy arrays | (no GPU here) | | ≤ 15 |"
     )
+    lines.append("")
+    lines.append("| two kernels on a GPU (`x - x.max(axis=1)`, CuPy f32[64,64]) | µs per call, best round | median round |")
+    lines.append("|---|---|---|")
+    for label, (best, median) in (graphs or {"(no GPU here)": (float("nan"), float("nan"))}).items():
+        lines.append(f"| {label} | {best:.2f} | {median:.2f} |")
     table = "\n".join(lines)
     print(table)
     if args.out:

@@ -126,12 +126,14 @@ def _kernel_header(plan: Plan, index: int) -> str:
 class JitFunction:
     """A NumPy function compiled to fused CUDA kernels; see `jit`."""
 
-    def __init__(self, fn: Callable, static_argnums=(), static_argnames=(), stream=None, autotune=False):
+    def __init__(self, fn: Callable, static_argnums=(), static_argnames=(), stream=None, autotune=False,
+                 cuda_graphs=False):
         functools.update_wrapper(self, fn)
         check_stream_option(stream)
         self._fn = fn
         self._stream = stream
         self._autotune = bool(autotune)
+        self._cuda_graphs = bool(cuda_graphs)
         self._signature = inspect.signature(fn)
         params = list(self._signature.parameters.values())
         self._names = [p.name for p in params]
@@ -244,15 +246,18 @@ class JitFunction:
                     pass  # the full path retraces with that argument static
         return self._call(args, kwargs)
 
-    def _call(self, args, kwargs):
+    def _executable(self, compiled):
         from .runtime.executable import Executable
 
+        return Executable(compiled.plan, compiled.sources, compiled.traced.leaf_kinds, self._autotune,
+                          self._cuda_graphs)
+
+    def _call(self, args, kwargs):
         also_static: frozenset = frozenset()
         while True:
             compiled, traced_values = self._compiled(args, kwargs, also_static)
             if compiled.executable is None:
-                compiled.executable = Executable(compiled.plan, compiled.sources, compiled.traced.leaf_kinds,
-                                                 self._autotune)
+                compiled.executable = self._executable(compiled)
             names = [compiled.arg_names[i] for i in compiled.traced_positions]
             try:
                 outputs = compiled.executable(traced_values, names, self._stream)
@@ -321,10 +326,8 @@ class JitFunction:
 
         target = compile_target()
         if target == "gpu":
-            from .runtime.executable import Executable
-
             if compiled.executable is None:
-                compiled.executable = Executable(compiled.plan, compiled.sources, compiled.traced.leaf_kinds)
+                compiled.executable = self._executable(compiled)
             executable = compiled.executable
             kernels = [executable.kernel(None, i) for i in range(len(executable.launches))]
             return [k.compiled.inspect_asm() for k in kernels]
@@ -435,7 +438,8 @@ def strategy_text(nest) -> str:
     return "; ".join(parts)
 
 
-def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), stream=None, autotune=False):
+def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), stream=None, autotune=False,
+        cuda_graphs=False):
     """Compile a NumPy function into fused CUDA kernels.
 
     Use as `@numfuse.jit` or `@numfuse.jit(static_argnames=("axis",))`. The function is traced
@@ -449,11 +453,15 @@ def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), st
     `autotune=True`: at each kernel's first launch, time the launch configurations the cost
     model considers (block sizes, rows per block) and keep the fastest, remembered in the disk
     cache for later processes (runtime/autotune.py).
+
+    `cuda_graphs=True`: on a GPU, a plan of several kernels called again with device arrays of
+    the same signature launches as one CUDA graph whose kernel parameters are updated each call
+    (runtime/graphs.py), rather than kernel by kernel.
     """
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     if fn is None:
-        return lambda f: JitFunction(f, static_argnums, static_argnames, stream, autotune)
-    return JitFunction(fn, static_argnums, static_argnames, stream, autotune)
+        return lambda f: JitFunction(f, static_argnums, static_argnames, stream, autotune, cuda_graphs)
+    return JitFunction(fn, static_argnums, static_argnames, stream, autotune, cuda_graphs)

@@ -18,7 +18,8 @@ the same work can be written out once per signature. For `x * y + z` on three Cu
         return finish([r3])
 
 Names other than the locals are the function's globals: the library's accessors, the kernels,
-the parameters fixed by the key. `str(stub)` is that source, via `ast.unparse`.
+the parameters fixed by the key. `str(stub)` is that source, via `ast.unparse`. With a CUDA
+graph (graphs.py) the kernels' calls become one: `graph(stream, [...], [...])`.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ class CallStub:
                 _name("stream0"), _call("get_stream", _name("handle")))))
         else:
             body.append(_assign("stream", _name("stream0")))
+        launched: list[ast.expr] = []  # each kernel's parameters, for the graph
         for j, (kernel, template, array_patches, scalar_patches) in enumerate(fast.launches):
             env[f"kernel{j}"] = kernel
             items: list[ast.expr] = []
@@ -109,7 +111,13 @@ class CallStub:
                 env[f"pack{j}_{n}"] = pack
                 items[at] = ast.Starred(_call(f"pack{j}_{n}", _name(scalar_names[key])), ast.Load())
                 del items[at + 1:at + width]
-            body.append(ast.Expr(_call(f"kernel{j}", _name("stream"), ast.List(items, ast.Load()))))
+            if fast.graph is None:
+                body.append(ast.Expr(_call(f"kernel{j}", _name("stream"), ast.List(items, ast.Load()))))
+            else:
+                launched.append(ast.List(items, ast.Load()))
+        if fast.graph is not None:
+            env["graph"] = fast.graph
+            body.append(ast.Expr(_call("graph", _name("stream"), *launched)))
         outputs = [_name(f"r{i}") if slot else _name(f"v{i}") for slot, i in fast.outputs]
         body.append(ast.Return(_call("finish", ast.List(outputs, ast.Load()))))
         arguments = ast.arguments(posonlyargs=[], args=[ast.arg("args")], vararg=None, kwonlyargs=[],

@@ -68,7 +68,7 @@ def _scalar_casts(plan: Plan) -> list[tuple[int, np.dtype]]:
 
 class Executable:
     def __init__(self, plan: Plan, sources: Sequence[KernelSource], leaf_kinds: Sequence[str],
-                 autotune: bool = False):
+                 autotune: bool = False, cuda_graphs: bool = False):
         self.plan = plan
         self.leaf_kinds = list(leaf_kinds)
         self.backend = backend()
@@ -80,6 +80,7 @@ class Executable:
         ]
         self.checks_errors = any(arg[0] == "errors" for launch in self.launches for arg in launch.args)
         self.autotune = autotune
+        self.cuda_graphs = cuda_graphs  # multi-kernel fast calls as one CUDA graph (graphs.py)
         self._tuned: set[int] = set()
         self._kernels: dict[tuple, Any] = {}  # (GPU, launch index) -> GpuKernel or DispatcherKernel
         self.core_streams = CoreStreams()

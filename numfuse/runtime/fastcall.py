@@ -14,6 +14,9 @@ Not taken (the full path runs each time): NumPy arguments (copies), several GPUs
 machine, plans that check run-time errors, constant outputs, a stream option with CuPy or
 PyTorch arrays (their interface may ask for a wait), and libraries other than Numba, CuPy and
 PyTorch.
+
+With `cuda_graphs=True` a plan of several kernels launches on the fast path as one CUDA graph
+(graphs.py) that each call updates with its pointers and scalars.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import ScalarOutOfRange
+from . import graphs
 from .call_stub import CallStub
 from .launch import DATA_SLOT, array_params, c_strides, scalar_packer, size_param
 
@@ -143,6 +147,10 @@ class FastCall:
                 else:
                     raise ValueError(f"no fast call for a kernel argument {arg[0]!r}")
             self.launches.append((kernel, template, array_patches, scalar_patches))
+        # Several kernels on a GPU, with cuda_graphs=True: one CUDA graph per signature.
+        self.graph = None
+        if executable.cuda_graphs and not self.simulated and len(self.launches) > 1:
+            self.graph = graphs.kernel_graph([kernel for kernel, *_ in self.launches])
         # Constants and scratch arrays: the same every call (pointers, on a GPU).
         self.fixed_slots: list[Any] = [None] * self.nslots
         for slot, array in self.fixed.items():
@@ -208,13 +216,19 @@ class FastCall:
         return self.finish([results[i] if slot else values[i] for slot, i in self.outputs])
 
     def _launch(self, stream, slots, scalars) -> None:
+        launched = []
         for kernel, template, array_patches, scalar_patches in self.launches:
             params = template.copy()
             for at, slot, view in array_patches:
                 params[at] = slots[slot] if view is None else slots[slot].reshape(view)
             for at, width, key, pack in scalar_patches:
                 params[at:at + width] = pack(scalars[key])
-            kernel(stream, params)
+            if self.graph is None:
+                kernel(stream, params)
+            else:
+                launched.append(params)
+        if self.graph is not None:
+            self.graph(stream, *launched)
 
 
 def build(executable, call, values: Sequence, traced_positions: Sequence[int],

@@ -195,6 +195,8 @@ class StandIn:
 
 
 class _Recorder:
+    config, function = "config", "function"  # what a graph's kernel node takes (launch.GpuKernel)
+
     def __init__(self, record):
         self.record = record
 
@@ -203,7 +205,7 @@ class _Recorder:
 
 
 class _DryExecutable:
-    def __init__(self, real, record):
+    def __init__(self, real, record, graphs=False):
         from numfuse.device_props import H200
         from numfuse.runtime.device import Backend
 
@@ -213,6 +215,8 @@ class _DryExecutable:
         self.core_streams = type("Streams", (), {"get": staticmethod(lambda handle: handle)})()
         self.kernel_for = _Recorder(record)
         self._real = real
+        self.cuda_graphs = graphs
+
 
     def kernel(self, device_id, index):
         return self.kernel_for
@@ -224,7 +228,7 @@ class _DryExecutable:
         return StandIn(shape, dtype, 0x7000_0000 + 0x1000 * position)
 
 
-def dry_gpu_call(fn, host_args):
+def dry_gpu_call(fn, host_args, graphs=False, calls=1):
     from types import SimpleNamespace
 
     from numfuse.runtime import fastcall
@@ -243,12 +247,13 @@ def dry_gpu_call(fn, host_args):
         return allocated[-1], allocated[-1].ptr
 
     record = []
-    dry = _DryExecutable(compiled.executable, record)
+    dry = _DryExecutable(compiled.executable, record, graphs)
     call = SimpleNamespace(library=None, handle=0, stream=0, device_id=None, cuda=None)
     fast = fastcall.FastCall(dry, call, FastAccess(lambda a: a.ptr, empty, lambda: 0), args,
                              compiled.traced_positions, lambda outs: outs, True)
     assert fast.stub is not None
-    outputs = fast.run(args)
+    for _ in range(calls):
+        outputs = fast.run(args)
     return compiled, args, allocated, record, outputs
 
 
@@ -326,6 +331,82 @@ def test_the_gpu_fast_path_packs_every_parameter_where_the_kernel_reads_it(case)
         assert out in args or any(out is a for a in allocated)
 
 
+class _FakeGraphs:
+    """cuda.core's explicit graphs as far as graphs.py uses them: nodes record their launch
+    parameters; a graph launch records every node's current parameters, in order."""
+
+    def __init__(self):
+        self.definitions, self.launches = [], []
+        fake = self
+
+        class Node:
+            def __init__(self, definition, pred, config, kernel, args):
+                self.definition, self.pred = definition, pred
+                self.params = [config, kernel, list(args)]
+                definition.nodes.append(self)
+
+            def launch(self, config, kernel, *args):
+                return Node(self.definition, self, config, kernel, args)
+
+        class Definition:
+            def __init__(self):
+                self.nodes, self.instantiated = [], 0
+                fake.definitions.append(self)
+
+            def launch(self, config, kernel, *args):
+                return Node(self, None, config, kernel, args)
+
+            def instantiate(self):
+                self.instantiated += 1
+                return Graph(self)
+
+        class ExecNode:
+            def __init__(self, graph, node):
+                self.graph, self.node = graph, node
+
+            def update(self, *, config, kernel, args):
+                self.graph.current[self.node] = [config, kernel, list(args)]
+
+        class Graph:
+            def __init__(self, definition):
+                self.definition = definition
+                self.current = {n: n.params for n in definition.nodes}
+
+            def __getitem__(self, node):
+                return ExecNode(self, node)
+
+            def launch(self, stream):
+                fake.launches.append([self.current[n][2] for n in self.definition.nodes])
+
+        self.Definition = Definition
+
+
+@pytest.mark.parametrize("case", ["two kernels", "mean and var", "one kernel"])
+def test_with_cuda_graphs_several_kernels_launch_as_one_graph_updated_every_call(case, monkeypatch):
+    from numfuse.runtime import graphs
+
+    fake = _FakeGraphs()
+    monkeypatch.setattr(graphs, "graph_definition_class", lambda: fake.Definition)
+    fn, x = {
+        "two kernels": (lambda x: x - x.max(axis=1), RNG.random((5, 5), np.float32)),
+        "mean and var": (lambda x: (x.mean(axis=1), x.var(axis=0, ddof=1)), RNG.random((5, 7), np.float32)),
+        "one kernel": (lambda x: x * 2 + 1, RNG.random((5, 7), np.float32)),
+    }[case]
+    compiled, args, allocated, record, _ = dry_gpu_call(fn, (x,), graphs=True, calls=3)
+    if len(compiled.plan.kernels) == 1:  # nothing to gain: launched directly
+        assert fake.definitions == [] and len(record) == 3
+        return
+    assert len(compiled.plan.kernels) == 2 and record == []  # no kernel launched on its own
+    definition, = fake.definitions  # built once, at the first call, then updated
+    assert definition.instantiated == 1 and len(fake.launches) == 3
+    first, second = definition.nodes
+    assert first.pred is None and second.pred is first  # the plan's order
+    per_call = len(allocated) // 3
+    for k, params in enumerate(fake.launches):
+        # Each launch has every parameter where the kernel reads it, with this call's buffers.
+        check_packed(compiled, args, allocated[k * per_call:(k + 1) * per_call], params)
+
+
 def test_complex_arrays_and_scalars(full_calls):
     def f(z, a, s):
         return np.exp(z) * a + s, abs(z) * 2
@@ -359,3 +440,15 @@ def test_a_numba_cuda_without_the_internals_falls_back_to_numbas_launch(monkeypa
     with pytest.warns(NumfuseWarning, match="Numba's dispatcher"):
         kernel = executable.kernel(None, 0)
     assert isinstance(kernel, launch.DispatcherKernel) and not kernel.packed
+
+
+def test_a_cuda_core_without_explicit_graphs_launches_kernel_by_kernel_with_a_warning(monkeypatch):
+    from numfuse.errors import NumfuseWarning
+    from numfuse.runtime import graphs
+
+    monkeypatch.setattr(graphs, "graph_definition_class", lambda: None)
+    with pytest.warns(NumfuseWarning, match="no explicit CUDA graphs"):
+        compiled, args, allocated, record, _ = dry_gpu_call(
+            lambda x: x - x.max(axis=1), (RNG.random((5, 5), np.float32),), graphs=True, calls=2)
+    assert len(record) == 4
+    check_packed(compiled, args, allocated, record[2:])
