@@ -16,7 +16,7 @@ Structural primitives (lower.py evaluates them by mapping indices; nothing is co
                                   point of a region of `shape`) replaced by v
 
 Writing through a view (`a.T[0] = v`, `a.reshape(4, 6)[1] = v`, `a[:, None][2] = v`) is one
-update of the array the views were taken of: tracer.py composes `at` through each view's map
+update of the array the views were taken of: proxy.py composes `at` through each view's map
 (viewmaps). A reshape or ravel that NumPy returns as a copy is a new array, and writing into it
 leaves the original alone, as in NumPy.
 """

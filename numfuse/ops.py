@@ -247,7 +247,7 @@ REDUCTIONS: dict[str, ReduceOp] = {
 # convert[dtype] a           cast to dtype (C casts; to bool means != 0)
 # broadcast[shape] a         NumPy broadcasting of a to shape
 # transpose[perm] a          axis permutation
-# (structural primitives: tracer.py binds them, lower.py turns them into index maps)
+# (structural primitives: tracer.py and layouts.py bind them, lower.py turns them into index maps)
 
 
 def is_reduction(prim: str) -> bool:

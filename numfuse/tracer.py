@@ -1,8 +1,10 @@
 """Tracing: run the user's NumPy function on proxy arrays and record what it does as a Graph.
 
-A Tracer stands for an array (or a runtime scalar) whose shape and dtype are known and whose values
-are not. Operators, ufuncs (`__array_ufunc__`) and NumPy functions (`__array_function__`) on
-tracers go to numpy_api.py, whose rules bind new equations in the TraceContext.
+`trace` calls the function with a Tracer (proxy.py) per traced argument; the TraceContext here
+records the equations that NumPy calls on tracers bind (numpy_api.py and the rules it calls),
+merges repeated ones, and builds views; the strides of values and the versions of updated
+buffers are kept by its base class, Layouts (layouts.py). The function's return value is
+flattened into the graph's outputs (`flatten_outputs`, `unflatten_outputs`).
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import numpy_api, numpy_complex, numpy_reductions, numpy_views, viewmaps
+from . import numpy_api, numpy_views, viewmaps
 from .dtypes import check_supported
-from .errors import TracingError, UnsupportedError, at_user_line, unsupported, user_line_noted, user_location
+from .errors import TracingError, at_user_line, unsupported, user_location
 from .ir import Atom, Aval, Eqn, Graph, Literal, SizeConst, SizeValue, Var, check_graph
+from .layouts import Layouts
 from .numpy_api import Operand
+from .proxy import _UNSURE_HINT, Tracer, _view, _View
+from .proxy import UnsupportedAttributeError  # noqa: F401  (re-exported: numfuse.tracer names it too)
 
 
 @dataclass(frozen=True)
@@ -39,7 +44,7 @@ class ArgSpec:
         return self.layout != "C"
 
 
-class TraceContext:
+class TraceContext(Layouts):
     """The equations recorded while one function is traced."""
 
     def __init__(self) -> None:
@@ -48,16 +53,7 @@ class TraceContext:
         self.consts: dict[Var, np.ndarray] = {}
         self._const_by_id: dict[int, tuple[np.ndarray, Var]] = {}
         self._cse: dict[tuple, Var] = {}
-        # Notional element strides of views (others are C-contiguous), or None where they are
-        # unknown (a strided argument's): whether NumPy's reshape of a value would be a view.
-        self.strides: dict[Var, tuple[int, ...] | None] = {}
-        # Updated arrays: every version's first version (whose buffer they share), and the
-        # latest version of each.
-        self.family: dict[Var, Var] = {}
-        self.latest: dict[Var, Var] = {}
-        # The array object (Tracer) whose buffer each first version is: only it writes there in
-        # place; another array object with the same values (a copy) gets its own buffer first.
-        self.owner: dict[Var, "Tracer"] = {}
+        super().__init__()  # strides, family, latest, owner: see layouts.py
 
     # -- values --------------------------------------------------------------------------------
 
@@ -189,6 +185,8 @@ class TraceContext:
                 self.strides[out._var] = tuple(s // 8 for s in np.broadcast_to(probe, shape).strides)
         return out
 
+    # -- views ---------------------------------------------------------------------------------
+
     def transpose(self, tracer: "Tracer", axes=None) -> "Tracer":
         ndim = tracer.ndim
         if axes is None:
@@ -204,87 +202,6 @@ class TraceContext:
         unmap = lambda imap: viewmaps.transpose_operand(perm, imap)  # noqa: E731
         shape = tuple(tracer.shape[p] for p in perm)
         return _view(self, tracer, shape, lambda var: self.transpose_var(var, perm), unmap)
-
-    def strides_of(self, var: Var) -> tuple[int, ...] | None:
-        """`var`'s element strides as NumPy would have them, or None if unknown."""
-        if var in self.strides:
-            return self.strides[var]
-        return numpy_views.c_strides(var.aval.shape)
-
-    def c_contiguous(self, var: Var) -> bool:
-        return numpy_views.c_contiguous(var.aval.shape, self.strides_of(var))
-
-    def in_c_order(self, atom) -> bool:
-        """Whether NumPy computes from `atom` in C order (always for a literal, 0-d or 1-d)."""
-        if not isinstance(atom, Var) or atom.aval.ndim < 2:
-            return True
-        return numpy_views.c_ordered(atom.aval.shape, self.strides_of(atom))
-
-    def laid_out_like(self, filled: "Tracer", prototype: "Tracer | None") -> "Tracer":
-        """A new array of `filled`'s values (a broadcast fill) laid out as NumPy's *_like lays
-        it out: like `prototype` (order "K")."""
-        var = filled._var
-        in_c = prototype is None or self.in_c_order(prototype._var)
-        if in_c and self.c_contiguous(var):
-            return filled
-        out = self.copy_var(var)
-        if in_c:
-            self.strides.pop(out, None)
-        else:
-            self.strides[out] = None
-        return Tracer(self, out)
-
-    def new_array(self, var: Var, order: str = "C") -> Var:
-        """`var`'s values as a new array in NumPy's `order` ("C", or "K": laid out like `var`):
-        `var` itself where it is laid out so already, else a copy (never merged with another)."""
-        if self.c_contiguous(var):
-            return var
-        out = self.copy_var(var)
-        if order == "C" or self.in_c_order(var):
-            self.strides.pop(out, None)
-        else:
-            self.strides[out] = None  # K order of a layout numfuse does not trace
-        return out
-
-    def transpose_var(self, var: Var, perm: tuple[int, ...]) -> Var:
-        if perm == tuple(range(len(perm))):
-            return var
-        shape = tuple(var.aval.shape[p] for p in perm)
-        out = self.bind("transpose", [var], shape, var.aval.dtype, params=(("perm", perm),))._var
-        old = self.strides_of(var)
-        self.strides[out] = None if old is None else tuple(old[p] for p in perm)
-        return out
-
-    def slice_var(self, var: Var, region, shape) -> Var:
-        """`var` at a region of basic indexing (numpy_views.parse_index)."""
-        start, step, drop = region
-        if not drop and tuple(shape) == var.aval.shape and all(s == 0 for s in start) and all(s == 1 for s in step):
-            return var
-        params = (("start", start), ("step", step), ("drop", drop))
-        out = self.bind("slice", [var], shape, var.aval.dtype, params=params)._var
-        old = self.strides_of(var)
-        self.strides[out] = None if old is None else tuple(old[k] * step[k] for k in range(len(start)) if k not in drop)
-        return out
-
-    def reshape_var(self, var: Var, shape, ravel: bool = False) -> Var:
-        """A row-major reshape (with `ravel`: NumPy's ravel); `copy=True` where NumPy would copy
-        (its operand is then materialized by the planner). Where the strides are unknown it is
-        read as a view; reshaped() refuses what depends on the difference."""
-        shape = tuple(shape)
-        if shape == var.aval.shape:
-            return var
-        strides = self.strides_of(var)
-        kind = numpy_views.reshape_kind(var.aval.shape, strides, shape, ravel)
-        params = (("shape", shape),) + ((("copy", True),) if kind == "copy" else ())
-        out = self.bind("reshape", [var], shape, var.aval.dtype, params=params)._var
-        if kind == "copy":
-            self.strides.pop(out, None)  # a new C-contiguous array
-        elif strides is None:
-            self.strides[out] = None
-        else:
-            reshaped = np.reshape(numpy_views.stand_in(var.aval.shape, strides), shape, copy=False)
-            self.strides[out] = tuple(s // 8 for s in reshaped.strides)
-        return out
 
     def reshaped(self, tracer: "Tracer", shape, ravel: bool = False) -> "Tracer":
         """NumPy's reshape (or ravel): a view where NumPy gives one, else a copy (a new array
@@ -326,54 +243,6 @@ class TraceContext:
                      refusal=None if unmap is not None else (refusal or "writing through this view", hint),
                      dtype=dtype)
 
-    def copy_var(self, var: Var) -> Var:
-        """A new array with `var`'s values (never merged with another copy), laid out as `var`
-        is: an update writes into it in place."""
-        out = Var(var.aval)
-        self.eqns.append(Eqn("convert", (var,), out, (("dtype", var.aval.dtype),), user_location()))
-        if var in self.strides:
-            self.strides[out] = self.strides[var]
-        return out
-
-    def owns(self, tracer: "Tracer", var: Var) -> bool:
-        """Whether `var` is a version of the buffer that `tracer` (an array object) owns."""
-        return self.owner.get(self.family.get(var, var)) is tracer
-
-    def concatenate_var(self, vars_: list[Var], axis: int) -> Var:
-        """A new array: the operands (of one dtype) one after another along `axis`."""
-        first = vars_[0].aval
-        shape = list(first.shape)
-        shape[axis] = sum(v.aval.shape[axis] for v in vars_)
-        return self.bind("concatenate", vars_, shape, first.dtype, params=(("axis", axis),))._var
-
-    def update_var(self, var: Var, at, shape, value) -> Var:
-        """`var` with the points `at` (viewmaps.At's entries) of a region of `shape` replaced
-        by `value`, as `var[index] = value` does: the value is cast unsafely to var's dtype
-        (NumPy still refuses Python ints out of range) and broadcast to the region."""
-        dtype = var.aval.dtype
-        operand = self.operand(value)
-        if operand.tracer is None:
-            # NumPy's own assignment on a one-element stand-in raises what it would (a Python
-            # int out of range, a Python complex into a real array) and warns as it would.
-            with user_line_noted():
-                np.empty((1,), dtype)[...] = operand.value
-        else:
-            numpy_complex.warn_if_imaginary_dropped(operand.dtype, dtype)
-        vshape = numpy_views.value_into(shape, operand.shape)
-        if operand.tracer is not None and vshape != operand.shape:
-            operand = numpy_api.Operand(Tracer(self, self.reshape_var(operand.tracer._var, vshape)), None, operand.dtype, operand.weak)
-        if int(np.prod(shape, dtype=np.int64)) == 0:
-            return var
-        atom = self.coerce(operand, dtype, shape)
-        params = (("at", viewmaps.At(tuple(at))), ("shape", tuple(shape)))
-        out = self.bind("update", [var, atom], var.aval.shape, dtype, params=params)._var
-        if var in self.strides:
-            self.strides[out] = self.strides[var]  # the same buffer
-        root = self.family.setdefault(var, var)
-        self.family[out] = root
-        self.latest[root] = out
-        return out
-
     def astype(self, x, dtype, copy: bool = True) -> "Tracer":
         tracer = self.as_tracer(self.operand(x))
         dtype = check_supported(dtype, "astype")
@@ -403,373 +272,6 @@ def _atom_key(atom: Atom):
     if isinstance(atom, SizeConst):
         return ("n", atom.aval.dtype.str, atom.key)
     return ("l", atom.aval.dtype.str, atom.value.tobytes())
-
-
-# ---------------------------------------------------------------------------------------------
-
-
-class UnsupportedAttributeError(UnsupportedError, AttributeError):
-    """An ndarray attribute or method that numfuse does not trace."""
-
-
-def _concrete_value_error(what: str, tracer: "Tracer | None" = None) -> TracingError:
-    """The error for Python code that needs a traced value. For a scalar argument used that
-    way, `error.input_position` says which, so that jit can retrace with it static."""
-    error = TracingError(
-        at_user_line(
-            f"{what} needs the value of a traced array, which exists only when the kernel runs. "
-            "numfuse traces the function once per input signature, so Python control flow and "
-            "conversions cannot depend on array values: write data-dependent choices with "
-            "np.where(condition, a, b), and pass values that steer the Python code (an axis, "
-            "a count) as static arguments: numfuse.jit(static_argnames=(...))"
-        )
-    )
-    error.input_position = None if tracer is None else tracer._input_position
-    return error
-
-
-def _binary(ufunc: np.ufunc, reflected: bool = False) -> Callable:
-    if reflected:
-        return lambda self, other: numpy_api.apply_ufunc(self._ctx, ufunc, (other, self), {}, True)
-    return lambda self, other: numpy_api.apply_ufunc(self._ctx, ufunc, (self, other), {}, True)
-
-
-def _inplace(ufunc: np.ufunc) -> Callable:
-    def update(self, other):
-        return self._update_in_place(ufunc, other)
-
-    return update
-
-
-def _unary(ufunc: np.ufunc) -> Callable:
-    return lambda self: numpy_api.apply_ufunc(self._ctx, ufunc, (self,), {}, True)
-
-
-def _method(function: Callable) -> Callable:
-    return lambda self, *args, **kwargs: function(self, *args, **kwargs)
-
-
-class Tracer:
-    """A proxy array seen by the user's function while it is traced."""
-
-    __slots__ = ("_ctx", "_var", "_weak", "_numpy_scalar", "_argument", "_view", "_input_position", "_readonly")
-    __array_priority__ = 1000
-
-    def __init__(self, ctx, var, weak=False, numpy_scalar=False, argument=False):
-        self._ctx = ctx
-        self._var = var
-        self._weak = weak
-        self._numpy_scalar = numpy_scalar
-        self._argument = argument
-        self._view = False
-        self._input_position = None  # for a scalar argument: its position among traced inputs
-        self._readonly = False  # NumPy refuses writes (a broadcast view)
-
-    # -- attributes ----------------------------------------------------------------------------
-    _aval = property(lambda self: self._var.aval)
-    shape = property(lambda self: self._aval.shape)
-    dtype = property(lambda self: self._aval.dtype)
-    ndim = property(lambda self: self._aval.ndim)
-    size = property(lambda self: self._aval.size)
-    itemsize = property(lambda self: self._aval.dtype.itemsize)
-    nbytes = property(lambda self: self._aval.nbytes)
-    T = property(lambda self: self._ctx.transpose(self))
-
-    def __repr__(self) -> str:
-        return f"Tracer<{self._var.aval}>"
-
-    # -- NumPy protocols -----------------------------------------------------------------------
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if kwargs.get("out") is not None:
-            raise unsupported(f"np.{ufunc.__name__}(..., out=...)", "write `x = ...` instead")
-        kwargs.pop("out", None)
-        if method == "__call__":
-            return numpy_api.apply_ufunc(self._ctx, ufunc, inputs, kwargs)
-        if method == "reduce":
-            return numpy_reductions.ufunc_reduce(self._ctx, ufunc, inputs, kwargs)
-        raise unsupported(f"np.{ufunc.__name__}.{method}")
-
-    def __array_function__(self, func, types, args, kwargs):
-        return numpy_api.call_function(self._ctx, func, args, kwargs)
-
-    def __array__(self, dtype=None, copy=None):
-        raise _concrete_value_error("Converting a traced array to a NumPy array (np.asarray)")
-
-    # -- operators -----------------------------------------------------------------------------
-    __add__, __radd__ = _binary(np.add), _binary(np.add, True)
-    __sub__, __rsub__ = _binary(np.subtract), _binary(np.subtract, True)
-    __mul__, __rmul__ = _binary(np.multiply), _binary(np.multiply, True)
-    __truediv__, __rtruediv__ = _binary(np.true_divide), _binary(np.true_divide, True)
-    __floordiv__, __rfloordiv__ = _binary(np.floor_divide), _binary(np.floor_divide, True)
-    __mod__, __rmod__ = _binary(np.remainder), _binary(np.remainder, True)
-    __pow__, __rpow__ = _binary(np.power), _binary(np.power, True)
-    __and__, __rand__ = _binary(np.bitwise_and), _binary(np.bitwise_and, True)
-    __or__, __ror__ = _binary(np.bitwise_or), _binary(np.bitwise_or, True)
-    __xor__, __rxor__ = _binary(np.bitwise_xor), _binary(np.bitwise_xor, True)
-    __lshift__, __rlshift__ = _binary(np.left_shift), _binary(np.left_shift, True)
-    __rshift__, __rrshift__ = _binary(np.right_shift), _binary(np.right_shift, True)
-    __lt__, __le__ = _binary(np.less), _binary(np.less_equal)
-    __gt__, __ge__ = _binary(np.greater), _binary(np.greater_equal)
-    __eq__, __ne__ = _binary(np.equal), _binary(np.not_equal)
-    __hash__ = None
-    __neg__, __pos__ = _unary(np.negative), _unary(np.positive)
-    __abs__, __invert__ = _unary(np.absolute), _unary(np.invert)
-    __iadd__, __isub__ = _inplace(np.add), _inplace(np.subtract)
-    __imul__, __itruediv__ = _inplace(np.multiply), _inplace(np.true_divide)
-    __ifloordiv__, __imod__ = _inplace(np.floor_divide), _inplace(np.remainder)
-    __ipow__, __iand__ = _inplace(np.power), _inplace(np.bitwise_and)
-    __ior__, __ixor__ = _inplace(np.bitwise_or), _inplace(np.bitwise_xor)
-
-    def _update_in_place(self, ufunc, other):
-        """`x op= y`: NumPy writes into x's memory, so every name for x sees the new value. An
-        argument (or a view) is updated in its buffer; a local array is simply rebound."""
-        result = numpy_api.apply_ufunc(self._ctx, ufunc, (self, other), {}, True)
-        if self._weak or self._numpy_scalar:
-            return result  # Python and NumPy scalars are immutable: `s += 1` rebinds s
-        if self._readonly:
-            raise ValueError(at_user_line("output array is read-only"))
-        other_operand = self._ctx.operand(other)
-        with np.errstate(all="ignore"):
-            ufunc(np.empty((0,), self.dtype), other_operand.stand_in(), out=np.empty((0,), self.dtype))
-        if result.shape != self.shape:
-            raise ValueError(
-                at_user_line(
-                    f"non-broadcastable output operand with shape {self.shape} doesn't match "
-                    f"the broadcast shape {result.shape}"
-                )
-            )
-        if self._argument or self._view:
-            self._assign_at(viewmaps.identity_map(self.shape), self.shape, result)
-            return self
-        self._var = self._ctx.convert(result, self.dtype)._var
-        return self
-
-    def _assign_at(self, at, shape, value) -> None:
-        """Write `value` into this array at the points `at` (an index into it for each point
-        of a region of `shape`; see viewmaps.At)."""
-        if self._readonly:
-            raise ValueError(at_user_line("assignment destination is read-only"))
-        ctx = self._ctx
-        var = self._var
-        if not ctx.owns(self, var):
-            var = ctx.copy_var(var)  # this array's own buffer, which the update writes into
-            ctx.owner[var] = self
-        self._var = ctx.update_var(var, at, shape, value)
-
-    def __matmul__(self, other):
-        raise unsupported("the @ operator (np.matmul)")
-
-    __rmatmul__ = __matmul__
-
-    def __divmod__(self, other):
-        raise unsupported("divmod (np.divmod)")
-
-    # -- Python conversions that need values ---------------------------------------------------
-    def __bool__(self):
-        raise _concrete_value_error("Python's `if`, `while`, `and`, `or`, `not` or bool() on an array", self)
-
-    def __float__(self):
-        raise _concrete_value_error("float() of a traced array", self)
-
-    def __int__(self):
-        raise _concrete_value_error("int() of a traced array", self)
-
-    def __index__(self):
-        raise _concrete_value_error("Using a traced value as an index, axis or size", self)
-
-    def __complex__(self):
-        raise _concrete_value_error("complex() of a traced array", self)
-
-    def item(self, *args):
-        raise _concrete_value_error(".item() of a traced array")
-
-    def tolist(self):
-        raise _concrete_value_error(".tolist() of a traced array")
-
-    def __len__(self):
-        if not self.shape:
-            raise TypeError("len() of unsized object")
-        return self.shape[0]
-
-    def __iter__(self):
-        if not self.shape:
-            raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
-
-    def __getitem__(self, index):
-        """Basic indexing: a view (index maps, no copy); a scalar where NumPy gives one."""
-        ctx = self._ctx
-        if self._numpy_scalar and not self.shape:
-            raise IndexError(at_user_line("invalid index to scalar variable."))
-        region, sliced, final, scalar = numpy_views.parse_index(self.shape, index)
-
-        def make(var):
-            return ctx.reshape_var(ctx.slice_var(var, region, sliced), final)
-
-        if scalar:
-            return Tracer(ctx, make(self._var), numpy_scalar=True)
-        return _view(ctx, self, final, make, numpy_views.index_unmap(region, sliced, final))
-
-    def __setitem__(self, index, value):
-        """`a[index] = value`: a new version of a written into a's buffer (an `update`), or
-        into the buffer of the array that a is a view of."""
-        if self._weak or self._numpy_scalar:
-            raise TypeError(at_user_line("a scalar does not support item assignment"))
-        region, sliced, final, _ = numpy_views.parse_index(self.shape, index)
-        operand = self._ctx.operand(value)
-        numpy_views.value_into(final, operand.shape)
-        at = numpy_views.index_unmap(region, sliced, final)(viewmaps.identity_map(final))
-        if (isinstance(value, _View) and value._base is self and value._unmap is not None
-                and value._unsure is None and value.shape == final
-                and value._unmap(viewmaps.identity_map(final)) == at):
-            # These very points of this array (a[i] *= 2 ends with a[i] = the view a[i],
-            # already updated): nothing to write.
-            return
-        self._assign_at(at, final, value)
-
-    def reshape(self, *shape, order="C", copy=None):
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = shape[0]
-        return numpy_api.call_function(self._ctx, np.reshape, (self, tuple(shape)), {"order": order, "copy": copy})
-
-    def ravel(self, order="C"):
-        return numpy_api.call_function(self._ctx, np.ravel, (self,), {"order": order})
-
-    def flatten(self, order="C"):
-        if order != "C":
-            raise unsupported(f"flatten(order={order!r})", "only order='C'")
-        return Tracer(self._ctx, self._ctx.new_array(self._ctx.reshape_var(self._var, (self.size,))))
-
-    def squeeze(self, axis=None):
-        return np.squeeze(self, axis)
-
-    def swapaxes(self, axis1, axis2):
-        return np.swapaxes(self, axis1, axis2)
-
-    def copy(self, order="C"):
-        if order != "C":
-            raise unsupported(f"copy(order={order!r})", "only order='C'")
-        return Tracer(self._ctx, self._ctx.new_array(self._var))
-
-    # -- methods -------------------------------------------------------------------------------
-    sum = _method(np.sum)
-    prod = _method(np.prod)
-    max = _method(np.max)
-    min = _method(np.min)
-    mean = _method(np.mean)
-    var = _method(np.var)
-    std = _method(np.std)
-    argmax = _method(np.argmax)
-    argmin = _method(np.argmin)
-
-    def any(self, *args, **kwargs):
-        return numpy_reductions.any_all_method(self._ctx, "any", self, *args, **kwargs)
-
-    def all(self, *args, **kwargs):
-        return numpy_reductions.any_all_method(self._ctx, "all", self, *args, **kwargs)
-
-    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        numpy_complex.warn_if_imaginary_dropped(self.dtype, dtype)
-        return self._ctx.astype(self, dtype, copy)
-
-    def conjugate(self):
-        if self.dtype.kind != "c" and not self._weak:
-            return self  # NumPy's method returns a real array itself (np.conjugate copies)
-        # A Python scalar's conjugate is a Python scalar, as its operators' results are.
-        return numpy_api.apply_ufunc(self._ctx, np.conjugate, (self,), {}, self._weak)
-
-    def conj(self):
-        if self._weak:  # Python's numbers have .conjugate() only
-            raise AttributeError(f"'{type(self.dtype.type(0).item()).__name__}' object has no attribute 'conj'")
-        return self.conjugate()
-
-    def _set_part(self, value):
-        raise unsupported("assigning to x.real or x.imag", "build the new array, e.g. x = new_real + 1j * x.imag")
-
-    real = property(lambda self: numpy_complex.part(self._ctx, self, "real"), _set_part)
-    imag = property(lambda self: numpy_complex.part(self._ctx, self, "imag"), _set_part)
-
-    def clip(self, min=None, max=None, out=None, **kwargs):
-        return np.clip(self, min, max, out=out, **kwargs)
-
-    def round(self, decimals=0, out=None):
-        return numpy_api.round_(self._ctx, self, decimals, out)
-
-    def transpose(self, *axes):
-        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-            axes = axes[0]
-        return self._ctx.transpose(self, axes or None)
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)  # protocol probes (hasattr) must see a plain miss
-        error = unsupported(f"ndarray.{name}")
-        raise UnsupportedAttributeError(str(error))
-
-
-_UNSURE_HINT = (
-    "NumPy's result is a view or a copy depending on that layout (a device argument neither C- "
-    "nor Fortran-contiguous, or what NumPy computed from arrays not in C order and laid out like "
-    "them); make the array C-contiguous first with .copy()"
-)
-
-
-def _view(ctx, base: Tracer, shape, make, unmap, readonly=None, unsure=None) -> Tracer:
-    """A view of `base`; of a NumPy scalar (`x.sum().reshape(1)`), a new array: NumPy's
-    scalars are immutable, so writing into what their methods return changes only that."""
-    if base._numpy_scalar or base._weak:
-        array = Tracer(ctx, make(base._var))
-        array._readonly = bool(readonly)  # np.broadcast_to's result stays read-only
-        return array
-    return _View(ctx, base, shape, make, unmap, readonly, unsure)
-
-
-class _View(Tracer):
-    """A view of another traced array (x.T, x[1:], x.reshape(...)): like a NumPy view it shows
-    later updates of its base (`make` builds it from the base's latest version), and writing
-    through it writes into the base: `unmap` takes an index map over the view to the base's
-    points (viewmaps), so a chain of views composes into one update of the array at the root.
-    `unsure` says why writing is refused (NumPy's reshape of a strided argument may copy)."""
-
-    __slots__ = ("_base", "_make", "_unmap", "_unsure", "_seen", "_shape", "_refusal", "_dtype")
-
-    def __init__(self, ctx, base: Tracer, shape, make, unmap, readonly=None, unsure=None, refusal=None,
-                 dtype=None):
-        self._ctx = ctx
-        self._base = base
-        self._shape = tuple(shape)  # known without building the view (which binds equations)
-        self._make = make
-        self._unmap = unmap
-        self._unsure = unsure
-        self._refusal = refusal  # (what, hint): writes refused outright (a complex part)
-        self._dtype = base.dtype if dtype is None else dtype  # a complex array's .real: its part's
-        self._seen = (None, None)
-        self._weak = False
-        self._numpy_scalar = False
-        self._argument = False
-        self._view = True
-        self._input_position = None
-        self._readonly = base._readonly if readonly is None else readonly
-
-    @property
-    def _aval(self) -> Aval:
-        return Aval(self._shape, self._dtype)
-
-    @property
-    def _var(self) -> Var:
-        base_var = self._base._var
-        if self._seen[0] is not base_var:
-            self._seen = (base_var, self._make(base_var))
-        return self._seen[1]
-
-    def _assign_at(self, at, shape, value) -> None:
-        if self._readonly:
-            raise ValueError(at_user_line("assignment destination is read-only"))
-        if self._refusal is not None:
-            raise unsupported(*self._refusal)
-        if self._unsure is not None:
-            raise unsupported(f"writing through a {self._unsure}", _UNSURE_HINT)
-        self._base._assign_at(self._unmap(at), shape, value)
 
 
 # ---------------------------------------------------------------------------------------------

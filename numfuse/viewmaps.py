@@ -14,9 +14,9 @@ its operand at the map this module computes:
                            number, the row-major position, divided and wrapped (`i0 // 6`)
 
 The same functions, on shapes and parameters alone, compose the map of a write through any chain
-of views (`a.T[1:, ::2] = v`, `a.reshape(4, 6)[1] = v`) back to the array written: tracer.py
-builds an update's `at` map with them, so that the region a kernel stores to is the region the
-same views read.
+of views (`a.T[1:, ::2] = v`, `a.reshape(4, 6)[1] = v`) back to the array written: the tracer
+(tracer.py, proxy.py) builds an update's `at` map with them, so that the region a kernel stores
+to is the region the same views read.
 
 `concatenate[axis] x y ...` is not a view but reads its operands the same way: each point of
 the result reads one operand, the one whose range along the axis holds it, at the index shifted
