@@ -24,8 +24,11 @@ class DeviceProps:
     # Shared memory a block may use without opting in: 48 KiB on every CUDA GPU so far.
     shared_per_block: int
     # With the kernel attribute CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES set (227 KiB on
-    # Hopper). numba-cuda 0.30 has no way to set it (it only sets the carveout), so the cost
-    # model does not use it unless `shared_optin_usable` says a launch path sets it.
+    # Hopper). numba-cuda's launch does not set it; numfuse's own (runtime/launch.py GpuKernel)
+    # does, and `shared_optin_usable` says whether this process launches that way. The cost
+    # model's own choice never opts in (a block that takes most of an SM's shared memory leaves
+    # it one block's warps to hide memory latency with); autotune offers larger row caches as
+    # candidates and keeps them where they are faster.
     shared_per_block_optin: int
     shared_per_sm: int
     l2_bytes: int
@@ -79,5 +82,12 @@ REDUCTION_RESERVE = 8 * 1024
 
 
 def row_cache_bytes(props: DeviceProps) -> int:
-    """Shared memory for one block's cached rows: 40 KiB on every GPU without opting in."""
+    """Shared memory for one block's cached rows, as the cost model sizes them: 40 KiB on every
+    GPU (without opting in)."""
+    return props.shared_per_block - REDUCTION_RESERVE
+
+
+def optin_cache_bytes(props: DeviceProps) -> int:
+    """The most shared memory one block's cached rows may take where kernels opt in (219 KiB
+    on an H200); the same as row_cache_bytes where they cannot."""
     return props.usable_shared - REDUCTION_RESERVE

@@ -79,11 +79,18 @@ def save(path: Path, winner: LaunchConfig, timings: dict[LaunchConfig, float]) -
 
 def fastest(options: Sequence[LaunchConfig], run: Callable[[LaunchConfig], None], synchronize: Callable[[], None]
             ) -> tuple[LaunchConfig, dict[LaunchConfig, float]]:
-    """Time `run(config)` for each option; the fastest and every time (seconds per launch)."""
+    """Time `run(config)` for each option; the fastest and every time (seconds per launch). An
+    alternative whose first launch fails (a driver refusing a launch with opted-in shared
+    memory, say) is left out; a failure of the first option, the cost model's, is raised."""
     timings = {}
     for config in options:
-        run(config)  # warm up (and, on a GPU, load the kernel)
-        synchronize()
+        try:
+            run(config)  # warm up (and, on a GPU, load the kernel)
+            synchronize()
+        except Exception:  # noqa: BLE001 - an alternative the device refuses is no winner
+            if config is options[0]:
+                raise  # the model's own choice: a real failure
+            continue
         start = time.perf_counter()
         for _ in range(REPEATS):
             run(config)

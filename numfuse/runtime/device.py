@@ -15,7 +15,7 @@ import functools
 import os
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..device_props import H200, SIMULATOR, DeviceProps
 from ..errors import user_stacklevel
@@ -186,5 +186,6 @@ def backend() -> Backend:
             "JitFunction.compile on a machine without a GPU) and found no usable GPU: run "
             "kernels in another process, or set NUMBA_ENABLE_CUDASIM=1 before numba is imported"
         )
-    props = SIMULATOR if simulated else read_props(cuda.get_current_device())
+    # On a GPU numfuse's launch opts kernels into more shared memory (launch.opt_in_shared).
+    props = SIMULATOR if simulated else replace(read_props(cuda.get_current_device()), shared_optin_usable=True)
     return Backend(cuda, simulated, props)

@@ -11,6 +11,9 @@ launches the loaded function with cuda.core's `launch`, the call Numba's own lau
 given the argument values Numba would give it. A call of the same signature then changes only
 the data pointers and scalar values of a packed list (fastcall.py).
 
+A launch with more than 48 KiB of dynamic shared memory (an autotune candidate's row cache)
+first opts the kernel in (`opt_in_shared`), which Numba's launch never does.
+
 On the simulator kernels take device arrays and scalars as they are, through Numba's configured
 dispatcher: `DispatcherKernel`. That is also the GPU's fallback where numba-cuda's internals
 this module reads (the loaded function's cuda.core kernel, cuda.core's `launch`) are missing.
@@ -98,6 +101,22 @@ def data_slots(argtypes: Sequence) -> list[int]:
     return slots
 
 
+# Dynamic shared memory a launch gets without the kernel opting in.
+STATIC_SHARED_BYTES = 48 * 1024
+
+
+def opt_in_shared(loaded, nbytes: int) -> None:
+    """Let a loaded kernel (numba-cuda's CudaPythonFunction) launch with `nbytes` of dynamic
+    shared memory, past the 48 KiB every launch gets: the kernel attribute
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, set as numba-cuda sets the carveout
+    attribute (`set_shared_memory_carveout`). A size the device cannot give raises the
+    driver's error."""
+    from numba.cuda.cudadrv.driver import binding, driver
+
+    attribute = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    driver.cuKernelSetAttribute(attribute, int(nbytes), loaded.handle, loaded.device.id)
+
+
 class GpuKernel:
     """One kernel compiled for fixed argument types and loaded on the current GPU, launched
     with packed parameters on a cuda.core stream."""
@@ -110,7 +129,10 @@ class GpuKernel:
 
         kernel = self.compiled = compile_for(source, argtypes)
         self.data_slots = data_slots(argtypes)
-        self.function = kernel._codelibrary.get_cufunc().kernel
+        loaded = kernel._codelibrary.get_cufunc()
+        self.function = loaded.kernel
+        if config.shared_bytes > STATIC_SHARED_BYTES:
+            opt_in_shared(loaded, config.shared_bytes)
         self.config = CoreLaunchConfig(grid=config.grid, block=config.block, shmem_size=config.shared_bytes)
         self._launch = launch
 

@@ -24,6 +24,11 @@ The model (docs/architecture.md, "Launch heuristics"):
   the row) until the rows fit what the block's tree-reduction arrays leave of the shared memory
   (48 KiB without opting in, less at least REDUCTION_RESERVE: the plan's 40 KiB row cache), or
   until strategy.cache_min_rows; a longer row keeps its first ncache points on chip;
+- the cache never takes more than the 40 KiB a block gets without opting in (a block taking
+  most of an SM's shared memory would leave it one block's warps to hide latency with); with
+  autotune, on a GPU where numfuse's launch opts in (runtime/launch.py), a row longer than
+  that is also timed with a cache of up to 219 KiB (the whole row where it fits) at 256, 512
+  and 1024 threads (`candidate_configs`);
 - a split row gets enough blocks per row (gridDim.y) to give each SM SPLIT_BLOCKS_PER_SM
   blocks, and no block fewer than SPLIT_MIN_POINTS_PER_THREAD points per thread.
 
@@ -36,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..codegen.cuda import shared_bytes
-from ..device_props import REDUCTION_RESERVE, DeviceProps, row_cache_bytes
+from ..device_props import REDUCTION_RESERVE, DeviceProps, optin_cache_bytes, row_cache_bytes
 from ..strategy import cache_min_rows
 
 BLOCK = 256
@@ -48,8 +53,9 @@ SIM_BLOCK = 16
 SIM_GRID = 2
 SIM_COLUMN_WIDTH = 4
 SIM_SPLIT = 2
-# Block sizes an autotuner may try.
+# Block sizes an autotuner may try; with a row cache past 48 KiB of shared memory (opting in).
 CANDIDATE_BLOCKS = (128, 256, 512, 1024)
+OPTIN_BLOCKS = (256, 512, 1024)
 
 
 @dataclass(frozen=True)
@@ -108,9 +114,10 @@ def pointwise_config(nest, props: DeviceProps, threads: int | None = None, point
 
 
 def reduction_config(nest, props: DeviceProps, threads: int | None = None, rows: int | None = None,
-                     nsplit: int | None = None) -> LaunchConfig:
+                     nsplit: int | None = None, cache_bytes: int | None = None) -> LaunchConfig:
     """Threads per row (ntr), rows per block (ntk), the cache's share of each row, the grid and
-    a split row's chunks. `threads`, `rows` (ntk) and `nsplit` override the model's choices."""
+    a split row's chunks. `threads`, `rows` (ntk), `nsplit` and `cache_bytes` (the shared memory
+    the cached rows may take, up to optin_cache_bytes) override the model's choices."""
     simulated = props.simulated
     if threads is None:
         threads = SIM_BLOCK if simulated else min(BLOCK, props.max_threads_per_block)
@@ -131,9 +138,13 @@ def reduction_config(nest, props: DeviceProps, threads: int | None = None, rows:
         ntr = min(threads // ntk, _pow2_at_least(nred))
     item_bytes = sum(nest.buffer(b).dtype.itemsize for b in nest.cached)
 
+    # The model's own launches stay within the shared memory a launch gets without opting in.
+    cache_limit, shared_limit = ((row_cache_bytes(props), props.shared_per_block) if cache_bytes is None
+                                 else (cache_bytes, props.usable_shared))
+
     def cache_budget(ntk: int, ntr: int) -> int:
-        # What the tree reduction's arrays leave, and never more than the plan's row cache.
-        return min(row_cache_bytes(props), props.usable_shared - shared_bytes(nest, ntk * ntr, 0, 0))
+        # What the tree reduction's arrays leave, and never more than the row cache's limit.
+        return min(cache_limit, shared_limit - shared_bytes(nest, ntk * ntr, 0, 0))
 
     fewest = min(ntk, cache_min_rows(nest.schedule, nrows, nred * item_bytes))
     while ntk > fewest and ntk * nred * item_bytes > cache_budget(ntk, ntr):
@@ -179,6 +190,12 @@ def candidate_configs(nest, props: DeviceProps) -> list[LaunchConfig]:
         if nest.split:
             for chunks in (1, default.nsplit // 2, default.nsplit * 2):
                 found.append(reduction_config(nest, props, nsplit=chunks))
+        # Rows longer than the model's cache: where kernels can opt into more shared memory,
+        # a cache up to the whole row, with more threads to keep memory requests in flight.
+        if nest.cached and default.cache_points < nest.inner_size and props.shared_optin_usable:
+            for t in OPTIN_BLOCKS:
+                if t <= props.max_threads_per_block:
+                    found.append(reduction_config(nest, props, threads=t, cache_bytes=optin_cache_bytes(props)))
     check_config(nest, default, props)
     # Alternatives that the device cannot run (a block's tree-reduction arrays over its shared
     # memory) are left out.

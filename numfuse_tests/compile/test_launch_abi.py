@@ -70,3 +70,25 @@ def test_packed_parameters_match_the_kernels_declaration(case):
         slots = data_slots(argtypes)
         assert len(slots) == sum(p.kind in ("buffer", "partial", "counter") for p in source.params)
         assert all(s >= DATA_SLOT for s in slots)
+
+
+def test_a_launch_past_48_kib_of_shared_memory_opts_the_kernel_in(monkeypatch):
+    """GpuKernel sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES on the loaded kernel, as
+    numba-cuda sets the carveout, only for a launch that needs more than 48 KiB."""
+    from types import SimpleNamespace
+
+    from numba.cuda.cudadrv import driver as numba_driver
+
+    from numfuse.runtime import launch
+    from numfuse.runtime.device import LaunchConfig
+
+    set_calls = []
+    monkeypatch.setattr(numba_driver, "driver", SimpleNamespace(cuKernelSetAttribute=lambda *a: set_calls.append(a)))
+    loaded = SimpleNamespace(kernel="cuda.core kernel", handle="CUkernel", device=SimpleNamespace(id=3))
+    compiled = SimpleNamespace(_codelibrary=SimpleNamespace(get_cufunc=lambda: loaded))
+    monkeypatch.setattr(launch, "compile_for", lambda source, argtypes: compiled)
+    for shared in (0, 48 * 1024, 48 * 1024 + 8, 200 * 1024):
+        kernel = launch.GpuKernel(None, (), LaunchConfig((4, 1), (512, 1), shared))
+        assert kernel.function == "cuda.core kernel" and kernel.config.shmem_size == shared
+    attribute = numba_driver.binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    assert set_calls == [(attribute, 48 * 1024 + 8, "CUkernel", 3), (attribute, 200 * 1024, "CUkernel", 3)]

@@ -108,3 +108,19 @@ def test_a_damaged_entry_is_timed_again(cache, timed):
     assert_same(numfuse.jit(fn, autotune=True)(*args), fn(*args), REDUCED["row sum"])
     assert len(timed) == 1
     assert "winner" in json.loads(entry.read_text())
+
+
+def test_an_alternative_the_device_refuses_is_left_out_and_a_refused_default_raises():
+    from numfuse.runtime import autotune
+    from numfuse.runtime.device import LaunchConfig
+
+    default, refused, other = (LaunchConfig((1, 1), (t, 1)) for t in (256, 1024, 128))
+
+    def run(config):
+        if config is refused:
+            raise RuntimeError("CUDA_ERROR_INVALID_VALUE")
+
+    winner, timings = autotune.fastest([default, refused, other], run, lambda: None)
+    assert winner in (default, other) and set(timings) == {default, other}
+    with pytest.raises(RuntimeError, match="INVALID_VALUE"):
+        autotune.fastest([refused, default], run, lambda: None)

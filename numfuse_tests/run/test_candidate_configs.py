@@ -62,3 +62,44 @@ def test_candidates_cover_the_block_sizes_and_variants():
     assert 1 in {c.nsplit for c in configs} and len({c.nsplit for c in configs}) >= 4
     _, _, nest, configs = _runs(CASES[3])
     assert all(c.shared_bytes > 0 and c.cache_points == 40 for c in configs)
+
+
+def _standardized(x):
+    return (x - x.mean(axis=1, keepdims=True)) / x.std(axis=1, keepdims=True)
+
+
+def _long_row():
+    """One row of float64 longer than the cost model's 40 KiB row cache (5200 points, 41.6 kB)."""
+    x = np.random.default_rng(7).standard_normal((1, 5200))
+    nest, = [k.nest for k in numfuse.jit(_standardized).plan(x).kernels]
+    assert nest.cached and nest.inner_size * 8 > 40 * 1024
+    return x, nest
+
+
+def test_a_row_past_the_cache_is_offered_a_whole_row_cache_where_kernels_opt_in():
+    from dataclasses import replace
+
+    x, nest = _long_row()
+    assert all(c.shared_bytes <= 48 * 1024 for c in candidate_configs(nest, H200))  # cannot opt in
+    optin = replace(H200, shared_optin_usable=True)
+    default = candidate_configs(nest, optin)[0]
+    assert default.shared_bytes <= 48 * 1024 and default.cache_points < 5200  # the model's own choice
+    wide = [c for c in candidate_configs(nest, optin) if c.cache_points == 5200]  # the whole row on chip
+    assert {c.threads for c in wide} == {256, 512, 1024}
+    assert any(c.shared_bytes > 48 * 1024 for c in wide)  # past what a launch gets without opting in
+    for config in wide:
+        check_config(nest, config, optin)
+
+
+@pytest.mark.skipif(not device.backend().simulated, reason="forced launch shapes: simulator only")
+def test_whole_row_caches_past_48_kib_give_numpys_answer(monkeypatch):
+    from dataclasses import replace
+
+    x, nest = _long_row()
+    expected = _standardized(x)
+    optin = replace(H200, shared_optin_usable=True)
+    wide = [c for c in candidate_configs(nest, optin) if c.cache_points == 5200]
+    assert any(c.shared_bytes > 48 * 1024 for c in wide)
+    for config in wide:
+        monkeypatch.setattr(device.Backend, "launch_config", lambda self, nest, config=config: config)
+        assert_same(numfuse.jit(_standardized)(x), expected, reduced=x.shape[1]), config
