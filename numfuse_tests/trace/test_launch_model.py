@@ -5,7 +5,7 @@ reads. Nothing runs (and numba is not imported)."""
 import numpy as np
 
 import numfuse
-from numfuse.device_props import H200, REDUCTION_RESERVE, SIMULATOR, row_cache_bytes
+from numfuse.device_props import H200, REDUCTION_RESERVE, SIMULATOR, optin_cache_bytes, row_cache_bytes
 from numfuse.runtime.device import read_props
 from numfuse.runtime.launch_model import candidate_configs, launch_config
 from numfuse.strategy import ROW_CACHE_BYTES
@@ -63,7 +63,18 @@ def test_h200_choices():
 def test_the_plans_row_cache_is_the_shared_memory_a_block_gets_less_the_reduction_reserve():
     assert ROW_CACHE_BYTES == row_cache_bytes(H200) == 48 * 1024 - REDUCTION_RESERVE == 40 * 1024
     opted_in = H200.__class__(**{**H200.__dict__, "shared_optin_usable": True})
-    assert row_cache_bytes(opted_in) == 227 * 1024 - REDUCTION_RESERVE
+    # The model's cache stays the same where kernels can opt in; autotune's may grow to the rest.
+    assert row_cache_bytes(opted_in) == 40 * 1024
+    assert optin_cache_bytes(opted_in) == 227 * 1024 - REDUCTION_RESERVE
+    assert optin_cache_bytes(H200) == 40 * 1024
+
+
+def test_where_kernels_can_opt_in_the_models_own_launches_stay_within_48_kib():
+    opted_in = H200.__class__(**{**H200.__dict__, "shared_optin_usable": True})
+    for shape in ((4096, 1000), (64, 12000), (8, 60000)):
+        nest = numfuse.jit(softmax).plan(np.zeros(shape, np.float32)).kernels[0].nest
+        assert launch_config(nest, opted_in) == launch_config(nest, H200)
+        assert launch_config(nest, opted_in).shared_bytes <= 48 * 1024
 
 
 def test_the_simulator_launches_tiny_grids():
