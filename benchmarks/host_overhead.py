@@ -82,8 +82,9 @@ def host_work(calls: int, repeats: int = 7) -> dict:
     calls (see the module docstring). The best round is the least disturbed by other work on
     the machine, as timeit reports it."""
     from numfuse.runtime import fastcall
-    from numfuse.runtime.arrays import FastAccess, Library
+    from numfuse.runtime.arrays import FastAccess
     from numfuse.runtime.device import backend
+    from numfuse.runtime.libraries import Library
 
     cuda = backend().cuda
     jf = numfuse.jit(fma)

@@ -1,8 +1,8 @@
 """`numfuse.jit`: trace once per input signature, plan, generate kernels, run.
 
 A call's signature is, for each argument: for arrays whether they are NumPy or device arrays
-(of any library: runtime/arrays.py), shape, dtype and layout; for Python scalars their type (the
-value is a kernel argument); for NumPy scalars their dtype; for static arguments their value.
+(of any library: runtime/libraries.py), shape, dtype and layout; for Python scalars their type
+(the value is a kernel argument); for NumPy scalars their dtype; for static arguments their value.
 The cache maps a signature to the traced graph, its plan and its kernels, so a second call with
 the same signature does no tracing, planning or compiling.
 
@@ -30,7 +30,7 @@ from .errors import NumfuseWarning, ScalarOutOfRange, TracingError, UnsupportedE
 from .ir import Aval, format_graph
 from .loopnest import format_loopnest
 from .planner import Plan, plan as make_plan
-from .runtime.arrays import describe as describe_array
+from .runtime.libraries import describe as describe_array
 from .runtime.streams import check_stream_option
 from .tracer import ArgSpec, TraceResult, trace, unflatten_outputs
 

@@ -2,7 +2,7 @@
 launches, and where a device array's data starts.
 
 On the simulator there is no CuPy or PyTorch, and foreign CUDA memory cannot exist. `FakeLibrary`
-is a device array library in numfuse's sense (runtime/arrays.Library) whose arrays wrap Numba
+is a device array library in numfuse's sense (runtime/libraries.Library) whose arrays wrap Numba
 device arrays: it goes through the same steps as CuPy and PyTorch (classification, in-place
 views, allocation through the library, its current stream, its kind of result, its GPU) and
 counts what numfuse asked of it.
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from numfuse.runtime import launch, streams
-from numfuse.runtime.arrays import ArrayInfo, Library
+from numfuse.runtime.libraries import ArrayInfo, Library
 from numfuse.runtime.device import backend
 
 
@@ -86,10 +86,10 @@ class FakeLibrary(Library):
 @pytest.fixture
 def fakelib(monkeypatch):
     """A FakeLibrary, known to numfuse for the test (its current stream: a new Numba stream)."""
-    from numfuse.runtime import arrays
+    from numfuse.runtime import libraries
 
     library = FakeLibrary(backend().cuda.stream())
-    monkeypatch.setattr(arrays, "LIBRARIES", [library, *arrays.LIBRARIES])
+    monkeypatch.setattr(libraries, "LIBRARIES", [library, *libraries.LIBRARIES])
     return library
 
 

@@ -1,7 +1,8 @@
 """A planned function ready to run: buffers to allocate, kernels to launch, results to return.
 
-Array kinds (arrays.py): when every array argument is a NumPy array, inputs are copied to the
-device and the results come back as NumPy arrays (NumPy scalars where NumPy returns scalars).
+Array kinds (arrays.py; the libraries in libraries.py): when every array argument is a NumPy
+array, inputs are copied to the device and the results come back as NumPy arrays (NumPy scalars
+where NumPy returns scalars).
 When any argument is a device array (Numba, CuPy, PyTorch, CUDA array interface, DLPack), the
 kernels read the device arguments in place, NumPy arguments are copied to their GPU, buffers
 are allocated through their library, nothing is copied back, and results are arrays of that

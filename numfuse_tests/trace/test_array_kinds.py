@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.runtime import arrays, streams
+from numfuse.runtime import libraries, streams
 
 
 class CudaArray:
@@ -33,7 +33,7 @@ class HostDlpack:
 
 def test_cuda_array_interface_objects_are_traced_as_device_arrays():
     x = CudaArray((4, 6))
-    info = arrays.describe("x", x)
+    info = libraries.describe("x", x)
     assert (info.shape, info.dtype, info.layout) == ((4, 6), np.dtype(np.float32), "C")
     assert info.library.name == "CUDA array interface"
     plan = numfuse.jit(lambda x: (x * 2).sum(axis=1)).plan(x)
@@ -41,10 +41,10 @@ def test_cuda_array_interface_objects_are_traced_as_device_arrays():
 
 
 def test_layouts_from_byte_strides():
-    assert arrays.describe("x", CudaArray((4, 6), strides=(24, 4))).layout == "C"
-    assert arrays.describe("x", CudaArray((4, 6), strides=(4, 16))).layout == "F"
-    assert arrays.describe("x", CudaArray((4, 6), strides=(48, 8))).layout == "A"
-    assert arrays.describe("x", CudaArray((4, 1), strides=(4, 999))).layout == "C"  # a length-1 axis
+    assert libraries.describe("x", CudaArray((4, 6), strides=(24, 4))).layout == "C"
+    assert libraries.describe("x", CudaArray((4, 6), strides=(4, 16))).layout == "F"
+    assert libraries.describe("x", CudaArray((4, 6), strides=(48, 8))).layout == "A"
+    assert libraries.describe("x", CudaArray((4, 1), strides=(4, 999))).layout == "C"  # a length-1 axis
 
 
 def test_strided_device_arrays_are_read_through_their_strides():
@@ -98,9 +98,9 @@ def test_cupy_arrays_are_recognised_only_when_cupy_is_imported(monkeypatch):
 
     ndarray.__module__, ndarray.__qualname__ = "cupy._core.core", "ndarray"
     monkeypatch.delitem(sys.modules, "cupy", raising=False)
-    assert arrays.library_of(ndarray()) is None
+    assert libraries.library_of(ndarray()) is None
     _fake_module(monkeypatch, "cupy", ndarray=ndarray)
-    info = arrays.describe("a", ndarray())
+    info = libraries.describe("a", ndarray())
     assert info.library.name == "cupy" and (info.shape, info.dtype, info.layout) == ((2, 3), np.dtype(np.float16), "C")
     assert info.library.kind(ndarray()) == "cupy.ndarray"
 
@@ -134,12 +134,12 @@ class _Tensor:
 
 def test_torch_tensors_are_described_and_refused_by_their_device_and_dtype(monkeypatch):
     _fake_module(monkeypatch, "torch", Tensor=_Tensor)
-    info = arrays.describe("t", _Tensor())
+    info = libraries.describe("t", _Tensor())
     assert info.library.name == "torch" and (info.shape, info.dtype, info.layout) == ((5,), np.dtype(np.float32), "C")
     with pytest.raises(numfuse.UnsupportedError, match=r"argument 't' is a torch\.Tensor on device cpu:0.*\.numpy\(\)"):
-        arrays.describe("t", _Tensor(device="cpu"))
+        libraries.describe("t", _Tensor(device="cpu"))
     with pytest.raises(numfuse.UnsupportedError, match=r"dtype torch\.bfloat16 \(argument 't'"):
-        arrays.describe("t", _Tensor(dtype="bfloat16"))
+        libraries.describe("t", _Tensor(dtype="bfloat16"))
     assert numfuse.jit(lambda t: t + 1).plan(_Tensor(contiguous=False)).kernels[0].nest.buffer("in_a").strided
 
 
@@ -165,21 +165,21 @@ class CudaDlpack:
 def test_dlpack_only_arrays_are_described_without_synchronizing():
     pytest.importorskip("cuda.core.utils", reason="cuda-core (installed with numba-cuda) reads DLPack")
     x = CudaDlpack(np.ones((3, 4), np.float32))
-    info = arrays.describe("x", x)
+    info = libraries.describe("x", x)
     assert info.library.name == "DLPack"
     assert (info.shape, info.dtype, info.layout) == ((3, 4), np.dtype(np.float32), "C")
     assert x.streams == [-1]  # DLPack's "do not synchronize"
-    assert arrays.describe("x", CudaDlpack(np.ones((3, 4), np.int16).T)).layout == "F"
+    assert libraries.describe("x", CudaDlpack(np.ones((3, 4), np.int16).T)).layout == "F"
     assert len(numfuse.jit(lambda x: x * 2).plan(x).kernels) == 1
 
 
 
 def test_descriptors_count_strides_in_bytes_and_drop_contiguous_ones():
-    assert arrays.descriptor(1024, (4, 6), (6, 1), np.float32) == {
+    assert libraries.descriptor(1024, (4, 6), (6, 1), np.float32) == {
         "shape": (4, 6), "strides": None, "typestr": "<f4", "data": (1024, False), "version": 3
     }
-    assert arrays.descriptor(1024, (4, 6), (1, 4), np.float64)["strides"] == (8, 32)
-    assert arrays.descriptor(0, (3,), None, np.int16)["strides"] is None
+    assert libraries.descriptor(1024, (4, 6), (1, 4), np.float64)["strides"] == (8, 32)
+    assert libraries.descriptor(0, (3,), None, np.int16)["strides"] is None
 
 
 # -- streams ---------------------------------------------------------------------------------------
