@@ -3,7 +3,8 @@
 An entry is one of
 
 - `None`: the constant 0 (a size-one or broadcast dimension);
-- a variable: a domain axis (an int, in lower.py) or a loop variable (a str, in a LoopNest);
+- a variable: a domain axis (an int, in lower.py) or a loop variable (a str, in a LoopNest;
+  collapse.py rewrites the one into the other);
 - `Lin(terms, const)`: `sum(coef * var) + const`, for slices (`2*i0 + 1`) and for reshapes that
   split a dimension (`6*i0 + i1`);
 - `DivMod(inner, div, mod)`: `(inner // div) % mod`, for reshapes that merge dimensions

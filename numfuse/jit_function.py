@@ -396,8 +396,8 @@ def explain_text(compiled: Compiled) -> str:
 
 
 def compiled_for_text(nest) -> str:
-    """The choices made from sizes that this kernel's code depends on (lower.py's
-    `_compiled_for`): a call whose sizes change one of them compiles another kernel."""
+    """The choices made from sizes that this kernel's code depends on (strategy's
+    `compiled_for`, called from collapse.py): a call whose sizes change one of them compiles another kernel."""
     if not nest.compiled_for:
         return "any sizes of this rank, dtypes and layout (no choice was made from sizes)"
     return "; ".join(nest.compiled_for)

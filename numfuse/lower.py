@@ -8,7 +8,8 @@ and in the epilogue, and only at its own row's points. So a whole DAG of element
 broadcasts and transposes evaluates inside one loop nest, each (value, map) computed once per
 phase.
 
-Afterwards adjacent domain axes that every buffer reads contiguously and in order are collapsed
+Afterwards collapse.py turns the evaluated statements, indexed by domain axes, into the
+LoopNest: adjacent domain axes that every buffer reads contiguously and in order are collapsed
 into one loop dimension (as CuPy's reduce_dims does), so a contiguous elementwise kernel indexes
 with one flat index and no division.
 """
@@ -21,37 +22,23 @@ from typing import Optional
 
 import numpy as np
 
-from . import indexing
+from .collapse import build_nest, collapse_axes  # noqa: F401  (collapse_axes: re-exported)
 from .dtypes import short_name
 from .ir import Atom, Eqn, Graph, Literal, SizeConst, Var
 from .loopnest import (
-    ERRORS_BUFFER,
     Accumulate,
-    Check,
     Accumulator,
-    BufferParam,
+    Check,
     Compute,
-    CountParam,
-    Dim,
     Guard,
     Load,
     LoopNest,
     OnlineAccumulate,
-    Phase,
-    ScalarParam,
     Select,
     Store,
 )
 from .ops import ELEMENTWISE, REDUCTIONS, is_reduction
-from .strategy import (
-    choose_cache,
-    choose_schedule,
-    choose_split,
-    compiled_for,
-    merged_phases,
-    online_choice,
-    online_softmax_pairs,
-)
+from .strategy import merged_phases, online_choice, online_softmax_pairs
 from .viewmaps import (
     STRUCTURAL,
     IndexMap,
@@ -446,192 +433,10 @@ class Lowerer:
         self._store(eqn.out, target, src, body)
 
     def _finish(self, phases, epilogue) -> Lowered:
-        spec = self.spec
-        # A buffer read through strides, or at computed indices, keeps its own rank, and the
-        # axes it uses stay loops of their own.
-        by_name = {n: v for v, n in {**self.reads, **self.writes}.items()}
-        full = {n for n, v in by_name.items() if v in self.info.strided}
-        full |= {n for n, imap in self.maps if not all(indexing.is_plain(e) for e in imap)}
-        # A buffer larger than the points it is accessed at (x[0], a region of it written).
-        def sized(e, size) -> bool:
-            return size == 1 if e is None else size == self.domain[e]
-
-        full |= {
-            n for n, imap in self.maps
-            if not all(sized(e, size) for e, size in zip(imap, by_name[n].aval.shape) if indexing.is_plain(e))
-        }
-        # A buffer read in two axis orders (x + x.transpose(1, 2, 0)) cannot have one collapsed
-        # view for both: it keeps its own rank too.
-        orders: dict[str, set] = {}
-        for n, imap in self.maps:
-            orders.setdefault(n, set()).add(tuple(e for e in imap if e is not None))
-        full |= {n for n, seen in orders.items() if len(seen) > 1}
-        pinned = set()
-        for n, imap in self.maps:
-            if n in full:
-                for e in imap:
-                    pinned |= indexing.variables(e)
-        for e in self.selects:
-            pinned |= indexing.variables(e)  # a select compares that axis's own index
-        chains = collapse_axes(self.domain, spec.reduce_axes, self.maps, pinned)
-        axis_dim: dict[int, str] = {}
-        outer: list[Dim] = []
-        inner: list[Dim] = []
-        for chain in chains:
-            reduced = chain[0] in spec.reduce_axes
-            dims = inner if reduced else outer
-            prefix = "r" if reduced else ("o" if spec.kind == "reduction" else "i")
-            k = len(dims)
-            name = f"{prefix}{k}"
-            size = int(np.prod([self.domain[a] for a in chain], dtype=np.int64))
-            dims.append(Dim(name, f"n{prefix}{k}" if prefix != "i" else f"n{k}", size))
-            for a in chain:
-                axis_dim[a] = name
-        views: dict[str, tuple[int, ...]] = {}
-
-        def rewrite_index(buffer: str, imap: IndexMap):
-            if buffer in full:
-                shape = tuple(by_name[buffer].aval.shape)
-                index = [0 if e is None else indexing.substitute(e, lambda a: axis_dim[a]) for e in imap]
-                if not index:
-                    index, shape = [0], (1,)
-                known = views.setdefault(buffer, shape)
-                assert known == shape, f"{buffer} seen with two views {known} and {shape}"
-                return tuple(index)
-            index, view = [], []
-            for a in imap:
-                if a is None:
-                    continue
-                dim = axis_dim[a]
-                if index and index[-1] == dim:
-                    view[-1] *= self.domain[a]
-                else:
-                    index.append(dim)
-                    view.append(self.domain[a])
-            if not index:
-                index, view = [0], [1]
-            known = views.setdefault(buffer, tuple(view))
-            assert known == tuple(view), f"{buffer} seen with two views {known} and {view}"
-            return tuple(index)
-
-        # Offsets in indices (`x[-3:]` reads at i0 + n - 3, a concatenation's second operand
-        # starts where the first ends) and a concatenation's bounds are kernel arguments, as
-        # sizes are: the code stays the same for every size. One index expression gets the same
-        # arguments wherever it is used, so loads that read the same points stay equal.
-        offset_params: list[CountParam] = []
-        lifted: dict = {}
-
-        def offset(value: int) -> str:
-            name = f"off{len(offset_params)}"
-            offset_params.append(CountParam(name, np.dtype(np.int64), np.int64(value)))
-            return name
-
-        def lift(key, entries):
-            if key not in lifted:
-                lifted[key] = tuple(indexing.lift_constants(e, offset) for e in entries)
-            return lifted[key]
-
-        def lift_index(buffer: str, index):
-            return lift((buffer, index), index)
-
-        def rewrite(stmts):
-            result = []
-            for s in stmts:
-                if isinstance(s, Load):
-                    result.append(Load(s.dst, s.buffer, lift_index(s.buffer, rewrite_index(s.buffer, s.index))))
-                elif isinstance(s, Store):
-                    result.append(Store(s.buffer, lift_index(s.buffer, rewrite_index(s.buffer, s.index)), s.src))
-                elif isinstance(s, Guard):
-                    zero = tuple(dict.fromkeys(axis_dim[a] for a in s.zero))
-                    result.append(Guard(zero, tuple(rewrite(s.body))))
-                elif isinstance(s, Select):
-                    index = indexing.substitute(s.index, lambda a: axis_dim[a])
-                    index, = lift(("select", index), (index,))
-                    bounds = lift(("bounds", s.bounds), tuple(indexing.Lin((), b) for b in s.bounds))
-                    branches = tuple((tuple(rewrite(body)), src) for body, src in s.branches)
-                    result.append(Select(s.dst, s.dtype, index, bounds, branches))
-                else:
-                    result.append(s)
-            return result
-
-        nest_phases = tuple(Phase(tuple(accs), tuple(rewrite(body))) for accs, body in phases)
-        epilogue = rewrite(epilogue)
-        buffers = tuple(
-            [BufferParam(n, v.aval.dtype, views[n], "in", n in full) for v, n in self.reads.items()]
-            + [BufferParam(n, v.aval.dtype, views[n], "out", n in full) for v, n in self.writes.items()]
-            + ([BufferParam(ERRORS_BUFFER, np.dtype(np.int32), (1,), "out")] if self.checked else [])
-        )
-        scalars = tuple(ScalarParam(n, dtype, index) for (index, dtype), n in self.scalars.items())
-        counts = tuple(CountParam(n, c.aval.dtype, c.value) for n, c in self.counts.values()) + tuple(offset_params)
-        inner_size = int(np.prod([d.size for d in inner], dtype=np.int64))
-        outer_size = int(np.prod([d.size for d in outer], dtype=np.int64))
-        notes: list[str] = list(self.online_notes)
-        cached: tuple[str, ...] = ()
-        passes: dict[Var, float] = {}
-        schedule = choose_schedule(spec, outer, chains)
-        if spec.kind == "reduction" and len(nest_phases) > 1:
-            cached, reads, note = choose_cache(nest_phases, buffers, inner, outer, schedule)
-            notes.extend(note)
-            by_name = {n: v for v, n in self.reads.items()}
-            passes = {by_name[name]: count for name, count in reads.items()}
-        split, split_choice = False, None
-        if spec.kind == "reduction":
-            split, split_choice = choose_split(nest_phases, outer_size, inner_size)
-        if split:
-            notes.append(
-                f"{outer_size} row(s) of {inner_size} reduced points: each row is split over "
-                f"several blocks, whose partial results the last block to finish combines"
-            )
-        nest = LoopNest(
-            name=kernel_name(spec, self.computed),
-            kind=spec.kind,
-            schedule=schedule,
-            buffers=buffers,
-            scalars=scalars,
-            outer=tuple(outer),
-            inner=tuple(inner),
-            phases=nest_phases,
-            epilogue=tuple(epilogue),
-            cached=cached,
-            split=split,
-            counts=counts,
-            compiled_for=compiled_for(
-                self.domain, spec.reduce_axes, chains, full, nest_phases, epilogue,
-                [self.online_choice, split_choice], counts,
-            ),
-            sources=tuple(dict.fromkeys(e.loc for e in self.computed if e.loc is not None)),
-        )
+        """Loop dimensions, indices and the strategy's choices: collapse.py."""
+        name = kernel_name(self.spec, self.computed)
+        nest, passes, notes = build_nest(self, name, phases, epilogue)
         return Lowered(nest, dict(self.reads), dict(self.writes), self.external, self.computed, passes, notes)
-
-
-def collapse_axes(domain, reduce_axes, maps, pinned=frozenset()) -> list[list[int]]:
-    """Group the domain's non-unit axes into chains that every access reads contiguously.
-    `pinned` axes (those of buffers indexed at their own rank) stay chains of their own."""
-    active = [a for a, s in enumerate(domain) if s != 1]
-    stripped = []
-    for _, imap in maps:
-        axes = [a for a in imap if a is not None]
-        stripped.append({a: i for i, a in enumerate(axes)})
-    chains: list[list[int]] = []
-    for a in active:
-        if chains:
-            prev = chains[-1][-1]
-            same_class = (prev in reduce_axes) == (a in reduce_axes)
-            # Size-one axes between prev and a index nothing, so they do not separate them.
-            free = prev not in pinned and a not in pinned
-            if same_class and free and all(_adjacent(pos, prev, a) for pos in stripped):
-                chains[-1].append(a)
-                continue
-        chains.append([a])
-    return chains
-
-
-def _adjacent(pos: dict, a: int, b: int) -> bool:
-    if a not in pos and b not in pos:
-        return True
-    if a in pos and b in pos:
-        return pos[b] == pos[a] + 1
-    return False
 
 
 def kernel_name(spec: KernelSpec, computed: list[Eqn]) -> str:

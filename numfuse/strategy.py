@@ -227,7 +227,7 @@ def choose_schedule(spec: KernelSpec, outer, chains) -> str:
 def compiled_for(domain, reduce_axes, chains, full, phases, epilogue, choices, counts) -> tuple[str, ...]:
     """The choices made from sizes that a kernel's code depends on, in words, for `explain`: a
     size that changes one of them compiles another kernel; every other size is a kernel
-    argument. `chains`: the collapsed loop dimensions (lower.collapse_axes); `full`: buffers
+    argument. `chains`: the collapsed loop dimensions (collapse.collapse_axes); `full`: buffers
     indexed at their own rank; `choices`: the online softmax's and the split's texts (or None)."""
     said = []
     ones = [a for a, s in enumerate(domain) if s == 1]

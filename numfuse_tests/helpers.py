@@ -143,7 +143,7 @@ def axis_specs(draw, ndim: int, tuples: bool = True, int_weight: int = 1):
 
 
 def with_offsets(nest) -> str:
-    """A loop nest's text with each offset argument (`off0`, lower.py) replaced by its value at
+    """A loop nest's text with each offset argument (`off0`, collapse.py) replaced by its value at
     the traced shapes: `load in_a[i0 + off0]` reads `load in_a[i0 + 7]`."""
     import re
 
