@@ -419,6 +419,9 @@ def size_arguments_text(source) -> str:
 def strategy_text(nest) -> str:
     """How the kernel spreads its loops over the GPU, in words."""
     if nest.kind == "pointwise":
+        if nest.schedule == "2d":
+            return ("2d: threads side by side take neighbouring points of the last loop, rows of "
+                    "threads whole rows of the others, indexed once per row")
         return "flat: a grid-stride loop, one point per thread per step"
     layout = {
         "rows": "rows: threads side by side take neighbouring reduced points of a row (a block, "

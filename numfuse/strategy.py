@@ -214,12 +214,14 @@ def choose_cache(phases, buffers, inner, outer, schedule) -> tuple[tuple[str, ..
 
 
 def choose_schedule(spec: KernelSpec, outer, chains) -> str:
-    """How a target should spread the loops over threads (see codegen/cuda.py): "flat" for a
-    pointwise kernel; for a reduction, "rows" when the innermost axis is reduced (neighbouring
-    threads read neighbouring points of one row) and "columns" when it is kept (neighbouring
-    threads read neighbouring outputs' points, so column reductions read memory coalesced)."""
+    """How a target should spread the loops over threads (see codegen/cuda.py): for a pointwise
+    kernel "flat" with one loop, "2d" with several (the last loop across threads, the others
+    once per row: the same code for every size, only the launch's block shape changes); for a
+    reduction, "rows" when the innermost axis is reduced (neighbouring threads read
+    neighbouring points of one row) and "columns" when it is kept (neighbouring threads read
+    neighbouring outputs' points, so column reductions read memory coalesced)."""
     if spec.kind == "pointwise":
-        return "flat"
+        return "2d" if len(outer) > 1 else "flat"
     innermost_reduced = bool(chains) and chains[-1][0] in spec.reduce_axes
     return "rows" if not outer or innermost_reduced else "columns"
 

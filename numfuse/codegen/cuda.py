@@ -6,7 +6,11 @@ structure from cuda_templates.py, each operation inlined from its scalar templat
 typed with its dtype's constructor so float32 kernels stay float32.
 
 Schedules (LoopNest.schedule):
-- flat: a grid-stride loop over all points of a pointwise kernel;
+- flat: a grid-stride loop over all points of a pointwise kernel with one loop (its axes
+  collapsed: contiguous everywhere);
+- 2d: a pointwise kernel with several loops (a transpose, a broadcast, a slice): threads side by
+  side stride over the last loop, rows of threads over the others, whose indices are computed
+  once per row; the flat loop would divide by the sizes at every point;
 - rows and columns: a reduction. A block takes ntk rows (outputs) at a time, ntr threads per
   row, launched as a (ntr, ntk) block for rows (threads side by side share a row) and (ntk, ntr)
   for columns (threads side by side take neighbouring outputs). Each phase is a strided pass over
@@ -148,13 +152,22 @@ def _index_item(i) -> ast.expr:
     return ast.parse(str(i), mode="eval").body  # an indexing.Lin or DivMod, printed as Python
 
 
-def _index(index) -> ast.expr:
+def _index(index, unsigned: bool = False) -> ast.expr:
     items = [_index_item(i) for i in index]
+    if unsigned:
+        items = [item if isinstance(item, ast.Constant) else _call("uint64", item) for item in items]
     return items[0] if len(items) == 1 else ast.Tuple(items, ast.Load())
 
 
-def _subscript(buffer: str, index, store: bool = False) -> ast.Subscript:
-    return ast.Subscript(_name(buffer), _index(index), ast.Store() if store else ast.Load())
+def _subscript(buffer: str, index, store: bool = False, unsigned: bool = False) -> ast.Subscript:
+    return ast.Subscript(_name(buffer), _index(index, unsigned), ast.Store() if store else ast.Load())
+
+
+def _buffer_subscript(buffer: str, index, store: bool = False) -> ast.Subscript:
+    """An array argument at `index`. Every index numfuse computes is in range, never negative,
+    so each is cast to uint64: Numba then skips the wraparound it adds for a signed index (a
+    shift, an and and an add per axis, at every load and store)."""
+    return _subscript(buffer, index, store, unsigned=True)
 
 
 def unravel(linear: str, dims: tuple[Dim, ...]) -> list[ast.stmt]:
@@ -294,7 +307,7 @@ class _Body:
     def load(self, s: Load) -> list[ast.stmt]:
         self.types[s.dst] = self.buffers[s.buffer]
         if s.buffer not in self.cache_of:
-            return [_assign(s.dst, _subscript(s.buffer, s.index))]
+            return [_assign(s.dst, _buffer_subscript(s.buffer, s.index))]
         array, offset = self.cache_of[s.buffer]
         # Point `lin` of the block's row tk (every phase gives a thread the same points), laid
         # out so that threads side by side touch neighbouring words (no bank conflicts): along
@@ -303,15 +316,15 @@ class _Body:
             cell_index = _index_expr(_name("tk"), _name("ncache"), _name("lin"))
         else:
             cell_index = _index_expr(_name("lin"), _name("ntk"), _name("tk"))
-        slot = ast.BinOp(_name(offset), ast.Add(), cell_index)
+        slot = _call("uint64", ast.BinOp(_name(offset), ast.Add(), cell_index))  # never negative
         # Only the row's first ncache points fit on chip (all of them, unless the row is long).
         on_chip = ast.Compare(_name("lin"), [ast.Lt()], [_name("ncache")])
         cell = ast.Subscript(_name(array), slot, ast.Load())
         if self.phase > self.first_phase[s.buffer]:
-            return [_assign(s.dst, ast.IfExp(on_chip, cell, _subscript(s.buffer, s.index)))]
+            return [_assign(s.dst, ast.IfExp(on_chip, cell, _buffer_subscript(s.buffer, s.index)))]
         store = ast.Subscript(_name(array), clone(slot), ast.Store())
         keep = ast.If(on_chip, [ast.Assign([store], _name(s.dst))], [])
-        return [_assign(s.dst, _subscript(s.buffer, s.index)), keep]
+        return [_assign(s.dst, _buffer_subscript(s.buffer, s.index)), keep]
 
     def select(self, s: Select) -> list[ast.stmt]:
         """The branches, each ending with dst = its value in dst's dtype, behind a balanced
@@ -340,7 +353,7 @@ class _Body:
                 result.extend(self.compute(s))
             elif isinstance(s, Store):
                 value = self.operand(s.src, self.buffers[s.buffer])
-                result.append(ast.Assign([_subscript(s.buffer, s.index, True)], value))
+                result.append(ast.Assign([_buffer_subscript(s.buffer, s.index, True)], value))
             elif isinstance(s, Accumulate):
                 acc = self.accumulators[s.acc]
                 src = self.operand(s.src, compute_dtype(acc.dtype))
@@ -409,7 +422,10 @@ def kernel_params(nest: LoopNest) -> tuple[KernelParam, ...]:
     params += [KernelParam(c.name, "count", c.value, c.dtype) for c in nest.counts]
     params += [KernelParam(d.param, "size", d.size) for d in nest.outer + nest.inner]
     if nest.kind == "pointwise":
-        params.append(KernelParam("total", "size", nest.outer_size))
+        if nest.schedule == "2d":  # the rows: every axis but the last
+            params.append(KernelParam("nrows", "size", nest.outer_size // max(1, nest.outer[-1].size)))
+        else:
+            params.append(KernelParam("total", "size", nest.outer_size))
         return tuple(params)
     params.append(KernelParam("nrows", "size", nest.outer_size))
     params.append(KernelParam("nred", "size", nest.inner_size))
@@ -607,6 +623,10 @@ def _split_finish(nest: LoopNest, body: _Body) -> list[ast.stmt]:
 def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
     if nest.kind == "pointwise":
         main = _Body(nest).stmts(nest.body)
+        if nest.schedule == "2d":
+            *rows, last = nest.outer
+            return fill(cuda_templates.pointwise_2d, name=nest.name, params=params, UNRAVEL=unravel("row", tuple(rows)),
+                        LAST=_name(last.name), NLAST=_name(last.param), BODY=main)
         return fill(cuda_templates.pointwise, name=nest.name, params=params, UNRAVEL=unravel("lin", nest.outer), BODY=main)
     return _reduction_ast(nest, params)
 

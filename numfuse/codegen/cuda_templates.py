@@ -20,6 +20,21 @@ def pointwise(PARAMS):
         lin += step
 
 
+def pointwise_2d(PARAMS):
+    # Threads side by side take neighbouring points of the last axis (NLAST of them); each row
+    # of threads takes whole rows of the other axes (nrows rows), whose indices are computed
+    # once per row: no division per point, and the row's part of every address is hoisted out
+    # of the inner loop.
+    row = int64(cuda.blockIdx.y) * cuda.blockDim.y + cuda.threadIdx.y
+    while row < nrows:
+        UNRAVEL
+        LAST = int64(cuda.blockIdx.x) * cuda.blockDim.x + cuda.threadIdx.x
+        while LAST < NLAST:
+            BODY
+            LAST += int64(cuda.gridDim.x) * cuda.blockDim.x
+        row += int64(cuda.gridDim.y) * cuda.blockDim.y
+
+
 def reduction(PARAMS):
     # Each block takes ntk rows at a time; the ntr threads of a row (tk) share its reduced points,
     # then combine their partial results in shared memory. Which of threadIdx.x and .y is tk

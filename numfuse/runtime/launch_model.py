@@ -53,6 +53,8 @@ SIM_BLOCK = 16
 SIM_GRID = 2
 SIM_COLUMN_WIDTH = 4
 SIM_SPLIT = 2
+# gridDim.y's limit on every CUDA GPU (2d kernels stride over the rows beyond it).
+MAX_GRID_Y = 65535
 # Block sizes an autotuner may try; with a row cache past 48 KiB of shared memory (opting in).
 CANDIDATE_BLOCKS = (128, 256, 512, 1024)
 OPTIN_BLOCKS = (256, 512, 1024)
@@ -106,11 +108,33 @@ def pointwise_config(nest, props: DeviceProps, threads: int | None = None, point
     `points_per_thread` points) up to WAVES waves of resident blocks, more points per thread
     beyond."""
     n = nest.outer_size
+    if nest.schedule == "2d":
+        return pointwise_2d_config(nest, props, threads, points_per_thread)
     if props.simulated and threads is None:
         return LaunchConfig((max(1, min(SIM_GRID, -(-n // SIM_BLOCK))), 1), (SIM_BLOCK, 1))
     threads = threads or min(BLOCK, props.max_threads_per_block)
     blocks = -(-n // (threads * points_per_thread))
     return LaunchConfig((max(1, min(blocks, grid_limit(props, threads))), 1), (threads, 1))
+
+
+def pointwise_2d_config(nest, props: DeviceProps, threads: int | None = None, points_per_thread: int = 1
+                        ) -> LaunchConfig:
+    """A 2d pointwise kernel: a block of (bx, by) threads, bx side by side along the last loop
+    (the least power of two covering it, up to the block) and by = threads / bx rows; as many
+    blocks along the last loop as cover it, and along the rows up to the WAVES limit (and
+    MAX_GRID_Y) over what the first dimension leaves."""
+    ncols = nest.outer[-1].size
+    nrows = nest.outer_size // max(1, ncols)
+    if props.simulated and threads is None:
+        threads, limit = SIM_BLOCK, SIM_GRID
+    else:
+        threads = threads or min(BLOCK, props.max_threads_per_block)
+        limit = grid_limit(props, threads)
+    bx = min(threads, _pow2_at_least(ncols))
+    by = max(1, threads // bx)
+    gx = max(1, min(-(-ncols // bx), limit))
+    gy = max(1, min(-(-nrows // (by * points_per_thread)), max(1, limit // gx), MAX_GRID_Y))
+    return LaunchConfig((gx, gy), (bx, by))
 
 
 def reduction_config(nest, props: DeviceProps, threads: int | None = None, rows: int | None = None,
@@ -228,8 +252,12 @@ def config_problems(nest, config: LaunchConfig, props: DeviceProps) -> list[str]
             problems.append("cached points for a kernel without a cache")
         if config.nsplit > 1 and not nest.split:
             problems.append("chunks per row for a kernel that does not split")
-    elif config.shared_bytes or config.cache_points or config.nsplit != 1:
-        problems.append("shared memory or chunks for a pointwise kernel")
+    elif config.shared_bytes or config.cache_points:
+        problems.append("shared memory for a pointwise kernel")
+    elif nest.schedule == "flat" and (config.grid[1] != 1 or config.block[1] != 1):
+        problems.append("a second grid or block dimension for a flat pointwise kernel")
+    elif config.grid[1] > MAX_GRID_Y:
+        problems.append(f"{config.grid[1]} blocks along y, over {MAX_GRID_Y}")
     return problems
 
 

@@ -150,3 +150,31 @@ def test_concatenation_selects_and_writes_through_views_compile(dtype):
     for kernel, report in reports:
         assert ".entry" in report.ptx and not (dtype == np.float32 and report.computes_in_f64), kernel.name
         assert_no_spills(report)
+
+
+@pytest.mark.parametrize("case", ["transpose", "bias", "stencil", "outer", "3-D transpose", "contiguous"])
+def test_pointwise_kernels_divide_by_no_size_per_point_and_index_without_wraparound(case):
+    """Several loops (2d schedule): the rows' indices are computed once per row, so the loop over
+    a row's points holds no division; and no index gets Numba's negative-index wraparound (a
+    shift, an and and an add per axis), as every subscript is cast to uint64. Both fail on the
+    flat schedule with signed subscripts (tried)."""
+    from benchmarks import workloads
+    from benchmarks.ptx_loops import innermost_loops, kernel_costs, loop_cost
+
+    fn, shapes = {
+        "transpose": (lambda x: x.T + x, [(64, 64)]),
+        "bias": (lambda x, b: x * 2 + b, [(64, 60), (60,)]),
+        "stencil": (workloads.stencil, [(100, 102)]),
+        "outer": (lambda x, y: x[:, None] * y[None, :], [(50,), (60,)]),
+        "3-D transpose": (lambda x: x.transpose(1, 0, 2) * 2, [(8, 16, 12)]),
+        "contiguous": (lambda x, y: x * y + 1, [(64, 60), (64, 60)]),
+    }[case]
+    args = [np.ones(shape, np.float32) for shape in shapes]
+    plan = numfuse.jit(fn).plan(*args)
+    assert [k.nest.schedule for k in plan.kernels] == ["flat" if case == "contiguous" else "2d"]
+    ptx, = numfuse.jit(fn).compile(*args)
+    assert kernel_costs(ptx)["wraparounds"] == 0
+    storing = [body for body in innermost_loops(ptx) if any(x.startswith("st.global") for x in body)]
+    assert storing
+    for body in storing:
+        assert loop_cost(body)[2] == 0, body  # no division

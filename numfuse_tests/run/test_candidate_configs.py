@@ -25,6 +25,7 @@ def column_softmax(x):
 
 CASES = [
     ("pointwise", lambda x: np.tanh(x * 2.0) + x, (37, 5), "flat"),
+    ("pointwise 2d", lambda x: np.tanh(x.T * 2.0) + x[0], (37, 37), "2d"),
     ("rows", lambda x: (x.sum(axis=1), x.argmax(axis=1)), (9, 40), "rows"),
     ("columns", lambda x: (x.max(axis=0), x.argmin(axis=0)), (40, 9), "columns"),
     ("softmax, cached rows", softmax, (5, 40), "rows, cached in_a"),
@@ -60,8 +61,10 @@ def test_candidates_cover_the_block_sizes_and_variants():
     _, _, nest, configs = _runs(CASES[-1])
     assert {c.threads for c in configs} >= {128, 256, 512, 1024}
     assert 1 in {c.nsplit for c in configs} and len({c.nsplit for c in configs}) >= 4
-    _, _, nest, configs = _runs(CASES[3])
+    _, _, nest, configs = _runs(next(c for c in CASES if c[0] == "softmax, cached rows"))
     assert all(c.shared_bytes > 0 and c.cache_points == 40 for c in configs)
+    _, _, nest, configs = _runs(next(c for c in CASES if c[0] == "pointwise 2d"))
+    assert {c.block for c in configs} >= {(64, 2), (64, 4), (64, 8), (64, 16)}  # 37 points a row
 
 
 def _standardized(x):

@@ -173,7 +173,7 @@ def test_broadcast_add_loop_nest():
     plan = numfuse.jit(f).plan(np.ones((4, 5), F32), np.ones(5, F32))
     assert len(plan.kernels) == 1
     assert str(plan.kernels[0].nest) == (
-        "kernel nf_pw_add  pointwise[flat]\n"
+        "kernel nf_pw_add  pointwise[2d]\n"
         "  in  in_a:f32[4,5]  in_b:f32[5]\n"
         "  out out_d:f32[4,5]\n"
         "  for i0 < n0:  (n0=4)\n"
@@ -210,7 +210,7 @@ def test_transposed_loop_nest_indexes_the_input_transposed():
 
     plan = numfuse.jit(f).plan(np.ones((4, 5), F32), np.ones((5, 4), F32))
     assert str(plan.kernels[0].nest) == (
-        "kernel nf_pw_subtract  pointwise[flat]\n"
+        "kernel nf_pw_subtract  pointwise[2d]\n"
         "  in  in_a:f32[4,5]  in_b:f32[5,4]\n"
         "  out out_d:f32[5,4]\n"
         "  for i0 < n0:  (n0=5)\n"

@@ -1,0 +1,115 @@
+"""The work per point of each kernel's inner loops, read from the PTX numfuse compiles (no GPU).
+
+    python -m benchmarks.ptx_loops [--out FILE.md]
+
+A memory-bound kernel runs at the bandwidth limit only if it issues few enough instructions per
+point: an H200 moves about 4.8 TB/s and issues about 33 T thread-instructions/s, so a float32
+kernel that reads and writes one value per point (8 bytes) has about 55 instructions per point
+before issue, not memory, is the limit. An integer division by a size (64-bit, or 32-bit where
+LLVM proves the values small) costs tens of instructions on its own.
+
+For every workload of the suite (benchmarks/workloads.py) at 1 MiB, each kernel is compiled to
+sm_90 PTX by numba-cuda's compiler, and each of its innermost loops (a backward branch in the
+PTX; LLVM unrolls many by 4) is counted: PTX instructions per point (a point is a global store,
+or for a loop that stores nothing a global load), integer divisions and remainders in the loop,
+and in the whole kernel Numba's wraparound of a negative index (`shr.s64` by 63). The table
+shows each kernel's costliest loop. PTX is not SASS (ptxas schedules, folds and expands), so
+these are a proxy that compares code generators, not a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from datetime import date
+
+
+import numfuse
+
+from . import workloads
+
+_BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\$L__BB\d+_\d+);")
+_DIVISION = re.compile(r"(div|rem)\.[su]\d+\b")
+
+
+def _is_instruction(line: str) -> bool:
+    return bool(line) and not line.startswith((".", "{", "}", "//", "$"))
+
+
+def _global_load(line: str) -> bool:
+    return line.startswith("ld.") and not line.startswith(("ld.param", "ld.shared", "ld.local", "ld.const"))
+
+
+def innermost_loops(ptx: str) -> list[list[str]]:
+    """The instructions of each innermost loop of the PTX's kernel (a range from a label to a
+    branch back to it, holding no other such range)."""
+    lines = [line.strip() for line in ptx[ptx.index("{"):].splitlines()]
+    labels = {line[:-1]: i for i, line in enumerate(lines) if line.startswith("$L__BB") and line.endswith(":")}
+    spans = []
+    for i, line in enumerate(lines):
+        target = _BRANCH.search(line)
+        if target and labels.get(target.group(1), i) < i:
+            spans.append((labels[target.group(1)], i))
+    return [
+        [x for x in lines[a:b + 1] if _is_instruction(x)]
+        for a, b in spans
+        if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in spans)
+    ]
+
+
+def loop_cost(body: list[str]) -> tuple[float, int, int]:
+    """(instructions per point, points per pass, divisions) of one loop; points are its global
+    stores, or its global loads where it stores nothing (a reduction's accumulating loop)."""
+    points = sum(x.startswith("st.") and not x.startswith(("st.shared", "st.local")) for x in body)
+    points = points or sum(_global_load(x) for x in body)
+    divisions = sum(bool(_DIVISION.match(x)) for x in body)
+    return (len(body) / points if points else float("inf")), points, divisions
+
+
+def kernel_costs(ptx: str) -> dict:
+    """The costliest inner loop that touches memory, and the kernel's index wraparounds."""
+    costs = [loop_cost(body) for body in innermost_loops(ptx)]
+    costs = [c for c in costs if c[1]]
+    worst = max(costs, default=(0.0, 0, 0))
+    return {"per_point": worst[0], "points_per_pass": worst[1], "divisions": worst[2],
+            "wraparounds": len(re.findall(r"shr\.s64\s+%rd\d+, %rd\d+, 63;", ptx))}
+
+
+def measure(n_bytes: int = 1 << 20) -> list[dict]:
+    rows = []
+    for workload in workloads.WORKLOADS:
+        args = workload.make(n_bytes, None, 0)
+        jf = numfuse.jit(workload.fn)
+        plan = jf.plan(*args)
+        for kernel, ptx in zip(plan.kernels, jf.compile(*args)):
+            rows.append({"workload": workload.name, "kernel": kernel.nest.name,
+                         "strategy": kernel.nest.strategy, **kernel_costs(ptx)})
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| workload | kernel | strategy | PTX instructions per point (costliest inner loop) "
+             "| points per pass | divisions in that loop | index wraparounds in the kernel |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['workload']} | {r['kernel']} | {r['strategy']} | {r['per_point']:.1f} "
+                     f"| {r['points_per_pass']} | {r['divisions']} | {r['wraparounds']} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.ptx_loops", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", help="also write the table to this markdown file")
+    args = parser.parse_args(argv)
+    text = table(measure())
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(f"# PTX instructions per point\n\n`python -m benchmarks.ptx_loops` on {date.today()}, "
+                    f"numba-cuda's compiler for sm_90, every suite workload at 1 MiB.\n\n{text}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
