@@ -24,7 +24,6 @@ import re
 import sys
 from datetime import date
 
-
 import numfuse
 
 from . import workloads

@@ -122,6 +122,10 @@ MEASUREMENTS = [
      "cache and with a warm one (target: warm at most 10% of cold)."),
     ("shape-reuse", "Kernels reused across shapes",
      "`python -m benchmarks.shape_reuse`: kernels compiled over 20 sizes against the kernels in the plan."),
+    ("ptx-loops", "Instructions per point",
+     "`python -m benchmarks.ptx_loops`: PTX instructions per point in each kernel's costliest inner "
+     "loop, integer divisions in it, and negative-index wraparounds in the kernel (no GPU needed; "
+     "a proxy for the ALU work that must stay under the memory time)."),
 ]
 
 
