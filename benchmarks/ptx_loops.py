@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 from datetime import date
+from pathlib import Path
 
 import numfuse
 
@@ -104,9 +106,12 @@ def main(argv=None) -> int:
     text = table(measure())
     print(text)
     if args.out:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).parent).stdout.strip()
         with open(args.out, "w") as f:
-            f.write(f"# PTX instructions per point\n\n`python -m benchmarks.ptx_loops` on {date.today()}, "
-                    f"numba-cuda's compiler for sm_90, every suite workload at 1 MiB.\n\n{text}\n")
+            f.write(f"# PTX instructions per point\n\n`python -m benchmarks.ptx_loops` on {date.today()} "
+                    f"(commit {commit}), numba-cuda's compiler for sm_90, every suite workload at 1 MiB."
+                    f"\n\n{text}\n")
     return 0
 
 
