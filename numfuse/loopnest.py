@@ -191,7 +191,8 @@ class Phase:
 class LoopNest:
     name: str
     kind: str  # "pointwise" | "reduction"
-    # pointwise: "flat". reduction: "rows" (the reduced points of a row are adjacent in memory:
+    # pointwise: "flat" (one loop) or "2d" (several: the last across threads, the others once per
+    # row of threads). reduction: "rows" (the reduced points of a row are adjacent in memory:
     # threads side by side take neighbouring reduced points) or "columns" (neighbouring outputs
     # are adjacent: threads side by side take neighbouring outputs).
     schedule: str

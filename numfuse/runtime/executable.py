@@ -28,7 +28,15 @@ from ..ops import RUNTIME_ERRORS
 from ..planner import Plan
 from .arrays import CallArrays, prepare_call
 from .device import LaunchConfig, backend
-from .launch import CoreStreams, DispatcherKernel, GpuKernel, device_array_params, scalar_packer, size_param
+from .launch import (
+    STATIC_SHARED_BYTES,
+    CoreStreams,
+    DispatcherKernel,
+    GpuKernel,
+    device_array_params,
+    scalar_packer,
+    size_param,
+)
 
 
 @dataclass
@@ -123,7 +131,15 @@ class Executable:
         key = (device_id, index)
         found = self._kernels.get(key)
         if found is None:
-            found = self._kernels[key] = self._load(self.launches[index])
+            launch = self.launches[index]
+            found = self._load(launch)
+            if not self.backend.simulated and not found.packed and launch.config.shared_bytes > STATIC_SHARED_BYTES:
+                # Numba's own launch cannot opt into more shared memory (an autotune winner
+                # remembered on disk may want it): the cost model's configuration instead.
+                self.launches[index] = self._make_launch(self.plan.kernels[index], launch.source,
+                                                         self.backend.launch_config(launch.nest))
+                found = self._load(self.launches[index])
+            self._kernels[key] = found
         return found
 
     def _load(self, launch: _Launch):
@@ -191,7 +207,8 @@ class Executable:
                     continue
                 if self.autotune and i not in self._tuned:
                     self._tune(call, i, env, scalars, errors)
-                self._launch(call, i, self.launches[i], self.kernel(call.device_id, i), env, scalars, errors)
+                kernel = self.kernel(call.device_id, i)  # first: it may replace the launch
+                self._launch(call, i, self.launches[i], kernel, env, scalars, errors)
         if errors is not None:
             # Waits for the kernels: only plans whose operations can fail, as in NumPy, pay it.
             code = int(call.read(errors)[0])

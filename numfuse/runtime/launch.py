@@ -11,8 +11,10 @@ launches the loaded function with cuda.core's `launch`, the call Numba's own lau
 given the argument values Numba would give it. A call of the same signature then changes only
 the data pointers and scalar values of a packed list (fastcall.py).
 
-A launch with more than 48 KiB of dynamic shared memory (an autotune candidate's row cache)
-first opts the kernel in (`opt_in_shared`), which Numba's launch never does.
+A launch with more than 48 KiB of dynamic shared memory (an autotune candidate: a long row's
+cache, or a 1024-thread block's tree-reduction arrays) first opts the kernel in
+(`opt_in_shared`), which Numba's launch never does; where kernels fall back to Numba's launch,
+the executable gives them the cost model's configuration, which stays within 48 KiB.
 
 On the simulator kernels take device arrays and scalars as they are, through Numba's configured
 dispatcher: `DispatcherKernel`. That is also the GPU's fallback where numba-cuda's internals

@@ -104,9 +104,9 @@ def grid_limit(props: DeviceProps, threads: int, shared: int = 0) -> int:
 
 
 def pointwise_config(nest, props: DeviceProps, threads: int | None = None, points_per_thread: int = 1) -> LaunchConfig:
-    """A grid-stride loop over nest.outer_size points: a thread per point (or per
+    """A flat kernel: a grid-stride loop over nest.outer_size points, a thread per point (or per
     `points_per_thread` points) up to WAVES waves of resident blocks, more points per thread
-    beyond."""
+    beyond. A 2d kernel: pointwise_2d_config."""
     n = nest.outer_size
     if nest.schedule == "2d":
         return pointwise_2d_config(nest, props, threads, points_per_thread)
@@ -221,8 +221,8 @@ def candidate_configs(nest, props: DeviceProps) -> list[LaunchConfig]:
                 if t <= props.max_threads_per_block:
                     found.append(reduction_config(nest, props, threads=t, cache_bytes=optin_cache_bytes(props)))
     check_config(nest, default, props)
-    # Alternatives that the device cannot run (a block's tree-reduction arrays over its shared
-    # memory) are left out.
+    # Alternatives that the device cannot run (a block's shared memory over what the device
+    # gives it, opted in where numfuse's launch can) are left out.
     return [c for c in dict.fromkeys(found) if c is default or not config_problems(nest, c, props)]
 
 

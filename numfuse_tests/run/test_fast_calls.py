@@ -442,6 +442,39 @@ def test_a_numba_cuda_without_the_internals_falls_back_to_numbas_launch(monkeypa
     assert isinstance(kernel, launch.DispatcherKernel) and not kernel.packed
 
 
+def test_numbas_launch_never_gets_a_configuration_past_48_kib(monkeypatch):
+    """An autotune winner remembered on disk may opt into more shared memory than a launch gets
+    by default; where kernels fall back to Numba's dispatcher, which cannot opt in, the kernel
+    takes the cost model's configuration instead."""
+    from dataclasses import replace
+
+    from numfuse.device_props import H200
+    from numfuse.errors import NumfuseWarning
+    from numfuse.runtime import executable as executable_module, launch
+    from numfuse.runtime.device import Backend
+    from numfuse.runtime.launch_model import candidate_configs
+
+    def missing(self, *args):
+        raise AttributeError("'CudaFunction' object has no attribute 'kernel'")
+
+    monkeypatch.setattr(launch.GpuKernel, "__init__", missing)
+    executable_module.warn_once.cache_clear()
+    jf = numfuse.jit(lambda x: (x - x.mean(axis=1, keepdims=True)) / x.std(axis=1, keepdims=True))
+    x = RNG.random((2, 6000))
+    jf(x)
+    executable = next(iter(jf._cache.values())).executable
+    props = replace(H200, shared_optin_usable=True)
+    executable.backend = Backend(cuda=backend().cuda, simulated=False, props=props)
+    nest = executable.launches[0].nest
+    wide = next(c for c in candidate_configs(nest, props) if c.shared_bytes > launch.STATIC_SHARED_BYTES)
+    executable.launches[0] = executable._make_launch(executable.plan.kernels[0], executable.launches[0].source, wide)
+    executable._kernels.clear()
+    with pytest.warns(NumfuseWarning, match="Numba's dispatcher"):
+        kernel = executable.kernel(None, 0)
+    assert not kernel.packed and kernel.config == executable.launches[0].config
+    assert kernel.config.shared_bytes <= launch.STATIC_SHARED_BYTES and kernel.config == candidate_configs(nest, props)[0]
+
+
 def test_a_cuda_core_without_explicit_graphs_launches_kernel_by_kernel_with_a_warning(monkeypatch):
     from numfuse.errors import NumfuseWarning
     from numfuse.runtime import graphs
