@@ -13,8 +13,9 @@ sm_90 PTX by numba-cuda's compiler, and each of its innermost loops (a backward 
 PTX; LLVM unrolls many by 4) is counted: PTX instructions per point (a point is a global store,
 or for a loop that stores nothing a global load), integer divisions and remainders in the loop,
 and in the whole kernel Numba's wraparound of a negative index (`shr.s64` by 63). The table
-shows each kernel's costliest loop. PTX is not SASS (ptxas schedules, folds and expands), so
-these are a proxy that compares code generators, not a time.
+shows each kernel's costliest loop, and the registers per thread ptxas allocates (above 32, an
+SM holds fewer than its 2048 threads: 65536 registers). PTX is not SASS (ptxas schedules, folds
+and expands), so these are a proxy that compares code generators, not a time.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ import subprocess
 import sys
 from datetime import date
 from pathlib import Path
+from types import SimpleNamespace
 
 import numfuse
+from numfuse.runtime.ptx import ptxas_usage
 
 from . import workloads
 
@@ -84,18 +87,22 @@ def measure(n_bytes: int = 1 << 20) -> list[dict]:
         jf = numfuse.jit(workload.fn)
         plan = jf.plan(*args)
         for kernel, ptx in zip(plan.kernels, jf.compile(*args)):
+            usage = ptxas_usage(SimpleNamespace(ptx=ptx))
             rows.append({"workload": workload.name, "kernel": kernel.nest.name,
-                         "strategy": kernel.nest.strategy, **kernel_costs(ptx)})
+                         "strategy": kernel.nest.strategy, **kernel_costs(ptx),
+                         "registers": usage.registers if usage else None})
     return rows
 
 
 def table(rows: list[dict]) -> str:
     lines = ["| workload | kernel | strategy | PTX instructions per point (costliest inner loop) "
-             "| points per pass | divisions in that loop | index wraparounds in the kernel |",
-             "|---|---|---|---|---|---|---|"]
+             "| points per pass | divisions in that loop | index wraparounds in the kernel "
+             "| registers per thread (ptxas) |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        registers = "n/a" if r["registers"] is None else r["registers"]
         lines.append(f"| {r['workload']} | {r['kernel']} | {r['strategy']} | {r['per_point']:.1f} "
-                     f"| {r['points_per_pass']} | {r['divisions']} | {r['wraparounds']} |")
+                     f"| {r['points_per_pass']} | {r['divisions']} | {r['wraparounds']} | {registers} |")
     return "\n".join(lines)
 
 
