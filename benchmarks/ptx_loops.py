@@ -12,7 +12,9 @@ For every workload of the suite (benchmarks/workloads.py) at 1 MiB, each kernel 
 sm_90 PTX by numba-cuda's compiler, and each of its innermost loops (a backward branch in the
 PTX; LLVM unrolls many by 4) is counted: PTX instructions per point (a point is a global store,
 or for a loop that stores nothing a global load), integer divisions and remainders in the loop,
-and in the whole kernel Numba's wraparound of a negative index (`shr.s64` by 63). The table
+the instructions its enclosing loop runs once per pass outside it (a 2d kernel's or a
+reduction's work per row: shared by the points a thread takes in that row), and in the whole
+kernel Numba's wraparound of a negative index (`shr.s64` by 63). The table
 shows each kernel's costliest loop, and the registers per thread ptxas allocates (above 32, an
 SM holds fewer than its 2048 threads: 65536 registers). PTX is not SASS (ptxas schedules, folds
 and expands), so these are a proxy that compares code generators, not a time.
@@ -45,21 +47,40 @@ def _global_load(line: str) -> bool:
     return line.startswith("ld.") and not line.startswith(("ld.param", "ld.shared", "ld.local", "ld.const"))
 
 
-def innermost_loops(ptx: str) -> list[list[str]]:
-    """The instructions of each innermost loop of the PTX's kernel (a range from a label to a
-    branch back to it, holding no other such range)."""
+def _loops(ptx: str) -> tuple[list[str], list[tuple[int, int]]]:
+    """The PTX's lines and each loop's span: a label and the last branch back to it."""
     lines = [line.strip() for line in ptx[ptx.index("{"):].splitlines()]
     labels = {line[:-1]: i for i, line in enumerate(lines) if line.startswith("$L__BB") and line.endswith(":")}
-    spans = []
+    spans = {}
     for i, line in enumerate(lines):
         target = _BRANCH.search(line)
         if target and labels.get(target.group(1), i) < i:
-            spans.append((labels[target.group(1)], i))
-    return [
-        [x for x in lines[a:b + 1] if _is_instruction(x)]
-        for a, b in spans
-        if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in spans)
-    ]
+            spans[labels[target.group(1)]] = i
+    return lines, sorted(spans.items())
+
+
+def _inside(inner: tuple[int, int], outer: tuple[int, int]) -> bool:
+    return outer[0] <= inner[0] and inner[1] <= outer[1] and inner != outer
+
+
+def innermost_loops(ptx: str) -> list[list[str]]:
+    """The instructions of each innermost loop of the PTX's kernel (a range from a label to a
+    branch back to it, holding no other such range)."""
+    lines, spans = _loops(ptx)
+    return [[x for x in lines[a:b + 1] if _is_instruction(x)]
+            for a, b in spans if not any(_inside(other, (a, b)) for other in spans)]
+
+
+def _per_row(lines, spans, loop: tuple[int, int]) -> int | None:
+    """Instructions of the loop around `loop` that lie in no loop inside it: what runs once per
+    pass of the outer loop (a row), or None where `loop` is outermost."""
+    around = [s for s in spans if _inside(loop, s)]
+    if not around:
+        return None
+    outer = min(around, key=lambda s: s[1] - s[0])
+    nested = [s for s in spans if _inside(s, outer)]
+    return sum(_is_instruction(lines[i]) for i in range(outer[0], outer[1] + 1)
+               if not any(a <= i <= b for a, b in nested))
 
 
 def loop_cost(body: list[str]) -> tuple[float, int, int]:
@@ -72,11 +93,18 @@ def loop_cost(body: list[str]) -> tuple[float, int, int]:
 
 
 def kernel_costs(ptx: str) -> dict:
-    """The costliest inner loop that touches memory, and the kernel's index wraparounds."""
-    costs = [loop_cost(body) for body in innermost_loops(ptx)]
-    costs = [c for c in costs if c[1]]
-    worst = max(costs, default=(0.0, 0, 0))
-    return {"per_point": worst[0], "points_per_pass": worst[1], "divisions": worst[2],
+    """The costliest inner loop that touches memory, what its enclosing loop runs once per pass
+    outside it, and the kernel's index wraparounds."""
+    lines, spans = _loops(ptx)
+    costs = []
+    for a, b in spans:
+        if not any(_inside(other, (a, b)) for other in spans):
+            cost = loop_cost([x for x in lines[a:b + 1] if _is_instruction(x)])
+            if cost[1]:
+                costs.append((cost, (a, b)))
+    (per_point, points, divisions), worst = max(costs, default=((0.0, 0, 0), None))
+    return {"per_point": per_point, "points_per_pass": points, "divisions": divisions,
+            "per_row": None if worst is None else _per_row(lines, spans, worst),
             "wraparounds": len(re.findall(r"shr\.s64\s+%rd\d+, %rd\d+, 63;", ptx))}
 
 
@@ -96,13 +124,14 @@ def measure(n_bytes: int = 1 << 20) -> list[dict]:
 
 def table(rows: list[dict]) -> str:
     lines = ["| workload | kernel | strategy | PTX instructions per point (costliest inner loop) "
-             "| points per pass | divisions in that loop | index wraparounds in the kernel "
-             "| registers per thread (ptxas) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| points per pass | divisions in that loop | once per pass of the loop around it "
+             "| index wraparounds in the kernel | registers per thread (ptxas) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         registers = "n/a" if r["registers"] is None else r["registers"]
+        per_row = "—" if r["per_row"] is None else r["per_row"]
         lines.append(f"| {r['workload']} | {r['kernel']} | {r['strategy']} | {r['per_point']:.1f} "
-                     f"| {r['points_per_pass']} | {r['divisions']} | {r['wraparounds']} | {registers} |")
+                     f"| {r['points_per_pass']} | {r['divisions']} | {per_row} | {r['wraparounds']} | {registers} |")
     return "\n".join(lines)
 
 

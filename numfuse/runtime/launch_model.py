@@ -120,9 +120,11 @@ def pointwise_config(nest, props: DeviceProps, threads: int | None = None, point
 def pointwise_2d_config(nest, props: DeviceProps, threads: int | None = None, points_per_thread: int = 1
                         ) -> LaunchConfig:
     """A 2d pointwise kernel: a block of (bx, by) threads, bx side by side along the last loop
-    (the least power of two covering it, up to the block) and by = threads / bx rows; as many
-    blocks along the last loop as cover it, and along the rows up to the WAVES limit (and
-    MAX_GRID_Y) over what the first dimension leaves."""
+    (the least power of two covering it, up to the block) and by = threads / bx rows. The grid
+    spreads rows first: along y, the rows' blocks up to the WAVES limit (and MAX_GRID_Y); along
+    x, more than one block per row only where the rows leave the grid room. So a thread takes
+    many points of each row it takes, and the work done once per row (its indices, the row's
+    part of every address, the inner loop's setup) is shared by them."""
     ncols = nest.outer[-1].size
     nrows = nest.outer_size // max(1, ncols)
     if props.simulated and threads is None:
@@ -132,8 +134,8 @@ def pointwise_2d_config(nest, props: DeviceProps, threads: int | None = None, po
         limit = grid_limit(props, threads)
     bx = min(threads, _pow2_at_least(ncols))
     by = max(1, threads // bx)
-    gx = max(1, min(-(-ncols // bx), limit))
-    gy = max(1, min(-(-nrows // (by * points_per_thread)), max(1, limit // gx), MAX_GRID_Y))
+    gy = max(1, min(-(-nrows // (by * points_per_thread)), limit, MAX_GRID_Y))
+    gx = max(1, min(-(-ncols // bx), limit // gy))
     return LaunchConfig((gx, gy), (bx, by))
 
 

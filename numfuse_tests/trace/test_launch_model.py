@@ -23,7 +23,7 @@ def layer_norm(x):
 
 CASES = [
     ("x * 2 + 1", lambda x: x * 2 + 1, [(1000,), (1 << 20,), (1 << 24,)]),
-    ("x.T + 1", lambda x: x.T + 1, [(4096, 4096), (1000, 3), (3, 1000)]),
+    ("x.T + 1", lambda x: x.T + 1, [(4096, 4096), (1000, 3), (3, 1000), (1000000, 8)]),
     ("x.sum(axis=1)", lambda x: x.sum(axis=1), [(4, 6), (4096, 32), (4096, 4096), (8, 100000)]),
     ("x.sum(axis=0)", lambda x: x.sum(axis=0), [(1024, 4096), (100000, 8), (6, 3)]),
     ("softmax", softmax, [(4096, 1000), (64, 8192), (4, 20000)]),
@@ -36,9 +36,10 @@ EXPECTED = """\
 x * 2 + 1 (1000,): flat: grid 4x1, block 256x1
 x * 2 + 1 (1048576,): flat: grid 4096x1, block 256x1
 x * 2 + 1 (16777216,): flat: grid 4224x1, block 256x1
-x.T + 1 (4096, 4096): 2d: grid 16x264, block 256x1
+x.T + 1 (4096, 4096): 2d: grid 1x4096, block 256x1
 x.T + 1 (1000, 3): 2d: grid 4x3, block 256x1
 x.T + 1 (3, 1000): 2d: grid 1x16, block 4x64
+x.T + 1 (1000000, 8): 2d: grid 528x8, block 256x1
 x.sum(axis=1) (4, 6): rows: grid 1x1, block 8x4, 128 B shared
 x.sum(axis=1) (4096, 32): rows: grid 512x1, block 32x8, 1024 B shared
 x.sum(axis=1) (4096, 4096): rows: grid 4096x1, block 256x1, 1024 B shared
