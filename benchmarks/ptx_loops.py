@@ -10,12 +10,14 @@ LLVM proves the values small) costs tens of instructions on its own.
 
 For every workload of the suite (benchmarks/workloads.py) at 1 MiB, each kernel is compiled to
 sm_90 PTX by numba-cuda's compiler, and each of its innermost loops (a backward branch in the
-PTX; LLVM unrolls many by 4) is counted: PTX instructions per point (a point is a global store,
+PTX; numfuse and LLVM unroll many by 4) is counted: PTX instructions per point (a point is a global store,
 or for a loop that stores nothing a global load), integer divisions and remainders in the loop,
 the instructions its enclosing loop runs once per pass outside it (a 2d kernel's or a
 reduction's work per row: shared by the points a thread takes in that row), and in the whole
 kernel Numba's wraparound of a negative index (`shr.s64` by 63). The table
-shows each kernel's costliest loop, and the registers per thread ptxas allocates (above 32, an
+shows each kernel's main loop (the one taking the most points per pass, the costliest of
+those: not the loop that finishes an unrolled loop's remainder), and the registers per thread
+ptxas allocates (above 32, an
 SM holds fewer than its 2048 threads: 65536 registers). PTX is not SASS (ptxas schedules, folds
 and expands), so these are a proxy that compares code generators, not a time.
 """
@@ -93,7 +95,7 @@ def loop_cost(body: list[str]) -> tuple[float, int, int]:
 
 
 def kernel_costs(ptx: str) -> dict:
-    """The costliest inner loop that touches memory, what its enclosing loop runs once per pass
+    """The main inner loop that touches memory, what its enclosing loop runs once per pass
     outside it, and the kernel's index wraparounds."""
     lines, spans = _loops(ptx)
     costs = []
@@ -102,7 +104,9 @@ def kernel_costs(ptx: str) -> dict:
             cost = loop_cost([x for x in lines[a:b + 1] if _is_instruction(x)])
             if cost[1]:
                 costs.append((cost, (a, b)))
-    (per_point, points, divisions), worst = max(costs, default=((0.0, 0, 0), None))
+    # The main loop: the one taking the most points per pass (an unrolled loop, not the loop
+    # that finishes its remainder), the costliest of those.
+    (per_point, points, divisions), worst = max(costs, key=lambda c: (c[0][1], c[0][0]), default=((0.0, 0, 0), None))
     return {"per_point": per_point, "points_per_pass": points, "divisions": divisions,
             "per_row": None if worst is None else _per_row(lines, spans, worst),
             "wraparounds": len(re.findall(r"shr\.s64\s+%rd\d+, %rd\d+, 63;", ptx))}
@@ -123,7 +127,7 @@ def measure(n_bytes: int = 1 << 20) -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| workload | kernel | strategy | PTX instructions per point (costliest inner loop) "
+    lines = ["| workload | kernel | strategy | PTX instructions per point (main inner loop) "
              "| points per pass | divisions in that loop | once per pass of the loop around it "
              "| index wraparounds in the kernel | registers per thread (ptxas) |",
              "|---|---|---|---|---|---|---|---|---|"]

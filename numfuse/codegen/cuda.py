@@ -413,6 +413,8 @@ def partial_name(acc: str) -> str:
 
 
 COUNTER = "nf_counter"
+# Points a flat pointwise kernel's thread takes per pass of its main loop (codegen's unrolling).
+UNROLL = 4
 
 
 def kernel_params(nest: LoopNest) -> tuple[KernelParam, ...]:
@@ -627,8 +629,49 @@ def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
             *rows, last = nest.outer
             return fill(cuda_templates.pointwise_2d, name=nest.name, params=params, UNRAVEL=unravel("row", tuple(rows)),
                         LAST=_name(last.name), NLAST=_name(last.param), BODY=main)
-        return fill(cuda_templates.pointwise, name=nest.name, params=params, UNRAVEL=unravel("lin", nest.outer), BODY=main)
+        return fill(cuda_templates.pointwise, name=nest.name, params=params, UNRAVEL=unravel("lin", nest.outer),
+                    BODY=main, UNROLLED=_unrolled(nest), UNROLL=ast.Constant(UNROLL), LAST_COPY=ast.Constant(UNROLL - 1))
     return _reduction_ast(nest, params)
+
+
+def _unrolled(nest: LoopNest) -> list[ast.stmt]:
+    """A flat kernel's body for UNROLL points at once: point k at `lin + k * step`, its locals
+    suffixed `_k`; first every point's loads that come before any store, then each point's
+    other statements in order. Moving loads up is safe across points: within one kernel a
+    buffer both read and written is read and written at the same point (the planner puts a
+    right side that reads the array elsewhere in a temporary)."""
+    if not nest.outer:  # one point (total is 1): the unrolled loop never runs
+        return [ast.Pass()]
+    body = _Body(nest)
+    rendered = []
+    stored = False
+    for s in nest.body:
+        stored = stored or not isinstance(s, (Load, Compute))
+        rendered.append((isinstance(s, Load) and not stored, body.stmts([s])))
+    local = {nest.outer[0].name} | {n.id for _, ss in rendered for st in ss for n in ast.walk(st)
+                                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    loads: list[ast.stmt] = []
+    rest: list[ast.stmt] = []
+    for k in range(UNROLL):
+        rename = _Suffix(local, f"_{k}" if k else "")
+        point = ast.BinOp(_name("lin"), ast.Add(), ast.BinOp(ast.Constant(k), ast.Mult(), _name("step"))) if k else _name("lin")
+        loads.append(_assign(rename.name(nest.outer[0].name), point))
+        for hoisted, ss in rendered:
+            (loads if hoisted else rest).extend(rename.visit(clone(st)) for st in ss)
+    return loads + rest
+
+
+class _Suffix(ast.NodeTransformer):
+    """Appends `suffix` to every name in `names`."""
+
+    def __init__(self, names: set[str], suffix: str):
+        self.names, self.suffix = names, suffix
+
+    def name(self, id_: str) -> str:
+        return id_ + self.suffix if id_ in self.names else id_
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        return ast.Name(self.name(node.id), node.ctx)
 
 
 def render(nest: LoopNest, header: str = "") -> KernelSource:

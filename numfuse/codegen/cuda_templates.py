@@ -14,6 +14,12 @@ object, which the simulator requires.
 def pointwise(PARAMS):
     lin = cuda.grid(1)
     step = cuda.gridsize(1)
+    # UNROLL points per pass, every point's loads before any point's computation, so that a
+    # thread has UNROLL loads in flight (a store of one point could alias a later point's load,
+    # so the compiler would not move loads up across iterations itself); then one point a pass.
+    while lin + LAST_COPY * step < total:
+        UNROLLED
+        lin += UNROLL * step
     while lin < total:
         UNRAVEL
         BODY

@@ -1,0 +1,68 @@
+"""Flat pointwise kernels take codegen.cuda.UNROLL points per pass of their main loop (every
+point's loads first), then one point per pass: sizes around the passes' boundaries, on the
+simulator's grid of 2 blocks of 16 threads (32 threads: the unrolled loop covers 128 points a
+pass), give NumPy's answer, with in-place updates, several outputs, a 0-d output stored by the
+first point only, and a run-time check."""
+
+import numpy as np
+import pytest
+
+import numfuse
+from numfuse.codegen.cuda import UNROLL
+from numfuse_tests.helpers import assert_same
+
+RNG = np.random.default_rng(3)
+SIZES = [1, 31, 32 * UNROLL - 1, 32 * UNROLL, 32 * UNROLL + 1, 32 * UNROLL + 33, 1000]
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_a_chain_with_two_outputs(n):
+    def f(x, y):
+        z = np.tanh(x * 2.0) + y
+        return z, np.sqrt(np.abs(z)) - x
+
+    x, y = RNG.standard_normal(n).astype(np.float32), RNG.standard_normal(n).astype(np.float32)
+    assert_same(numfuse.jit(f)(x, y), f(x, y))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_an_in_place_update(n):
+    def f(a, b):
+        a += b * 3
+        return a
+
+    a, b = RNG.standard_normal(n), RNG.standard_normal(n)
+    want = f(a.copy(), b)
+    got = numfuse.jit(f)(a, b)
+    assert_same(got, want)
+    assert_same(a, want)
+
+
+@pytest.mark.parametrize("n", [32 * UNROLL + 5, 1000])
+def test_a_zero_d_output_and_a_run_time_check(n):
+    def f(x, s):
+        return x * s, s * 2
+
+    x = RNG.standard_normal(n)
+    assert_same(numfuse.jit(f)(x, np.float64(1.5)), f(x, np.float64(1.5)))
+
+    def g(a, b):
+        return a ** b
+
+    a = RNG.integers(1, 5, n)
+    b = RNG.integers(0, 4, n)
+    assert_same(numfuse.jit(g)(a, b), g(a, b))
+    for at in (0, n - 2):  # a point of the first unrolled pass; one of the last pass or the rest
+        c = b.copy()
+        c[at] = -1
+        with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
+            numfuse.jit(g)(a, c)
+
+
+def test_the_main_loop_loads_every_point_before_storing_any():
+    source = numfuse.jit(lambda x, y: x * y + 1).kernel_sources(np.ones(1000), np.ones(1000))[0].source
+    main = source.split("while lin + ")[1].split("while lin < total")[0]
+    lines = [line.strip() for line in main.splitlines()]
+    loads = [i for i, line in enumerate(lines) if "= in_" in line]
+    stores = [i for i, line in enumerate(lines) if line.startswith("out_")]
+    assert len(loads) == 2 * UNROLL and len(stores) == UNROLL and max(loads) < min(stores)
