@@ -10,16 +10,18 @@ LLVM proves the values small) costs tens of instructions on its own.
 
 For every workload of the suite (benchmarks/workloads.py) at 1 MiB, each kernel is compiled to
 sm_90 PTX by numba-cuda's compiler, and each of its innermost loops (a backward branch in the
-PTX; numfuse and LLVM unroll many by 4) is counted: PTX instructions per point (a point is a global store,
-or for a loop that stores nothing a global load), integer divisions and remainders in the loop,
-the instructions its enclosing loop runs once per pass outside it (a 2d kernel's or a
-reduction's work per row: shared by the points a thread takes in that row), and in the whole
-kernel Numba's wraparound of a negative index (`shr.s64` by 63). The table
-shows each kernel's main loop (the one taking the most points per pass, the costliest of
-those: not the loop that finishes an unrolled loop's remainder), and the registers per thread
-ptxas allocates (above 32, an
-SM holds fewer than its 2048 threads: 65536 registers). PTX is not SASS (ptxas schedules, folds
-and expands), so these are a proxy that compares code generators, not a time.
+PTX; numfuse and LLVM unroll many by 4) is counted: PTX instructions per point (a point is a
+global store, or for a loop that stores nothing a global load) and integer divisions and
+remainders in the loop. Two loops are shown: the main loop (the most points per pass: an
+unrolled loop rather than the one finishing its remainder), with the instructions its
+enclosing loop runs once per pass outside it (a 2d kernel's or a reduction's work per row,
+shared by the points a thread takes in that row); and the costliest loop (the most
+instructions per point: a remainder loop, or a flat loop that divides by the sizes at every
+point). Which one a launch spends its time in depends on the sizes. Also counted: Numba's
+wraparound of a negative index (`shr.s64` by 63) in the whole kernel, and the registers per
+thread ptxas allocates (above 32, an SM holds fewer than its 2048 threads: 65536 registers).
+PTX is not SASS (ptxas schedules, folds and expands), so these are a proxy that compares code
+generators, not a time.
 """
 
 from __future__ import annotations
@@ -95,8 +97,11 @@ def loop_cost(body: list[str]) -> tuple[float, int, int]:
 
 
 def kernel_costs(ptx: str) -> dict:
-    """The main inner loop that touches memory, what its enclosing loop runs once per pass
-    outside it, and the kernel's index wraparounds."""
+    """Two of the inner loops that touch memory: the main one (taking the most points per pass,
+    an unrolled loop rather than the one finishing its remainder; the costliest of those) with
+    what its enclosing loop runs once per pass outside it, and the costliest one (most
+    instructions per point: a remainder loop, or a flat loop's division-laden body); and the
+    kernel's index wraparounds. Which one a launch spends its time in depends on the sizes."""
     lines, spans = _loops(ptx)
     costs = []
     for a, b in spans:
@@ -104,11 +109,12 @@ def kernel_costs(ptx: str) -> dict:
             cost = loop_cost([x for x in lines[a:b + 1] if _is_instruction(x)])
             if cost[1]:
                 costs.append((cost, (a, b)))
-    # The main loop: the one taking the most points per pass (an unrolled loop, not the loop
-    # that finishes its remainder), the costliest of those.
-    (per_point, points, divisions), worst = max(costs, key=lambda c: (c[0][1], c[0][0]), default=((0.0, 0, 0), None))
+    none = ((0.0, 0, 0), None)
+    (per_point, points, divisions), main = max(costs, key=lambda c: (c[0][1], c[0][0]), default=none)
+    (worst_per_point, _, worst_divisions), _ = max(costs, key=lambda c: c[0][0], default=none)
     return {"per_point": per_point, "points_per_pass": points, "divisions": divisions,
-            "per_row": None if worst is None else _per_row(lines, spans, worst),
+            "per_row": None if main is None else _per_row(lines, spans, main),
+            "worst_per_point": worst_per_point, "worst_divisions": worst_divisions,
             "wraparounds": len(re.findall(r"shr\.s64\s+%rd\d+, %rd\d+, 63;", ptx))}
 
 
@@ -127,15 +133,16 @@ def measure(n_bytes: int = 1 << 20) -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| workload | kernel | strategy | PTX instructions per point (main inner loop) "
-             "| points per pass | divisions in that loop | once per pass of the loop around it "
-             "| index wraparounds in the kernel | registers per thread (ptxas) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| workload | kernel | strategy | main loop: points per pass | main loop: PTX instructions per point "
+             "| main loop: divisions | once per pass of the loop around it | costliest loop: PTX instructions "
+             "per point | costliest loop: divisions | index wraparounds in the kernel | registers per thread (ptxas) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         registers = "n/a" if r["registers"] is None else r["registers"]
         per_row = "—" if r["per_row"] is None else r["per_row"]
-        lines.append(f"| {r['workload']} | {r['kernel']} | {r['strategy']} | {r['per_point']:.1f} "
-                     f"| {r['points_per_pass']} | {r['divisions']} | {per_row} | {r['wraparounds']} | {registers} |")
+        lines.append(f"| {r['workload']} | {r['kernel']} | {r['strategy']} | {r['points_per_pass']} "
+                     f"| {r['per_point']:.1f} | {r['divisions']} | {per_row} | {r['worst_per_point']:.1f} "
+                     f"| {r['worst_divisions']} | {r['wraparounds']} | {registers} |")
     return "\n".join(lines)
 
 
