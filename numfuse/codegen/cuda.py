@@ -413,7 +413,8 @@ def partial_name(acc: str) -> str:
 
 
 COUNTER = "nf_counter"
-# Points a flat pointwise kernel's thread takes per pass of its main loop (codegen's unrolling).
+# Points a thread takes per pass of a main loop (a flat kernel's, a reduction phase's or final
+# pass's), all their loads first; a second loop takes the rest one at a time.
 UNROLL = 4
 
 
@@ -526,12 +527,18 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
     start = ast.BinOp(_name("start"), ast.Add(), _name("tr")) if nest.split else _name("tr")
     stop = _name("stop" if nest.split else "nred")
     phases: list[ast.stmt] = []
+    # Accumulators (and an indexed one's index) carry from point to point: never renamed.
+    persistent = {a.name for a in nest.accumulators} | {f"{a.name}_i" for a in nest.accumulators if a.indexed}
+    unrolling = dict(UNROLL=ast.Constant(UNROLL), LAST_COPY=ast.Constant(UNROLL - 1))
     for k, phase in enumerate(nest.phases):
         body.phase = k
-        main = body.stmts(phase.body)
+        parts = render_parts(body, phase.body)
+        main = in_order(parts)
         unravel_inner = unravel("lin", nest.inner)
+        unrolled = unroll(parts, unravel_inner, _name("ntr"), persistent)
         if not phase.accumulators:
-            phases.extend(fill_body(cuda_templates.row_pass, UNRAVEL_INNER=unravel_inner, BODY=main))
+            phases.extend(fill_body(cuda_templates.row_pass, UNRAVEL_INNER=unravel_inner, BODY=main,
+                                    UNROLLED=unrolled, **unrolling))
             continue
         init, to_shared, tree, from_shared = [], [], [], []
         after = []  # statements after the row is combined
@@ -579,8 +586,8 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
         rounding = after + ([] if nest.split else body.round_accumulators(phase.accumulators))
         phases.extend(fill_body(
             cuda_templates.reduce_phase, INIT=init, START=start, STOP=stop,
-            UNRAVEL_INNER=unravel_inner, BODY=main, TO_SHARED=to_shared, TREE=tree,
-            FROM_SHARED=from_shared, ROUND=rounding,
+            UNRAVEL_INNER=unravel_inner, BODY=main, UNROLLED=unrolled, TO_SHARED=to_shared, TREE=tree,
+            FROM_SHARED=from_shared, ROUND=rounding, **unrolling,
         ))
     epilogue_prefix: list[ast.stmt] = []
     if nest.split:
@@ -635,28 +642,48 @@ def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
 
 
 def _unrolled(nest: LoopNest) -> list[ast.stmt]:
-    """A flat kernel's body for UNROLL points at once: point k at `lin + k * step`, its locals
-    suffixed `_k`; first every point's loads that come before any store, then each point's
-    other statements in order. Moving loads up is safe across points: within one kernel a
-    buffer both read and written is read and written at the same point (the planner puts a
-    right side that reads the array elsewhere in a temporary)."""
+    """A flat kernel's body for UNROLL points at once (see unroll)."""
     if not nest.outer:  # one point (total is 1): the unrolled loop never runs
         return [ast.Pass()]
-    body = _Body(nest)
-    rendered = []
-    stored = False
-    for s in nest.body:
-        stored = stored or not isinstance(s, (Load, Compute))
-        rendered.append((isinstance(s, Load) and not stored, body.stmts([s])))
-    local = {nest.outer[0].name} | {n.id for _, ss in rendered for st in ss for n in ast.walk(st)
-                                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return unroll(render_parts(_Body(nest), nest.body), unravel("lin", nest.outer), _name("step"), set())
+
+
+def render_parts(body: "_Body", stmts) -> list[tuple[bool, list[ast.stmt]]]:
+    """Each statement rendered, with whether it is a load that may move up: one before anything
+    that writes memory or branches (a store, a check, a guard, a concatenation's branches)."""
+    parts = []
+    written = False
+    for s in stmts:
+        written = written or isinstance(s, (Store, Check, Guard, Select))
+        parts.append((isinstance(s, Load) and not written, body.stmts([s])))
+    return parts
+
+
+def in_order(parts) -> list[ast.stmt]:
+    """The rendered statements as they came (for the loop that takes one point a pass)."""
+    return [clone(st) for _, ss in parts for st in ss]
+
+
+def unroll(parts, unravel_stmts: list[ast.stmt], stride: ast.expr, persistent: set[str]) -> list[ast.stmt]:
+    """A loop body for UNROLL points at once: point k at `lin + k * stride`, its loop variables
+    and locals suffixed `_k` (not the `persistent` names: accumulators, which take the points in
+    order, so sums come out bit for bit as one point a pass gives them); first every point's
+    loads that may move up, then each point's other statements in order. Moving loads up across
+    points is safe: within one kernel a buffer both read and written is read and written at the
+    same point (the planner puts a right side that reads the array elsewhere in a temporary),
+    and a cached row's cells are per point."""
+    assigned = {n.id for st in unravel_stmts + [st for _, ss in parts for st in ss] for n in ast.walk(st)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    local = ({"lin"} | assigned) - persistent
     loads: list[ast.stmt] = []
     rest: list[ast.stmt] = []
     for k in range(UNROLL):
         rename = _Suffix(local, f"_{k}" if k else "")
-        point = ast.BinOp(_name("lin"), ast.Add(), ast.BinOp(ast.Constant(k), ast.Mult(), _name("step"))) if k else _name("lin")
-        loads.append(_assign(rename.name(nest.outer[0].name), point))
-        for hoisted, ss in rendered:
+        if k:
+            offset = ast.BinOp(ast.Constant(k), ast.Mult(), clone(stride))
+            loads.append(_assign(rename.name("lin"), ast.BinOp(_name("lin"), ast.Add(), offset)))
+        loads.extend(rename.visit(clone(st)) for st in unravel_stmts)
+        for hoisted, ss in parts:
             (loads if hoisted else rest).extend(rename.visit(clone(st)) for st in ss)
     return loads + rest
 

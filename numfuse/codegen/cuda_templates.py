@@ -69,6 +69,10 @@ def reduce_phase():
     # thread of the row leaves with the row's result (later phases read it).
     INIT
     lin = START
+    # UNROLL points a pass, their loads first (as in `pointwise`), then one point a pass.
+    while active and lin + LAST_COPY * ntr < STOP:
+        UNROLLED
+        lin += UNROLL * ntr
     while active and lin < STOP:
         UNRAVEL_INNER
         BODY
@@ -89,6 +93,9 @@ def reduce_phase():
 def row_pass():
     # A last pass over the row that only stores (softmax's output).
     lin = tr
+    while active and lin + LAST_COPY * ntr < nred:
+        UNROLLED
+        lin += UNROLL * ntr
     while active and lin < nred:
         UNRAVEL_INNER
         BODY

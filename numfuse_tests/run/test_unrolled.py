@@ -66,3 +66,46 @@ def test_the_main_loop_loads_every_point_before_storing_any():
     loads = [i for i, line in enumerate(lines) if "= in_" in line]
     stores = [i for i, line in enumerate(lines) if line.startswith("out_")]
     assert len(loads) == 2 * UNROLL and len(stores) == UNROLL and max(loads) < min(stores)
+
+
+# -- reductions: each phase's pass over a row, and a final storing pass, take UNROLL points a
+# pass too. The simulator gives a row 16 threads (rows) or 4 (columns), so rows of more than
+# 64 (16) points run the unrolled loop.
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _layer_norm(x):
+    m = x.mean(axis=-1, keepdims=True)
+    return (x - m) / np.sqrt(((x - m) ** 2).mean(axis=-1, keepdims=True) + 1e-5)
+
+
+@pytest.mark.parametrize("shape", [(3, 16 * UNROLL), (3, 16 * UNROLL + 1), (2, 300), (300, 5), (70, 3)])
+@pytest.mark.parametrize("case", ["sum and argmax", "var", "softmax", "layer norm", "columns"])
+def test_reductions_take_several_points_a_pass(case, shape):
+    fn = {
+        "sum and argmax": lambda x: (x.sum(axis=1), x.argmax(axis=1), x.argmin(axis=1)),
+        "var": lambda x: x.var(axis=1, ddof=1),
+        "softmax": _softmax,
+        "layer norm": _layer_norm,
+        "columns": lambda x: (x.sum(axis=0), x.argmax(axis=0), np.exp(x - x.max(axis=0))),
+    }[case]
+    x = RNG.standard_normal(shape).astype(np.float32)
+    x[:, shape[1] // 3] = x.max()  # ties: the first one wins
+    x[0, -2] = np.nan  # a NaN in a late pass (or the rest): the first NaN wins
+    with np.errstate(invalid="ignore"):
+        want = fn(x)
+    assert_same(numfuse.jit(fn)(x), want, reduced=max(shape))
+
+
+def test_a_split_row_takes_several_points_a_pass():
+    from numfuse.strategy import SPLIT_MIN_REDUCED
+
+    x = RNG.standard_normal((1, SPLIT_MIN_REDUCED + 301))
+    x[0, SPLIT_MIN_REDUCED // 2] = 9.0
+    fn = lambda x: (x.sum(axis=1), x.argmax(axis=1))  # noqa: E731
+    plan = numfuse.jit(fn).plan(x)
+    assert plan.kernels[0].nest.split
+    assert_same(numfuse.jit(fn)(x), fn(x), reduced=x.shape[1])
