@@ -14,12 +14,7 @@ object, which the simulator requires.
 def pointwise(PARAMS):
     lin = cuda.grid(1)
     step = cuda.gridsize(1)
-    # UNROLL points per pass, every point's loads before any point's computation, so that a
-    # thread has UNROLL loads in flight (a store of one point could alias a later point's load,
-    # so the compiler would not move loads up across iterations itself); then one point a pass.
-    while lin + LAST_COPY * step < total:
-        UNROLLED
-        lin += UNROLL * step
+    UNROLLED_LOOP
     while lin < total:
         UNRAVEL
         BODY
@@ -39,6 +34,16 @@ def pointwise_2d(PARAMS):
             BODY
             LAST += int64(cuda.gridDim.x) * cuda.blockDim.x
         row += int64(cuda.gridDim.y) * cuda.blockDim.y
+
+
+def unrolled_loop():
+    # UNROLL points a pass, every point's loads before any point's computation, so that a thread
+    # has UNROLL loads in flight (a store of one point could alias a later point's load, so the
+    # compiler would not move loads up across iterations itself). The loop after it takes the
+    # remaining points one a pass.
+    while MORE:
+        UNROLLED
+        lin += UNROLL * STRIDE
 
 
 def reduction(PARAMS):
@@ -69,10 +74,7 @@ def reduce_phase():
     # thread of the row leaves with the row's result (later phases read it).
     INIT
     lin = START
-    # UNROLL points a pass, their loads first (as in `pointwise`), then one point a pass.
-    while active and lin + LAST_COPY * ntr < STOP:
-        UNROLLED
-        lin += UNROLL * ntr
+    UNROLLED_LOOP
     while active and lin < STOP:
         UNRAVEL_INNER
         BODY
@@ -93,9 +95,7 @@ def reduce_phase():
 def row_pass():
     # A last pass over the row that only stores (softmax's output).
     lin = tr
-    while active and lin + LAST_COPY * ntr < nred:
-        UNROLLED
-        lin += UNROLL * ntr
+    UNROLLED_LOOP
     while active and lin < nred:
         UNRAVEL_INNER
         BODY
