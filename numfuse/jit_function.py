@@ -422,7 +422,7 @@ def strategy_text(nest) -> str:
         if nest.schedule == "2d":
             return ("2d: threads side by side take neighbouring points of the last loop, rows of "
                     "threads whole rows of the others, indexed once per row")
-        return "flat: a grid-stride loop, 4 points per thread per pass (all their loads first), then one"
+        return "flat: a grid-stride loop, 4 points per thread per pass (all their loads first) for a short body, then one"
     layout = {
         "rows": "rows: threads side by side take neighbouring reduced points of a row (a block, "
                 "or a slice of one for short rows, per row)",
