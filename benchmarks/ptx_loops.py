@@ -28,16 +28,14 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
 from datetime import date
-from pathlib import Path
 from types import SimpleNamespace
 
 import numfuse
 from numfuse.runtime.ptx import ptxas_usage
 
-from . import workloads
+from . import suite, workloads
 
 _BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\$L__BB\d+_\d+);")
 _DIVISION = re.compile(r"(div|rem)\.[su]\d+\b")
@@ -153,11 +151,9 @@ def main(argv=None) -> int:
     text = table(measure())
     print(text)
     if args.out:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=Path(__file__).parent).stdout.strip()
         with open(args.out, "w") as f:
             f.write(f"# PTX instructions per point\n\n`python -m benchmarks.ptx_loops` on {date.today()} "
-                    f"(commit {commit}), numba-cuda's compiler for sm_90, every suite workload at 1 MiB."
+                    f"(commit {suite.commit()}), numba-cuda's compiler for sm_90, every suite workload at 1 MiB."
                     f"\n\n{text}\n")
     return 0
 

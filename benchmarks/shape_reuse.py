@@ -24,7 +24,6 @@ from __future__ import annotations
 from datetime import date
 import argparse
 import re
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ import numpy as np
 
 import numfuse
 
-from . import workloads
+from . import suite, workloads
 
 # 20 batch sizes: powers of two, their neighbours, odd sizes; all over 1 (an axis of length 1
 # is broadcast by NumPy's rules and legitimately compiles another kernel) and with rows short
@@ -180,8 +179,7 @@ def main(argv=None) -> int:
             print(table(results[-1:]).splitlines()[-1], flush=True)
     text = table(results)
     worst = max(r.codes - r.kernels for r in results)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=Path(__file__).parent).stdout.strip()
+    commit = suite.commit()
     batches = ", ".join(map(str, BATCHES))
     rows = ", ".join(map(str, ROWS))
     report = (

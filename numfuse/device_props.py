@@ -10,7 +10,7 @@ stays correct on any device, because the cache's length is a kernel argument.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -57,16 +57,11 @@ H200 = DeviceProps(
 
 # Numba's CUDA simulator: one "SM"; it runs each thread as a Python thread, so the cost model
 # launches tiny grids there (runtime/launch_model.py) whatever these limits allow.
-SIMULATOR = DeviceProps(
+SIMULATOR = replace(
+    H200,
     name="Numba CUDA simulator",
     sm_count=1,
-    max_threads_per_block=1024,
-    max_threads_per_sm=2048,
-    max_blocks_per_sm=32,
-    warp_size=32,
-    shared_per_block=48 * 1024,
     shared_per_block_optin=48 * 1024,
-    shared_per_sm=228 * 1024,
     l2_bytes=0,
     simulated=True,
 )

@@ -639,22 +639,17 @@ def _split_finish(nest: LoopNest, body: _Body) -> list[ast.stmt]:
 
 def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
     if nest.kind == "pointwise":
-        main = _Body(nest).stmts(nest.body)
         if nest.schedule == "2d":
             *rows, last = nest.outer
             return fill(cuda_templates.pointwise_2d, name=nest.name, params=params, UNRAVEL=unravel("row", tuple(rows)),
-                        LAST=_name(last.name), NLAST=_name(last.param), BODY=main)
-        return fill(cuda_templates.pointwise, name=nest.name, params=params, UNRAVEL=unravel("lin", nest.outer),
-                    BODY=main, UNROLLED_LOOP=_unrolled(nest))
+                        LAST=_name(last.name), NLAST=_name(last.param), BODY=_Body(nest).stmts(nest.body))
+        parts = render_parts(_Body(nest), nest.body)
+        point = unravel("lin", nest.outer)
+        # One point in all (total is 1): no unrolled loop.
+        unrolled = unrolled_loop(parts, point, "step", "total", set(), active=False) if nest.outer else []
+        return fill(cuda_templates.pointwise, name=nest.name, params=params, UNRAVEL=point,
+                    BODY=in_order(parts), UNROLLED_LOOP=unrolled)
     return _reduction_ast(nest, params)
-
-
-def _unrolled(nest: LoopNest) -> list[ast.stmt]:
-    """A flat kernel's loop taking UNROLL points a pass (see unrolled_loop)."""
-    if not nest.outer:  # one point (total is 1)
-        return []
-    return unrolled_loop(render_parts(_Body(nest), nest.body), unravel("lin", nest.outer), "step", "total",
-                         set(), active=False)
 
 
 def unrolled_loop(parts, unravel_stmts, stride: str, stop: ast.expr | str, persistent: set[str],

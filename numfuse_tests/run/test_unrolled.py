@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import numfuse
+from benchmarks import workloads
 from numfuse.codegen.cuda import UNROLL
 from numfuse_tests.helpers import assert_same
 
@@ -72,11 +73,6 @@ def test_the_main_loop_loads_every_point_before_storing_any():
 # pass too. The simulator gives a row 16 threads (rows) or 4 (columns), so rows of more than
 # 64 (16) points run the unrolled loop.
 
-def _softmax(x):
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def _layer_norm(x):
     m = x.mean(axis=-1, keepdims=True)
     return (x - m) / np.sqrt(((x - m) ** 2).mean(axis=-1, keepdims=True) + 1e-5)
@@ -88,7 +84,7 @@ def test_reductions_take_several_points_a_pass(case, shape):
     fn = {
         "sum and argmax": lambda x: (x.sum(axis=1), x.argmax(axis=1), x.argmin(axis=1)),
         "var": lambda x: x.var(axis=1, ddof=1),
-        "softmax": _softmax,
+        "softmax": workloads.softmax,
         "layer norm": _layer_norm,
         "columns": lambda x: (x.sum(axis=0), x.argmax(axis=0), np.exp(x - x.max(axis=0))),
     }[case]
