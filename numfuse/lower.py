@@ -104,7 +104,7 @@ class Lowered:
     nest: LoopNest
     reads: dict[Var, str]  # buffers loaded: their parameter names
     writes: dict[Var, str]  # buffers stored
-    external: set[Var]  # reduction results this kernel loads from earlier kernels
+    external: dict[Var, None]  # reduction results this kernel loads from earlier kernels, in load order
     vars_computed: list[Eqn]
     passes: dict[Var, float]  # buffers whose rows do not fit on chip: reads of each row
     notes: list[str]  # the strategy's limits, for explain
@@ -141,7 +141,9 @@ class Lowerer:
         self.writes: dict[Var, str] = {}
         self.scalars: dict[tuple[int, np.dtype], str] = {}
         self.counts: dict[tuple, tuple[str, SizeConst]] = {}  # size constants: kernel arguments
-        self.external: set[Var] = set()
+        # Ordered (a dict, not a set: Vars hash by identity) so that the stores the planner adds
+        # for them, and so the kernel's code, are the same in every process.
+        self.external: dict[Var, None] = {}
         self.computed: list[Eqn] = []
         self.maps: list[tuple[str, IndexMap]] = []  # every (buffer, map) used: for collapsing
         self.loaded: list[tuple[Var, IndexMap]] = []  # every (buffer value, map) loaded
@@ -248,7 +250,7 @@ class Lowerer:
             owner = info.owner[var]
             if owner >= self.spec.index:
                 raise NotFusable(f"{info.names[var]} ({eqn.prim}) is computed in a later kernel")
-            self.external.add(var)
+            self.external[var] = None
             return self._load(var, imap, out)
         if self._loads_materialized(var):
             stored = info.stored_by.get(var)
