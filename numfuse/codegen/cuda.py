@@ -52,7 +52,9 @@ from ..loopnest import (
 )
 from ..ops import ELEMENTWISE, NO_INDEX
 from . import cuda_templates
+from .pyast import assign, call, var
 from .templates import clone, fill, fill_body, inline, module
+from .unroll import in_order, render_parts, unrolled_loop
 
 def type_name(dtype) -> str:
     """The Numba type constructor for a dtype: float32, int64, boolean, ..."""
@@ -100,29 +102,12 @@ def kernel_code(source: str) -> str:
     return "".join(lines[start:])
 
 
-def _name(id_: str, store: bool = False) -> ast.Name:
-    return ast.Name(id_, ast.Store() if store else ast.Load())
-
-
-def _assign(target: str, value: ast.expr) -> ast.Assign:
-    return ast.Assign(targets=[_name(target, True)], value=value)
-
-
-def _call(func: str, *args: ast.expr) -> ast.Call:
-    return ast.Call(func=_name(func), args=list(args), keywords=[])
-
-
-def _attr_call(obj: str, attr: str, *args: ast.expr) -> ast.Call:
-    func = ast.Attribute(value=_name(obj), attr=attr, ctx=ast.Load())
-    return ast.Call(func=func, args=list(args), keywords=[])
-
-
 def _float_constant(f: float) -> ast.expr:
     """A Python float as source: 0.5, math.inf, -math.inf, math.nan."""
     if np.isnan(f):
-        return ast.Attribute(_name("math"), "nan", ast.Load())
+        return ast.Attribute(var("math"), "nan", ast.Load())
     if np.isinf(f):
-        inner = ast.Attribute(_name("math"), "inf", ast.Load())
+        inner = ast.Attribute(var("math"), "inf", ast.Load())
         return ast.UnaryOp(ast.USub(), inner) if f < 0 else inner
     return ast.Constant(f)
 
@@ -135,32 +120,32 @@ def literal(value) -> ast.expr:
     if dtype.kind == "b":
         return ast.Constant(bool(value))
     if dtype.kind == "f":
-        return _call(type_name(dtype), _float_constant(float(value)))
+        return call(type_name(dtype), _float_constant(float(value)))
     if dtype.kind == "c":
         # complex() of two Python floats is a complex128 constant; the cast of a constant folds,
         # so a complex64 kernel holds complex64 constants.
-        parts = _call("complex", _float_constant(float(value.real)), _float_constant(float(value.imag)))
-        return _call(type_name(dtype), parts)
-    return _call(type_name(dtype), ast.Constant(int(value)))
+        parts = call("complex", _float_constant(float(value.real)), _float_constant(float(value.imag)))
+        return call(type_name(dtype), parts)
+    return call(type_name(dtype), ast.Constant(int(value)))
 
 
 def _index_item(i) -> ast.expr:
     if isinstance(i, int):
         return ast.Constant(i)
     if isinstance(i, str):
-        return _name(i)
+        return var(i)
     return ast.parse(str(i), mode="eval").body  # an indexing.Lin or DivMod, printed as Python
 
 
 def _index(index, unsigned: bool = False) -> ast.expr:
     items = [_index_item(i) for i in index]
     if unsigned:
-        items = [item if isinstance(item, ast.Constant) else _call("uint64", item) for item in items]
+        items = [item if isinstance(item, ast.Constant) else call("uint64", item) for item in items]
     return items[0] if len(items) == 1 else ast.Tuple(items, ast.Load())
 
 
 def _subscript(buffer: str, index, store: bool = False, unsigned: bool = False) -> ast.Subscript:
-    return ast.Subscript(_name(buffer), _index(index, unsigned), ast.Store() if store else ast.Load())
+    return ast.Subscript(var(buffer), _index(index, unsigned), ast.Store() if store else ast.Load())
 
 
 def _buffer_subscript(buffer: str, index, store: bool = False) -> ast.Subscript:
@@ -177,11 +162,11 @@ def unravel(linear: str, dims: tuple[Dim, ...]) -> list[ast.stmt]:
     stmts = []
     rest = linear
     for k, dim in enumerate(reversed(dims[1:])):
-        stmts.append(_assign(dim.name, ast.BinOp(_name(rest), ast.Mod(), _name(dim.param))))
+        stmts.append(assign(dim.name, ast.BinOp(var(rest), ast.Mod(), var(dim.param))))
         quotient = f"{linear}_q{k}"
-        stmts.append(_assign(quotient, ast.BinOp(_name(rest), ast.FloorDiv(), _name(dim.param))))
+        stmts.append(assign(quotient, ast.BinOp(var(rest), ast.FloorDiv(), var(dim.param))))
         rest = quotient
-    stmts.append(_assign(dims[0].name, _name(rest)))
+    stmts.append(assign(dims[0].name, var(rest)))
     return stmts
 
 
@@ -218,20 +203,20 @@ class _Body:
             value = op.value if dtype is None else np.asarray(op.value).astype(dtype)[()]
             return literal(value)
         name = self.renamed.get(op, op)
-        expr = _name(name)
+        expr = var(name)
         return expr if dtype is None else convert(expr, self.types[name], np.dtype(dtype))
 
     def apply(self, fn, args: list[ast.expr], type_dtype, out_dtype, prefix: str) -> tuple[list, ast.expr]:
         """Inline scalar template `fn`, casting its value to `out_dtype` (bools need no cast)."""
         stmts, expr = inline(fn, args, type_name(type_dtype), prefix, type_name(part_dtype(type_dtype)))
         if np.dtype(out_dtype).kind != "b":
-            expr = _call(type_name(out_dtype), expr)
+            expr = call(type_name(out_dtype), expr)
         return stmts, expr
 
     def compute(self, s: Compute) -> list[ast.stmt]:
         self.types[s.dst] = s.dtype
         if s.op == "convert":
-            return [_assign(s.dst, self.operand(s.args[0], s.dtype))]
+            return [assign(s.dst, self.operand(s.args[0], s.dtype))]
         cd = compute_dtype(s.type_dtype)
         # Operands of the loop dtype are computed in its compute dtype; others (where's mask)
         # stay as they are.
@@ -241,7 +226,7 @@ class _Body:
         template = ELEMENTWISE[s.op].template(cd)
         assert template is not None, (s.op, s.type_dtype)
         stmts, expr = self.apply(template, args, cd, s.dtype, f"{s.dst}_")
-        return stmts + [_assign(s.dst, expr)]
+        return stmts + [assign(s.dst, expr)]
 
     def _dtype(self, op) -> np.dtype:
         if isinstance(op, Literal):
@@ -255,19 +240,19 @@ class _Body:
         cd = compute_dtype(acc.dtype)
         if not acc.indexed:
             template = ELEMENTWISE[acc.combine].template(cd)
-            pre, expr = self.apply(template, [_name(left), right], cd, cd, prefix)
-            return pre + [_assign(left, expr)]
+            pre, expr = self.apply(template, [var(left), right], cd, cd, prefix)
+            return pre + [assign(left, expr)]
         pick_fn = scalar_impl.argmax_pick if acc.combine == "argmax" else scalar_impl.argmin_pick
         # Operands are evaluated once, into names, before the pick reads them twice.
-        pre = [_assign(f"{prefix}v", right), _assign(f"{prefix}j", right_index)]
-        args = [_name(left), _name(left_index), _name(f"{prefix}v"), _name(f"{prefix}j")]
+        pre = [assign(f"{prefix}v", right), assign(f"{prefix}j", right_index)]
+        args = [var(left), var(left_index), var(f"{prefix}v"), var(f"{prefix}j")]
         stmts, picked = inline(pick_fn, args, type_name(cd), prefix)
         pick = f"{prefix}pick"
         choose = [
-            _assign(left_index, ast.IfExp(_name(pick), _name(f"{prefix}j"), _name(left_index))),
-            _assign(left, ast.IfExp(_name(pick), _name(f"{prefix}v"), _name(left))),
+            assign(left_index, ast.IfExp(var(pick), var(f"{prefix}j"), var(left_index))),
+            assign(left, ast.IfExp(var(pick), var(f"{prefix}v"), var(left))),
         ]
-        return pre + stmts + [_assign(pick, picked)] + choose
+        return pre + stmts + [assign(pick, picked)] + choose
 
     def online(self, acc: Accumulator, max_name: str, sum_name: str, value: ast.expr,
                value_sum: ast.expr | None, prefix: str) -> list[ast.stmt]:
@@ -276,20 +261,20 @@ class _Body:
         exp(value - max)."""
         cd = type_name(compute_dtype(acc.dtype))
         maximum = ELEMENTWISE["maximum"].template(compute_dtype(acc.dtype))
-        stmts = [_assign(f"{prefix}v", value)]
-        pre, new_max = inline(maximum, [_name(max_name), _name(f"{prefix}v")], cd, f"{prefix}max_")
-        stmts += pre + [_assign(f"{prefix}m", new_max)]
-        pre, scale = inline(scalar_impl.online_scale, [_name(max_name), _name(f"{prefix}m")], cd, f"{prefix}s_")
+        stmts = [assign(f"{prefix}v", value)]
+        pre, new_max = inline(maximum, [var(max_name), var(f"{prefix}v")], cd, f"{prefix}max_")
+        stmts += pre + [assign(f"{prefix}m", new_max)]
+        pre, scale = inline(scalar_impl.online_scale, [var(max_name), var(f"{prefix}m")], cd, f"{prefix}s_")
         stmts += pre
         if value_sum is None:
-            pre, added = inline(scalar_impl.online_term, [_name(f"{prefix}v"), _name(f"{prefix}m")], cd, f"{prefix}t_")
+            pre, added = inline(scalar_impl.online_term, [var(f"{prefix}v"), var(f"{prefix}m")], cd, f"{prefix}t_")
         else:
-            pre, their_scale = inline(scalar_impl.online_scale, [_name(f"{prefix}v"), _name(f"{prefix}m")], cd, f"{prefix}u_")
+            pre, their_scale = inline(scalar_impl.online_scale, [var(f"{prefix}v"), var(f"{prefix}m")], cd, f"{prefix}u_")
             added = ast.BinOp(value_sum, ast.Mult(), their_scale)
         stmts += pre
-        total = ast.BinOp(ast.BinOp(_name(sum_name), ast.Mult(), scale), ast.Add(), added)
-        stmts.append(_assign(sum_name, _call(cd, total)))
-        stmts.append(_assign(max_name, _name(f"{prefix}m")))
+        total = ast.BinOp(ast.BinOp(var(sum_name), ast.Mult(), scale), ast.Add(), added)
+        stmts.append(assign(sum_name, call(cd, total)))
+        stmts.append(assign(max_name, var(f"{prefix}m")))
         return stmts
 
     def round_accumulators(self, accumulators) -> list[ast.stmt]:
@@ -299,7 +284,7 @@ class _Body:
         for a in accumulators:
             if compute_dtype(a.dtype) != a.dtype and not a.indexed:
                 rounded = f"{a.name}_r"
-                stmts.append(_assign(rounded, convert(_name(a.name), compute_dtype(a.dtype), a.dtype)))
+                stmts.append(assign(rounded, convert(var(a.name), compute_dtype(a.dtype), a.dtype)))
                 self.types[rounded] = a.dtype
                 self.renamed[a.name] = rounded
         return stmts
@@ -307,24 +292,24 @@ class _Body:
     def load(self, s: Load) -> list[ast.stmt]:
         self.types[s.dst] = self.buffers[s.buffer]
         if s.buffer not in self.cache_of:
-            return [_assign(s.dst, _buffer_subscript(s.buffer, s.index))]
+            return [assign(s.dst, _buffer_subscript(s.buffer, s.index))]
         array, offset = self.cache_of[s.buffer]
         # Point `lin` of the block's row tk (every phase gives a thread the same points), laid
         # out so that threads side by side touch neighbouring words (no bank conflicts): along
         # the row for rows, across the rows for columns.
         if self.schedule == "rows":
-            cell_index = _index_expr(_name("tk"), _name("ncache"), _name("lin"))
+            cell_index = _index_expr(var("tk"), var("ncache"), var("lin"))
         else:
-            cell_index = _index_expr(_name("lin"), _name("ntk"), _name("tk"))
-        slot = _call("uint64", ast.BinOp(_name(offset), ast.Add(), cell_index))  # never negative
+            cell_index = _index_expr(var("lin"), var("ntk"), var("tk"))
+        slot = call("uint64", ast.BinOp(var(offset), ast.Add(), cell_index))  # never negative
         # Only the row's first ncache points fit on chip (all of them, unless the row is long).
-        on_chip = ast.Compare(_name("lin"), [ast.Lt()], [_name("ncache")])
-        cell = ast.Subscript(_name(array), slot, ast.Load())
+        on_chip = ast.Compare(var("lin"), [ast.Lt()], [var("ncache")])
+        cell = ast.Subscript(var(array), slot, ast.Load())
         if self.phase > self.first_phase[s.buffer]:
-            return [_assign(s.dst, ast.IfExp(on_chip, cell, _buffer_subscript(s.buffer, s.index)))]
-        store = ast.Subscript(_name(array), clone(slot), ast.Store())
-        keep = ast.If(on_chip, [ast.Assign([store], _name(s.dst))], [])
-        return [_assign(s.dst, _buffer_subscript(s.buffer, s.index)), keep]
+            return [assign(s.dst, ast.IfExp(on_chip, cell, _buffer_subscript(s.buffer, s.index)))]
+        store = ast.Subscript(var(array), clone(slot), ast.Store())
+        keep = ast.If(on_chip, [ast.Assign([store], var(s.dst))], [])
+        return [assign(s.dst, _buffer_subscript(s.buffer, s.index)), keep]
 
     def select(self, s: Select) -> list[ast.stmt]:
         """The branches, each ending with dst = its value in dst's dtype, behind a balanced
@@ -332,7 +317,7 @@ class _Body:
         branches = []
         for body, src in s.branches:
             stmts = self.stmts(body)
-            branches.append(stmts + [_assign(s.dst, self.operand(src, s.dtype))])
+            branches.append(stmts + [assign(s.dst, self.operand(src, s.dtype))])
         self.types[s.dst] = np.dtype(s.dtype)
 
         def tree(lo: int, hi: int) -> list[ast.stmt]:
@@ -357,7 +342,7 @@ class _Body:
             elif isinstance(s, Accumulate):
                 acc = self.accumulators[s.acc]
                 src = self.operand(s.src, compute_dtype(acc.dtype))
-                result.extend(self.combine(acc, s.acc, src, f"{s.acc}_", f"{s.acc}_i", _name("lin")))
+                result.extend(self.combine(acc, s.acc, src, f"{s.acc}_", f"{s.acc}_i", var("lin")))
             elif isinstance(s, OnlineAccumulate):
                 acc = self.accumulators[s.max_acc]
                 src = self.operand(s.src, compute_dtype(acc.dtype))
@@ -370,7 +355,7 @@ class _Body:
                 record = ast.Assign([_subscript(ERRORS_BUFFER, (0,), True)], literal(np.int32(s.code)))
                 result.extend(stmts + [ast.If(failed, [record], [])])
             elif isinstance(s, Guard):
-                tests = [ast.Compare(_name(z), [ast.Eq()], [ast.Constant(0)]) for z in s.zero]
+                tests = [ast.Compare(var(z), [ast.Eq()], [ast.Constant(0)]) for z in s.zero]
                 test = tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
                 result.append(ast.If(test, self.stmts(s.body) or [ast.Pass()], []))
             elif isinstance(s, Select):
@@ -398,10 +383,10 @@ def convert(expr: ast.expr, source: np.dtype, target: np.dtype) -> ast.expr:
     if source == np.float16 and target.kind != "f":
         # Numba rounds float16 to integers to nearest; C truncates: go through float32 (and to
         # complex too, as float16 is computed in float32 everywhere else).
-        expr, source = _call("float32", expr), np.dtype(np.float32)
+        expr, source = call("float32", expr), np.dtype(np.float32)
     if source.kind == "b" and target == np.float16:
-        expr = _call("float32", expr)
-    return _call(type_name(target), expr)
+        expr = call("float32", expr)
+    return call(type_name(target), expr)
 
 
 def _loaded_buffers(stmts) -> list[str]:
@@ -413,13 +398,6 @@ def partial_name(acc: str) -> str:
 
 
 COUNTER = "nf_counter"
-# Points a thread takes per pass of a main loop (a flat kernel's, a reduction phase's or final
-# pass's), all their loads first; a second loop takes the rest one at a time. Only a loop of at
-# most UNROLL_MAX_STATEMENTS loop-nest statements per point is unrolled: a longer one does
-# enough arithmetic per point to hide its loads' latency, and copying it would multiply its
-# compile time (NVVM took 7.7 s instead of 0.7 s on the 120-statement polynomial).
-UNROLL = 4
-UNROLL_MAX_STATEMENTS = 16
 
 
 def kernel_params(nest: LoopNest) -> tuple[KernelParam, ...]:
@@ -487,8 +465,8 @@ def _index_expr(*parts: ast.expr) -> ast.expr:
 
 def _shared_array(size: int, dtype) -> ast.Call:
     return ast.Call(
-        func=ast.Attribute(ast.Attribute(_name("cuda"), "shared", ast.Load()), "array", ast.Load()),
-        args=[ast.Constant(size), _name(type_name(dtype))],
+        func=ast.Attribute(ast.Attribute(var("cuda"), "shared", ast.Load()), "array", ast.Load()),
+        args=[ast.Constant(size), var(type_name(dtype))],
         keywords=[],
     )
 
@@ -502,34 +480,34 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
     # offset in items of that dtype (see shared_bytes for the layout).
     scratch = scratch_arrays(nest)
     for dtype in dict.fromkeys([d for _, d in scratch] + [body.buffers[b] for b in nest.cached]):
-        shared.append(_assign(shared_name(dtype), _shared_array(0, dtype)))
+        shared.append(assign(shared_name(dtype), _shared_array(0, dtype)))
     # The tree reduction's arrays: `nslot` slots each (the block's threads, rounded up to 8 so
     # that every part, in bytes, stays a multiple of 8 and the next one aligned).
-    prelude.append(_assign("nslot", ast.parse("(ntk * ntr + 7) // 8 * 8", mode="eval").body))
+    prelude.append(assign("nslot", ast.parse("(ntk * ntr + 7) // 8 * 8", mode="eval").body))
     slot_bytes = 0
     for name, dtype in scratch:
         k = slot_bytes // dtype.itemsize  # arrays of this width before it, in slots
-        start = ast.BinOp(_name("nslot"), ast.Mult(), ast.Constant(k)) if k else None
-        stop = ast.BinOp(_name("nslot"), ast.Mult(), ast.Constant(k + 1)) if k else _name("nslot")
-        prelude.append(_assign(name, ast.Subscript(_name(shared_name(dtype)), ast.Slice(start, stop), ast.Load())))
+        start = ast.BinOp(var("nslot"), ast.Mult(), ast.Constant(k)) if k else None
+        stop = ast.BinOp(var("nslot"), ast.Mult(), ast.Constant(k + 1)) if k else var("nslot")
+        prelude.append(assign(name, ast.Subscript(var(shared_name(dtype)), ast.Slice(start, stop), ast.Load())))
         slot_bytes += dtype.itemsize
     # Then the cached rows, widest dtype first, one buffer's rows after another's.
     widths_before = 0
     for b in nest.cached:
         dtype = body.buffers[b]
         after_scratch = ast.BinOp(
-            ast.BinOp(_name("nslot"), ast.FloorDiv(), ast.Constant(dtype.itemsize)), ast.Mult(), ast.Constant(slot_bytes)
+            ast.BinOp(var("nslot"), ast.FloorDiv(), ast.Constant(dtype.itemsize)), ast.Mult(), ast.Constant(slot_bytes)
         )
         scale = ast.Constant(widths_before // dtype.itemsize)  # rows before it, in its items
-        row_cells = ast.BinOp(_name("ncache"), ast.Mult(), _name("ntk"))
+        row_cells = ast.BinOp(var("ncache"), ast.Mult(), var("ntk"))
         at = ast.BinOp(after_scratch, ast.Add(), ast.BinOp(row_cells, ast.Mult(), scale)) if widths_before else after_scratch
-        prelude.append(_assign(f"{b}_at", at))
+        prelude.append(assign(f"{b}_at", at))
         widths_before += dtype.itemsize
     if nest.split:
         prelude.extend(fill_body(cuda_templates.split_chunk))
     # A split block takes points start + tr, start + tr + ntr, ... of its chunk.
-    start = ast.BinOp(_name("start"), ast.Add(), _name("tr")) if nest.split else _name("tr")
-    stop = _name("stop" if nest.split else "nred")
+    start = ast.BinOp(var("start"), ast.Add(), var("tr")) if nest.split else var("tr")
+    stop = var("stop" if nest.split else "nred")
     phases: list[ast.stmt] = []
     # Accumulators (and an indexed one's index) carry from point to point: never renamed.
     persistent = {a.name for a in nest.accumulators} | {f"{a.name}_i" for a in nest.accumulators if a.indexed}
@@ -553,44 +531,44 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
         # An online sum combines with its maximum's values, before the maximum's own update.
         for a in sorted(phase.accumulators, key=lambda a: not a.partner):
             identity = literal(np.asarray(a.identity).astype(compute_dtype(a.dtype))[()])
-            init.append(_assign(a.name, identity))
+            init.append(assign(a.name, identity))
             sh, mine = f"{a.name}_sh", f"{a.name}_mine"
-            to_shared.append(ast.Assign([_subscript(sh, ("slot",), True)], _name(a.name)))
-            tree.append(_assign(mine, _subscript(sh, ("slot",))))
-            tree.append(_assign(f"{a.name}_theirs", ast.Subscript(_name(sh), ast.BinOp(_name("slot"), ast.Add(), _name("half")), ast.Load())))
-            theirs = _name(f"{a.name}_theirs")
-            head = ast.Subscript(_name(sh), ast.BinOp(_name("tk"), ast.Mult(), _name("ntr")), ast.Load())
-            from_shared.append(_assign(a.name, head))
+            to_shared.append(ast.Assign([_subscript(sh, ("slot",), True)], var(a.name)))
+            tree.append(assign(mine, _subscript(sh, ("slot",))))
+            tree.append(assign(f"{a.name}_theirs", ast.Subscript(var(sh), ast.BinOp(var("slot"), ast.Add(), var("half")), ast.Load())))
+            theirs = var(f"{a.name}_theirs")
+            head = ast.Subscript(var(sh), ast.BinOp(var("tk"), ast.Mult(), var("ntr")), ast.Load())
+            from_shared.append(assign(a.name, head))
             if a.partner:
                 # Work on copies: the maximum's slot is still its own until its update below.
                 m_sh = f"{a.partner}_sh"
                 pair = [
-                    _assign(f"{a.name}_pm", _subscript(m_sh, ("slot",))),
-                    _assign(f"{a.name}_ps", _subscript(sh, ("slot",))),
+                    assign(f"{a.name}_pm", _subscript(m_sh, ("slot",))),
+                    assign(f"{a.name}_ps", _subscript(sh, ("slot",))),
                 ]
-                theirs_m = ast.Subscript(_name(m_sh), ast.BinOp(_name("slot"), ast.Add(), _name("half")), ast.Load())
+                theirs_m = ast.Subscript(var(m_sh), ast.BinOp(var("slot"), ast.Add(), var("half")), ast.Load())
                 combine = body.online(a, f"{a.name}_pm", f"{a.name}_ps", theirs_m, theirs, f"{a.name}_tree_")
                 tree.extend(pair + combine)
-                tree.append(ast.Assign([_subscript(sh, ("slot",), True)], _name(f"{a.name}_ps")))
+                tree.append(ast.Assign([_subscript(sh, ("slot",), True)], var(f"{a.name}_ps")))
                 # A row of -inf: NaN, as exp(-inf - -inf) gives in NumPy.
-                minus_inf = ast.Compare(_name(a.partner), [ast.Eq()], [literal(np.asarray(-np.inf, compute_dtype(a.dtype))[()])])
+                minus_inf = ast.Compare(var(a.partner), [ast.Eq()], [literal(np.asarray(-np.inf, compute_dtype(a.dtype))[()])])
                 nan = literal(np.asarray(np.nan, compute_dtype(a.dtype))[()])
-                after.append(_assign(a.name, ast.IfExp(minus_inf, nan, _name(a.name))))
+                after.append(assign(a.name, ast.IfExp(minus_inf, nan, var(a.name))))
                 continue
             if a.indexed:
-                init.append(_assign(f"{a.name}_i", literal(np.int64(NO_INDEX))))
-                to_shared.append(ast.Assign([_subscript(f"{a.name}_i_sh", ("slot",), True)], _name(f"{a.name}_i")))
-                tree.append(_assign(f"{mine}_i", _subscript(f"{a.name}_i_sh", ("slot",))))
-                tree.append(_assign(f"{a.name}_theirs_i", ast.Subscript(_name(f"{a.name}_i_sh"), ast.BinOp(_name("slot"), ast.Add(), _name("half")), ast.Load())))
-                theirs_i = _name(f"{a.name}_theirs_i")
+                init.append(assign(f"{a.name}_i", literal(np.int64(NO_INDEX))))
+                to_shared.append(ast.Assign([_subscript(f"{a.name}_i_sh", ("slot",), True)], var(f"{a.name}_i")))
+                tree.append(assign(f"{mine}_i", _subscript(f"{a.name}_i_sh", ("slot",))))
+                tree.append(assign(f"{a.name}_theirs_i", ast.Subscript(var(f"{a.name}_i_sh"), ast.BinOp(var("slot"), ast.Add(), var("half")), ast.Load())))
+                theirs_i = var(f"{a.name}_theirs_i")
                 tree.extend(body.combine(a, mine, theirs, f"{a.name}_tree_", f"{mine}_i", theirs_i))
-                tree.append(ast.Assign([_subscript(f"{a.name}_i_sh", ("slot",), True)], _name(f"{mine}_i")))
+                tree.append(ast.Assign([_subscript(f"{a.name}_i_sh", ("slot",), True)], var(f"{mine}_i")))
                 head_i = clone(head)
-                head_i.value = _name(f"{a.name}_i_sh")
-                from_shared.append(_assign(f"{a.name}_i", head_i))
+                head_i.value = var(f"{a.name}_i_sh")
+                from_shared.append(assign(f"{a.name}_i", head_i))
             else:
                 tree.extend(body.combine(a, mine, theirs, f"{a.name}_tree_"))
-            tree.append(ast.Assign([_subscript(sh, ("slot",), True)], _name(mine)))
+            tree.append(ast.Assign([_subscript(sh, ("slot",), True)], var(mine)))
         rounding = after + ([] if nest.split else body.round_accumulators(phase.accumulators))
         phases.extend(fill_body(
             cuda_templates.reduce_phase, INIT=init, START=start, STOP=stop,
@@ -606,10 +584,10 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
         name=nest.name,
         params=params,
         SHARED=shared,
-        TK=ast.Attribute(ast.Attribute(_name("cuda"), "threadIdx", ast.Load()), threads[1], ast.Load()),
-        TR=ast.Attribute(ast.Attribute(_name("cuda"), "threadIdx", ast.Load()), threads[0], ast.Load()),
-        NTK=ast.Attribute(ast.Attribute(_name("cuda"), "blockDim", ast.Load()), threads[1], ast.Load()),
-        NTR=ast.Attribute(ast.Attribute(_name("cuda"), "blockDim", ast.Load()), threads[0], ast.Load()),
+        TK=ast.Attribute(ast.Attribute(var("cuda"), "threadIdx", ast.Load()), threads[1], ast.Load()),
+        TR=ast.Attribute(ast.Attribute(var("cuda"), "threadIdx", ast.Load()), threads[0], ast.Load()),
+        NTK=ast.Attribute(ast.Attribute(var("cuda"), "blockDim", ast.Load()), threads[1], ast.Load()),
+        NTR=ast.Attribute(ast.Attribute(var("cuda"), "blockDim", ast.Load()), threads[0], ast.Load()),
         CACHE=prelude,
         UNRAVEL_OUTER=unravel("row", nest.outer),
         PHASES=phases,
@@ -620,17 +598,17 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
 def _split_finish(nest: LoopNest, body: _Body) -> list[ast.stmt]:
     """Publish the block's partial results; the row's last block gathers them."""
     publish, init, gather = [], [], []
-    slot = _index_expr(_name("row"), _name("nsplit"), _name("chunk"))
-    other = _index_expr(_name("row"), _name("nsplit"), _name("c"))
+    slot = _index_expr(var("row"), var("nsplit"), var("chunk"))
+    other = _index_expr(var("row"), var("nsplit"), var("c"))
     for a in nest.accumulators:
         names = [a.name] + ([f"{a.name}_i"] if a.indexed else [])
         for n in names:
-            publish.append(ast.Assign([ast.Subscript(_name(partial_name(n)), clone(slot), ast.Store())], _name(n)))
-        init.append(_assign(a.name, literal(np.asarray(a.identity).astype(compute_dtype(a.dtype))[()])))
-        theirs = ast.Subscript(_name(partial_name(a.name)), clone(other), ast.Load())
+            publish.append(ast.Assign([ast.Subscript(var(partial_name(n)), clone(slot), ast.Store())], var(n)))
+        init.append(assign(a.name, literal(np.asarray(a.identity).astype(compute_dtype(a.dtype))[()])))
+        theirs = ast.Subscript(var(partial_name(a.name)), clone(other), ast.Load())
         if a.indexed:
-            init.append(_assign(f"{a.name}_i", literal(np.int64(NO_INDEX))))
-            theirs_i = ast.Subscript(_name(partial_name(f"{a.name}_i")), clone(other), ast.Load())
+            init.append(assign(f"{a.name}_i", literal(np.int64(NO_INDEX))))
+            theirs_i = ast.Subscript(var(partial_name(f"{a.name}_i")), clone(other), ast.Load())
             gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_", f"{a.name}_i", theirs_i))
         else:
             gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_"))
@@ -642,7 +620,7 @@ def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
         if nest.schedule == "2d":
             *rows, last = nest.outer
             return fill(cuda_templates.pointwise_2d, name=nest.name, params=params, UNRAVEL=unravel("row", tuple(rows)),
-                        LAST=_name(last.name), NLAST=_name(last.param), BODY=_Body(nest).stmts(nest.body))
+                        LAST=var(last.name), NLAST=var(last.param), BODY=_Body(nest).stmts(nest.body))
         parts = render_parts(_Body(nest), nest.body)
         point = unravel("lin", nest.outer)
         # One point in all (total is 1): no unrolled loop.
@@ -650,74 +628,6 @@ def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
         return fill(cuda_templates.pointwise, name=nest.name, params=params, UNRAVEL=point,
                     BODY=in_order(parts), UNROLLED_LOOP=unrolled)
     return _reduction_ast(nest, params)
-
-
-def unrolled_loop(parts, unravel_stmts, stride: str, stop: ast.expr | str, persistent: set[str],
-                  active: bool) -> list[ast.stmt]:
-    """`while [active and] lin + (UNROLL - 1) * stride < stop:` UNROLL points a pass (unroll),
-    before the loop that takes one point a pass; nothing for a body of more than
-    UNROLL_MAX_STATEMENTS statements, which that loop then takes alone."""
-    if len(parts) > UNROLL_MAX_STATEMENTS:
-        return []
-    last = ast.BinOp(_name("lin"), ast.Add(), ast.BinOp(ast.Constant(UNROLL - 1), ast.Mult(), _name(stride)))
-    more: ast.expr = ast.Compare(last, [ast.Lt()], [_name(stop) if isinstance(stop, str) else clone(stop)])
-    if active:
-        more = ast.BoolOp(ast.And(), [_name("active"), more])
-    return fill_body(cuda_templates.unrolled_loop, MORE=more, UNROLL=ast.Constant(UNROLL), STRIDE=_name(stride),
-                     UNROLLED=unroll(parts, unravel_stmts, _name(stride), persistent))
-
-
-def render_parts(body: "_Body", stmts) -> list[tuple[bool, list[ast.stmt]]]:
-    """Each statement rendered, with whether it is a load that may move up: one before anything
-    that writes memory or branches (a store, a check, a guard, a concatenation's branches)."""
-    parts = []
-    written = False
-    for s in stmts:
-        written = written or isinstance(s, (Store, Check, Guard, Select))
-        parts.append((isinstance(s, Load) and not written, body.stmts([s])))
-    return parts
-
-
-def in_order(parts) -> list[ast.stmt]:
-    """The rendered statements as they came (for the loop that takes one point a pass)."""
-    return [clone(st) for _, ss in parts for st in ss]
-
-
-def unroll(parts, unravel_stmts: list[ast.stmt], stride: ast.expr, persistent: set[str]) -> list[ast.stmt]:
-    """A loop body for UNROLL points at once: point k at `lin + k * stride`, its loop variables
-    and locals suffixed `_k` (not the `persistent` names: accumulators, which take the points in
-    order, so sums come out bit for bit as one point a pass gives them); first every point's
-    loads that may move up, then each point's other statements in order. Moving loads up across
-    points is safe: within one kernel a buffer both read and written is read and written at the
-    same point (the planner puts a right side that reads the array elsewhere in a temporary),
-    and a cached row's cells are per point."""
-    assigned = {n.id for st in unravel_stmts + [st for _, ss in parts for st in ss] for n in ast.walk(st)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    local = ({"lin"} | assigned) - persistent
-    loads: list[ast.stmt] = []
-    rest: list[ast.stmt] = []
-    for k in range(UNROLL):
-        rename = _Suffix(local, f"_{k}" if k else "")
-        if k:
-            offset = ast.BinOp(ast.Constant(k), ast.Mult(), clone(stride))
-            loads.append(_assign(rename.name("lin"), ast.BinOp(_name("lin"), ast.Add(), offset)))
-        loads.extend(rename.visit(clone(st)) for st in unravel_stmts)
-        for hoisted, ss in parts:
-            (loads if hoisted else rest).extend(rename.visit(clone(st)) for st in ss)
-    return loads + rest
-
-
-class _Suffix(ast.NodeTransformer):
-    """Appends `suffix` to every name in `names`."""
-
-    def __init__(self, names: set[str], suffix: str):
-        self.names, self.suffix = names, suffix
-
-    def name(self, id_: str) -> str:
-        return id_ + self.suffix if id_ in self.names else id_
-
-    def visit_Name(self, node: ast.Name) -> ast.Name:
-        return ast.Name(self.name(node.id), node.ctx)
 
 
 def render(nest: LoopNest, header: str = "") -> KernelSource:

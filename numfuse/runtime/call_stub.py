@@ -27,24 +27,8 @@ from __future__ import annotations
 import ast
 from typing import Any, Callable
 
+from ..codegen.pyast import assign, call, var
 from ..errors import ScalarOutOfRange
-
-
-def _name(id_: str) -> ast.Name:
-    return ast.Name(id_, ast.Load())
-
-
-def _store(id_: str) -> ast.Name:
-    return ast.Name(id_, ast.Store())
-
-
-def _assign(target, value) -> ast.Assign:
-    target = _store(target) if isinstance(target, str) else ast.Tuple([_store(t) for t in target], ast.Store())
-    return ast.Assign([target], value)
-
-
-def _call(fn: str, *args) -> ast.Call:
-    return ast.Call(_name(fn), list(args), [])
 
 
 def _out_of_range(index: int):
@@ -64,36 +48,36 @@ class CallStub:
         used = sorted({k for k, _ in fast.input_slots} | {i for i, _, _ in fast.scalar_casts}
                       | {i for slot, i in fast.outputs if not slot})
         for k in used:
-            body.append(_assign(f"v{k}", ast.Subscript(_name("args"), ast.Constant(positions[k]), ast.Load())))
+            body.append(assign(f"v{k}", ast.Subscript(var("args"), ast.Constant(positions[k]), ast.Load())))
         scalar_names = {}
         for n, (i, dtype, make) in enumerate(fast.scalar_casts):
             env[f"make{n}"] = make
             scalar_names[i, dtype] = f"c{n}"
             body.append(ast.Try(
-                body=[_assign(f"c{n}", _call(f"make{n}", _name(f"v{i}")))],
-                handlers=[ast.ExceptHandler(_name("OverflowError"), None,
-                                            [ast.Expr(_call("out_of_range", ast.Constant(i)))])],
+                body=[assign(f"c{n}", call(f"make{n}", var(f"v{i}")))],
+                handlers=[ast.ExceptHandler(var("OverflowError"), None,
+                                            [ast.Expr(call("out_of_range", ast.Constant(i)))])],
                 orelse=[], finalbody=[],
             ))
         slot_values: dict[int, ast.expr] = {}
         for slot, value in enumerate(fast.fixed_slots):
             if value is not None:
                 env[f"fixed{slot}"] = value
-                slot_values[slot] = _name(f"fixed{slot}")
+                slot_values[slot] = var(f"fixed{slot}")
         for k, slot in fast.input_slots:
-            body.append(_assign(f"d{slot}", _call("data", _name(f"v{k}"))))
-            slot_values[slot] = _name(f"d{slot}")
+            body.append(assign(f"d{slot}", call("data", var(f"v{k}"))))
+            slot_values[slot] = var(f"d{slot}")
         for slot, shape, dtype in fast.alloc_slots:
             env[f"shape{slot}"], env[f"dtype{slot}"] = shape, dtype
-            body.append(_assign((f"r{slot}", f"d{slot}"), _call("empty", _name(f"shape{slot}"), _name(f"dtype{slot}"))))
-            slot_values[slot] = _name(f"d{slot}")
+            body.append(assign((f"r{slot}", f"d{slot}"), call("empty", var(f"shape{slot}"), var(f"dtype{slot}"))))
+            slot_values[slot] = var(f"d{slot}")
         if fast.follow_library_stream:
-            body.append(_assign("handle", _call("stream_handle")))
-            body.append(_assign("stream", ast.IfExp(
-                ast.Compare(_name("handle"), [ast.Eq()], [_name("handle0")]),
-                _name("stream0"), _call("get_stream", _name("handle")))))
+            body.append(assign("handle", call("stream_handle")))
+            body.append(assign("stream", ast.IfExp(
+                ast.Compare(var("handle"), [ast.Eq()], [var("handle0")]),
+                var("stream0"), call("get_stream", var("handle")))))
         else:
-            body.append(_assign("stream", _name("stream0")))
+            body.append(assign("stream", var("stream0")))
         launched: list[ast.expr] = []  # each kernel's parameters, for the graph
         for j, (kernel, template, array_patches, scalar_patches) in enumerate(fast.launches):
             env[f"kernel{j}"] = kernel
@@ -103,23 +87,23 @@ class CallStub:
                     items.append(ast.Constant(value))
                 else:
                     env[f"t{j}_{at}"] = value
-                    items.append(_name(f"t{j}_{at}"))
+                    items.append(var(f"t{j}_{at}"))
             for at, slot, _ in array_patches:
                 items[at] = slot_values[slot]
             # From the last: a complex scalar's two entries become one starred item.
             for n, (at, width, key, pack) in reversed(list(enumerate(scalar_patches))):
                 env[f"pack{j}_{n}"] = pack
-                items[at] = ast.Starred(_call(f"pack{j}_{n}", _name(scalar_names[key])), ast.Load())
+                items[at] = ast.Starred(call(f"pack{j}_{n}", var(scalar_names[key])), ast.Load())
                 del items[at + 1:at + width]
             if fast.graph is None:
-                body.append(ast.Expr(_call(f"kernel{j}", _name("stream"), ast.List(items, ast.Load()))))
+                body.append(ast.Expr(call(f"kernel{j}", var("stream"), ast.List(items, ast.Load()))))
             else:
                 launched.append(ast.List(items, ast.Load()))
         if fast.graph is not None:
             env["graph"] = fast.graph
-            body.append(ast.Expr(_call("graph", _name("stream"), *launched)))
-        outputs = [_name(f"r{i}") if slot else _name(f"v{i}") for slot, i in fast.outputs]
-        body.append(ast.Return(_call("finish", ast.List(outputs, ast.Load()))))
+            body.append(ast.Expr(call("graph", var("stream"), *launched)))
+        outputs = [var(f"r{i}") if slot else var(f"v{i}") for slot, i in fast.outputs]
+        body.append(ast.Return(call("finish", ast.List(outputs, ast.Load()))))
         arguments = ast.arguments(posonlyargs=[], args=[ast.arg("args")], vararg=None, kwonlyargs=[],
                                   kw_defaults=[], kwarg=None, defaults=[])
         fn = ast.FunctionDef(name="fast_call", args=arguments, body=body, decorator_list=[], returns=None)

@@ -1,4 +1,4 @@
-"""Flat pointwise kernels take codegen.cuda.UNROLL points per pass of their main loop (every
+"""Flat pointwise kernels take codegen.unroll.UNROLL points per pass of their main loop (every
 point's loads first), then one point per pass: sizes around the passes' boundaries, on the
 simulator's grid of 2 blocks of 16 threads (32 threads: the unrolled loop covers 128 points a
 pass), give NumPy's answer, with in-place updates, several outputs, a 0-d output stored by the
@@ -9,7 +9,7 @@ import pytest
 
 import numfuse
 from benchmarks import workloads
-from numfuse.codegen.cuda import UNROLL
+from numfuse.codegen.unroll import UNROLL
 from numfuse_tests.helpers import assert_same
 
 RNG = np.random.default_rng(3)
