@@ -21,6 +21,9 @@ from .errors import user_line_noted, user_location
 from .ir import Eqn, Var
 from .proxy import Tracer
 
+# A Python scalar of each kind a weakly typed (Python scalar) argument has.
+_PYTHON_ZERO = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
+
 
 class Layouts:
     """A TraceContext's strides of values and versions of buffers, and the equations that keep
@@ -149,11 +152,14 @@ class Layouts:
         (NumPy still refuses Python ints out of range) and broadcast to the region."""
         dtype = var.aval.dtype
         operand = self.operand(value)
-        if operand.tracer is None:
+        if operand.tracer is None or operand.weak:
             # NumPy's own assignment on a one-element stand-in raises what it would (a Python
-            # int out of range, a Python complex into a real array) and warns as it would.
+            # int out of range, a Python complex into a real array) and warns as it would. A
+            # Python scalar argument stands in as a Python scalar of its kind: its value comes
+            # at run time, where an int out of range takes NumPy's answer (ScalarOutOfRange).
+            stand_in = operand.value if operand.tracer is None else _PYTHON_ZERO[operand.dtype.kind]
             with user_line_noted():
-                np.empty((1,), dtype)[...] = operand.value
+                np.empty((1,), dtype)[...] = stand_in
         else:
             numpy_complex.warn_if_imaginary_dropped(operand.dtype, dtype)
         vshape = numpy_views.value_into(shape, operand.shape)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import warnings
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -73,6 +73,19 @@ def _scalar_casts(plan: Plan) -> list[tuple[int, np.dtype]]:
         if eqn.prim == "convert" and eqn.inputs[0] in position:
             casts.add((position[eqn.inputs[0]], eqn.out.aval.dtype))
     return sorted(casts, key=lambda c: (c[0], c[1].str))
+
+
+def scalar_cast(dtype: np.dtype) -> Callable[[Any], Any]:
+    """The cast of a scalar argument to `dtype` that NumPy's cast of an array makes: a complex
+    value cast to a real dtype keeps its real part (np.float32(1j) itself refuses)."""
+    make = dtype.type
+    if dtype.kind not in "iuf":
+        return make
+
+    def cast(value):
+        return make(value.real if isinstance(value, (complex, np.complexfloating)) else value)
+
+    return cast
 
 
 class Executable:
@@ -166,11 +179,8 @@ class Executable:
         # Python int out of range raises OverflowError as in NumPy, whatever the sizes.
         scalars = {}
         for i, dtype in self.scalar_casts:
-            value = values[i]
-            if dtype.kind in "iuf" and isinstance(value, (complex, np.complexfloating)):
-                value = value.real  # NumPy's cast to a real dtype (np.float32(1j) refuses)
             try:
-                scalars[i, dtype] = dtype.type(value)
+                scalars[i, dtype] = scalar_cast(dtype)(values[i])
             except OverflowError:
                 raise ScalarOutOfRange(i) from None
         if names is None:

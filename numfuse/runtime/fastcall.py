@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import ScalarOutOfRange
 from . import graphs
 from .call_stub import CallStub
+from .executable import scalar_cast
 from .launch import DATA_SLOT, array_params, c_strides, scalar_packer, size_param
 
 # Types whose key is the type alone: the value is a kernel argument.
@@ -75,7 +76,7 @@ class FastCall:
         self.finish = finish
         self.traced_positions = list(traced_positions)
         self.all_traced = self.traced_positions == list(range(len(self.traced_positions)))
-        self.scalar_casts = [(i, dtype, dtype.type) for i, dtype in executable.scalar_casts]
+        self.scalar_casts = [(i, dtype, scalar_cast(dtype)) for i, dtype in executable.scalar_casts]
         self.stream_handle = call.handle
         self.stream = call.stream if self.simulated else executable.core_streams.get(call.handle)
         self.follow_library_stream = follow_library_stream

@@ -3,6 +3,8 @@ classification, tracing and planning, and packs only what changed. Each test cal
 data of one signature several times and checks every result against NumPy and that the full
 path ran once."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -416,6 +418,17 @@ def test_complex_arrays_and_scalars(full_calls):
         return z, np.complex64(complex(*RNG.standard_normal(2))), complex(*RNG.standard_normal(2))
 
     check(f, make, full_calls)
+
+
+def test_a_complex_scalar_cast_to_a_real_dtype_keeps_its_real_part_on_the_fast_path(full_calls):
+    """np.full_like(x, c) of a float x and a complex c holds c's real part, as NumPy's unsafe
+    cast gives it; the fast path's cast must not be np.float32(c), which refuses."""
+    def f(x, c):
+        return np.full_like(x, c)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        check(f, lambda: (RNG.standard_normal(6).astype(np.float32), complex(*RNG.standard_normal(2))), full_calls)
 
 
 def test_a_numba_cuda_without_the_internals_falls_back_to_numbas_launch(monkeypatch):

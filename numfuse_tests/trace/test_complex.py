@@ -260,6 +260,11 @@ def test_assigning_complex_into_real_arrays_follows_numpy():
         np.zeros(3)[0] = 1j
     with pytest.raises(TypeError):
         numfuse.jit(lambda x: assign(x, 1j)).graph(X)
+    with pytest.raises(TypeError, match="not 'complex'"):  # a Python complex argument too
+        numfuse.jit(assign).graph(X, 1j)
+    with pytest.raises(TypeError, match="not 'complex'"):
+        numfuse.jit(assign).graph(X.astype(np.int16), 2 + 1j)
+    assert numfuse.jit(assign).graph(X.astype(bool), 1j) is not None  # bool(1j): no refusal
 
 
 @pytest.mark.parametrize("write", [
