@@ -24,6 +24,7 @@ this module reads (the loaded function's cuda.core kernel, cuda.core's `launch`)
 from __future__ import annotations
 
 import ctypes
+import threading
 import warnings
 from math import prod
 from typing import Any, Callable, Sequence
@@ -107,16 +108,28 @@ def data_slots(argtypes: Sequence) -> list[int]:
 STATIC_SHARED_BYTES = 48 * 1024
 
 
+# The dynamic shared memory each loaded kernel has opted in to, by (kernel handle, GPU). The
+# attribute is one value per kernel and GPU, and one kernel serves every shape of its code: a
+# launch asking for less must not lower the limit that another shape's launches rely on.
+_opted_in: dict[tuple[Any, int], int] = {}
+_opted_in_lock = threading.Lock()
+
+
 def opt_in_shared(loaded, nbytes: int) -> None:
     """Let a loaded kernel (numba-cuda's CudaPythonFunction) launch with `nbytes` of dynamic
     shared memory, past the 48 KiB every launch gets: the kernel attribute
     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, set as numba-cuda sets the carveout
-    attribute (`set_shared_memory_carveout`). A size the device cannot give raises the
-    driver's error."""
+    attribute (`set_shared_memory_carveout`), and only ever raised. A size the device cannot
+    give raises the driver's error."""
     from numba.cuda.cudadrv.driver import binding, driver
 
-    attribute = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    driver.cuKernelSetAttribute(attribute, int(nbytes), loaded.handle, loaded.device.id)
+    key = (loaded.handle, loaded.device.id)  # a CUkernel hashes by its value
+    with _opted_in_lock:
+        if _opted_in.get(key, 0) >= nbytes:
+            return
+        attribute = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        driver.cuKernelSetAttribute(attribute, int(nbytes), loaded.handle, loaded.device.id)
+        _opted_in[key] = nbytes
 
 
 class GpuKernel:
@@ -160,7 +173,7 @@ class DispatcherKernel:
         config = self.config
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            self.compiled[config.grid, config.block, 0, config.shared_bytes](*args)
+            self.compiled[config.grid, config.block, stream, config.shared_bytes](*args)
 
 
 class CoreStreams:

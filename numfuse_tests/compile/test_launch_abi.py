@@ -87,8 +87,12 @@ def test_a_launch_past_48_kib_of_shared_memory_opts_the_kernel_in(monkeypatch):
     loaded = SimpleNamespace(kernel="cuda.core kernel", handle="CUkernel", device=SimpleNamespace(id=3))
     compiled = SimpleNamespace(_codelibrary=SimpleNamespace(get_cufunc=lambda: loaded))
     monkeypatch.setattr(launch, "compile_for", lambda source, argtypes: compiled)
-    for shared in (0, 48 * 1024, 48 * 1024 + 8, 200 * 1024):
+    monkeypatch.setattr(launch, "_opted_in", {})
+    # The attribute is one value per kernel and GPU, shared by every shape of the code: a launch
+    # asking for less (100 KiB after 200 KiB) must not lower it.
+    for shared in (0, 48 * 1024, 48 * 1024 + 8, 200 * 1024, 100 * 1024, 210 * 1024):
         kernel = launch.GpuKernel(None, (), LaunchConfig((4, 1), (512, 1), shared))
         assert kernel.function == "cuda.core kernel" and kernel.config.shmem_size == shared
     attribute = numba_driver.binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    assert set_calls == [(attribute, 48 * 1024 + 8, "CUkernel", 3), (attribute, 200 * 1024, "CUkernel", 3)]
+    assert set_calls == [(attribute, 48 * 1024 + 8, "CUkernel", 3), (attribute, 200 * 1024, "CUkernel", 3),
+                         (attribute, 210 * 1024, "CUkernel", 3)]

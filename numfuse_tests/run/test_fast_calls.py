@@ -453,6 +453,23 @@ def test_a_numba_cuda_without_the_internals_falls_back_to_numbas_launch(monkeypa
     with pytest.warns(NumfuseWarning, match="Numba's dispatcher"):
         kernel = executable.kernel(None, 0)
     assert isinstance(kernel, launch.DispatcherKernel) and not kernel.packed
+    # It launches on the call's stream, not the default stream.
+    configured = []
+    kernel.compiled = _Configure(configured)
+    stream = backend().cuda.stream()
+    kernel(stream, [])
+    assert configured == [(kernel.config.grid, kernel.config.block, stream, kernel.config.shared_bytes)]
+
+
+class _Configure:
+    """A dispatcher stand-in recording each launch configuration `[grid, block, stream, shared]`."""
+
+    def __init__(self, record: list):
+        self.record = record
+
+    def __getitem__(self, config):
+        self.record.append(config)
+        return lambda *args: None
 
 
 def test_numbas_launch_never_gets_a_configuration_past_48_kib(monkeypatch):
