@@ -12,7 +12,7 @@ Used only on the fast path (fastcall.py) on a GPU, for plans of two or more kern
 gains nothing from a graph. Whether it is faster than launching the kernels one by one depends
 on the driver and the plan; `python -m benchmarks.host_overhead` times both on a GPU. Where
 cuda.core lacks explicit graphs (before GraphDefinition), the kernels are launched one by one
-with a NumfuseWarning.
+with a NumfuseWarning, as they are where building the graph fails.
 """
 
 from __future__ import annotations
@@ -43,17 +43,29 @@ class KernelGraph:
         self._definition = None  # kept alive with the executable graph
         self.graph = None
         self.nodes: list = []
+        self.failed = False  # the graph could not be built: the kernels launch one by one
         # Updating the nodes and launching is one step: another thread's update in between
         # would launch this call's kernels with that call's pointers.
         self._lock = threading.Lock()
 
     def __call__(self, stream, *params: Sequence) -> None:
         with self._lock:
-            if self.graph is None:
-                self._build(params)
-            else:
+            if self.graph is None and not self.failed:
+                try:
+                    self._build(params)
+                except Exception as err:  # a driver or cuda.core that cannot build this graph
+                    self.failed = True
+                    warnings.warn(
+                        f"numfuse: cuda_graphs=True could not build a CUDA graph ({type(err).__name__}: {err}); "
+                        "the kernels launch one by one", NumfuseWarning, stacklevel=3,
+                    )
+            elif not self.failed:
                 for node, kernel, packed in zip(self.nodes, self.kernels, params):
                     node.update(config=kernel.config, kernel=kernel.function, args=packed)
+            if self.failed:
+                for kernel, packed in zip(self.kernels, params):
+                    kernel(stream, packed)
+                return
             self.graph.launch(stream)
 
     def _build(self, params: Sequence[Sequence]) -> None:

@@ -515,3 +515,26 @@ def test_a_cuda_core_without_explicit_graphs_launches_kernel_by_kernel_with_a_wa
             lambda x: x - x.max(axis=1), (RNG.random((5, 5), np.float32),), graphs=True, calls=2)
     assert len(record) == 4
     check_packed(compiled, args, allocated, record[2:])
+
+
+def test_a_graph_that_cannot_be_built_launches_kernel_by_kernel_with_a_warning(monkeypatch):
+    """A driver or cuda.core that refuses the graph (instantiate raises) costs a warning, not
+    the call: every call's kernels then launch one by one, each with that call's buffers."""
+    from numfuse.errors import NumfuseWarning
+    from numfuse.runtime import graphs
+
+    fake = _FakeGraphs()
+
+    class Refusing(fake.Definition):
+        def instantiate(self):
+            raise RuntimeError("CUDA_ERROR_NOT_SUPPORTED")
+
+    monkeypatch.setattr(graphs, "graph_definition_class", lambda: Refusing)
+    with pytest.warns(NumfuseWarning, match="could not build a CUDA graph"):
+        compiled, args, allocated, record, _ = dry_gpu_call(
+            lambda x: x - x.max(axis=1), (RNG.random((5, 5), np.float32),), graphs=True, calls=3)
+    assert len(compiled.plan.kernels) == 2 and fake.launches == []
+    assert len(record) == 6  # two kernels a call, three calls
+    per_call = len(allocated) // 3
+    for k in range(3):
+        check_packed(compiled, args, allocated[k * per_call:(k + 1) * per_call], record[2 * k:2 * k + 2])
