@@ -32,7 +32,12 @@ class NumfuseWarning(UserWarning):
     """Something numfuse could not do as well as it meant to; results are still right."""
 
 
-class ScalarOutOfRange(Exception):
+class TakeFullPath(Exception):
+    """Internal: the fast path (runtime/fastcall.py) cannot make this call as it is; the full
+    path makes it."""
+
+
+class ScalarOutOfRange(TakeFullPath):
     """Internal: a Python int argument does not fit a dtype the plan casts it to. NumPy's
     answer then depends on the value (an exact comparison, or an OverflowError), so jit
     traces that call again with the argument static."""
@@ -130,3 +135,9 @@ def unsupported(what: str, hint: str = "") -> UnsupportedError:
     if hint:
         message += f"; {hint}"
     return UnsupportedError(at_user_line(message))
+
+
+class OtherStream(TakeFullPath):
+    """Internal: a fast call on another stream than its own, for a plan whose split reductions
+    keep scratch arrays per stream (two streams sharing one arrival counter would corrupt each
+    other's sums); the full path takes that stream's scratch."""

@@ -26,7 +26,7 @@ import numpy as np
 
 from .codegen.cuda import KernelSource, render
 from .dtypes import check_supported
-from .errors import NumfuseWarning, ScalarOutOfRange, TracingError, UnsupportedError
+from .errors import NumfuseWarning, ScalarOutOfRange, TakeFullPath, TracingError, UnsupportedError
 from .ir import Aval, format_graph
 from .loopnest import format_loopnest
 from .planner import Plan, plan as make_plan
@@ -242,8 +242,8 @@ class JitFunction:
             if fast is not None:
                 try:
                     return fast(args)
-                except ScalarOutOfRange:
-                    pass  # the full path retraces with that argument static
+                except TakeFullPath:
+                    pass  # e.g. an int out of range: the full path retraces with it static
         return self._call(args, kwargs)
 
     def _executable(self, compiled):

@@ -194,7 +194,11 @@ def prepare_call(backend, names: Sequence[str], values: Sequence[Any], stream=No
             if library is not None:
                 found.append((name, value, library))
     if not found:
-        return CallArrays(backend, None, None, stream)
+        # NumPy arguments only: the call runs on the current GPU, and what the executable keeps
+        # per GPU (loaded kernels, constants, scratch) is that GPU's, also after the caller
+        # makes another GPU current.
+        device_id = None if backend.simulated else backend.cuda.get_current_device().id
+        return CallArrays(backend, None, device_id, stream)
     first_name, first, library = found[0]
     for name, value, other in found[1:]:
         if other is not library or other.family(value) != library.family(first):

@@ -42,7 +42,7 @@ class CallStub:
         env: dict[str, Any] = {"data": fast.access.data, "empty": fast.access.empty,
                                "stream_handle": fast.access.stream_handle, "finish": fast.finish,
                                "out_of_range": _out_of_range, "stream0": fast.stream,
-                               "handle0": fast.stream_handle, "get_stream": fast.executable.core_streams.get}
+                               "handle0": fast.stream_handle, "get_stream": fast.other_stream}
         body: list[ast.stmt] = []
         positions = fast.traced_positions
         used = sorted({k for k, _ in fast.input_slots} | {i for i, _, _ in fast.scalar_casts}

@@ -107,9 +107,9 @@ class Executable:
         self._kernels: dict[tuple, Any] = {}  # (GPU, launch index) -> GpuKernel or DispatcherKernel
         self.core_streams = CoreStreams()
         self._consts: dict[int | None, dict[Var, Any]] = {}  # per GPU
-        # Split reductions' partial results and arrival counters, per GPU, kept across calls:
-        # the last block of a row resets its counter. (Two concurrent calls of one function on
-        # two streams would share them.)
+        # Split reductions' partial results and arrival counters, per GPU and stream, kept
+        # across calls: the last block of a row resets its counter. Calls on one stream run one
+        # after another; calls on two streams may overlap, so each stream has its own.
         self._scratch: dict[tuple, Any] = {}
 
     @staticmethod
@@ -303,9 +303,9 @@ class Executable:
         return params
 
     def scratch_array(self, call: CallArrays, launch: int, position: int, shape, dtype, zeroed: bool):
-        """Kept for later calls, like constants: Numba's memory, zeroed once (counters must start
-        at zero; partial results are overwritten before they are read)."""
-        key = (call.device_id, launch, position, shape)
+        """Kept for later calls on the call's stream, like constants: Numba's memory, zeroed once
+        (counters must start at zero; partial results are overwritten before they are read)."""
+        key = (call.device_id, call.handle, launch, position, shape)
         if key not in self._scratch:
             self._scratch[key] = call.upload_constants({key: np.zeros(shape, dtype)})[key]
         return self._scratch[key]

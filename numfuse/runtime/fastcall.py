@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import ScalarOutOfRange
+from ..errors import OtherStream, ScalarOutOfRange
 from . import graphs
 from .call_stub import CallStub
 from .executable import scalar_cast
@@ -152,7 +152,9 @@ class FastCall:
         self.graph = None
         if executable.cuda_graphs and not self.simulated and len(self.launches) > 1:
             self.graph = graphs.kernel_graph([kernel for kernel, *_ in self.launches])
-        # Constants and scratch arrays: the same every call (pointers, on a GPU).
+        # Constants and scratch arrays: the same every call (pointers, on a GPU). Scratch is
+        # this stream's (Executable.scratch_array): on another stream the full path runs.
+        self.stream_scratch = any(arg[0] == "scratch" for launch in executable.launches for arg in launch.args)
         self.fixed_slots: list[Any] = [None] * self.nslots
         for slot, array in self.fixed.items():
             self.fixed_slots[slot] = array if self.simulated else _params_of(array)[DATA_SLOT]
@@ -185,6 +187,12 @@ class FastCall:
         params[DATA_SLOT] = 0
         return params
 
+    def other_stream(self, handle: int):
+        """The cuda.core stream of `handle`, another stream than this fast call's own."""
+        if self.stream_scratch:
+            raise OtherStream()
+        return self.executable.core_streams.get(handle)
+
     def __call__(self, args: Sequence) -> Any:
         values = args if self.all_traced else [args[i] for i in self.traced_positions]
         scalars = None
@@ -208,7 +216,7 @@ class FastCall:
         if self.follow_library_stream:
             handle = access.stream_handle()
             if handle != self.stream_handle and not self.simulated:
-                stream = self.executable.core_streams.get(handle)
+                stream = self.other_stream(handle)
         if self.simulated:
             with self.executable.backend.launching():
                 self._launch(stream, slots, scalars)

@@ -212,3 +212,18 @@ def test_launch_streams_from_every_form():
         assert streams.launch_stream(cuda, True, 12345) == 0
     else:
         assert streams.handle_of(streams.launch_stream(cuda, False, 12345)) == 12345
+
+
+def test_a_numpy_only_call_runs_on_the_current_gpu():
+    """What an executable keeps per GPU (loaded kernels, constants, scratch) is keyed by the
+    call's GPU: a NumPy-only call takes the current one, so switching GPUs between calls never
+    reuses another GPU's kernels or memory. (On the simulator there is one device: None.)"""
+    from types import SimpleNamespace
+
+    from numfuse.runtime.arrays import prepare_call
+
+    x = np.zeros(3)
+    cuda = SimpleNamespace(get_current_device=lambda: SimpleNamespace(id=1))
+    on_gpu = SimpleNamespace(cuda=cuda, simulated=False)
+    assert prepare_call(on_gpu, ["x"], [x]).device_id == 1
+    assert prepare_call(SimpleNamespace(cuda=cuda, simulated=True), ["x"], [x]).device_id is None

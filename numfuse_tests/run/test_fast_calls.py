@@ -538,3 +538,42 @@ def test_a_graph_that_cannot_be_built_launches_kernel_by_kernel_with_a_warning(m
     per_call = len(allocated) // 3
     for k in range(3):
         check_packed(compiled, args, allocated[k * per_call:(k + 1) * per_call], record[2 * k:2 * k + 2])
+
+
+def test_a_split_reduction_on_another_stream_takes_that_streams_scratch(monkeypatch):
+    """A split reduction's arrival counters and partial results are kept per stream: calls on
+    two streams may overlap, and sharing one counter would corrupt both sums. The fast path
+    holds its own stream's scratch, so a call on another stream takes the full path."""
+    from types import SimpleNamespace
+
+    from numfuse.errors import OtherStream
+    from numfuse.runtime import fastcall
+    from numfuse.runtime.arrays import FastAccess
+
+    jf = numfuse.jit(lambda x: x.sum())
+    x = RNG.random(20000).astype(np.float32)
+    jf(device(x))
+    compiled = next(iter(jf._cache.values()))
+    assert any(arg[0] == "scratch" for arg in compiled.executable.launches[0].args)  # split
+    handles = iter([0, 7, 7])
+    dry = _DryExecutable(compiled.executable, [])
+    call = SimpleNamespace(library=None, handle=0, stream=0, device_id=None, cuda=None)
+    access = FastAccess(lambda a: a.ptr, lambda shape, dtype: (StandIn(shape, dtype, 0x3000_0000),) * 2,
+                        lambda: next(handles))
+    fast = fastcall.FastCall(dry, call, access, [StandIn(x.shape, x.dtype, 0x1000_0000)],
+                             compiled.traced_positions, lambda outs: outs, True)
+    args = [StandIn(x.shape, x.dtype, 0x1000_0000)]
+    fast.run(args)  # its own stream (handle 0): launched
+    assert len(dry.kernel_for.record) == 1
+    with pytest.raises(OtherStream):
+        fast.run(args)  # stream 7, through the straight-line stub
+    with pytest.raises(OtherStream):
+        fast(args)  # and through FastCall's own loops
+
+    # The full path keys the scratch by the call's stream.
+    executable = compiled.executable
+    key_of = lambda handle: SimpleNamespace(device_id=None, handle=handle,  # noqa: E731
+                                            upload_constants=lambda arrays: dict(arrays))
+    first = executable.scratch_array(key_of(0), 0, 5, (4,), np.dtype(np.int32), True)
+    assert executable.scratch_array(key_of(0), 0, 5, (4,), np.dtype(np.int32), True) is first
+    assert executable.scratch_array(key_of(7), 0, 5, (4,), np.dtype(np.int32), True) is not first
