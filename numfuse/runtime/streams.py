@@ -94,9 +94,10 @@ def same_stream(producer: int | None, consumer: int | None) -> bool:
     nothing that needs waiting for."""
     if producer is None:
         return True
-    if producer == LEGACY_DEFAULT:
-        producer = 0
-    return consumer is not None and producer == consumer
+    if consumer is None:
+        return False
+    # The legacy default stream has two spellings, on either side: 0 and 1 (CU_STREAM_LEGACY).
+    return (0 if producer == LEGACY_DEFAULT else producer) == (0 if consumer == LEGACY_DEFAULT else consumer)
 
 
 def dlpack_stream(consumer: int | None) -> int | None:

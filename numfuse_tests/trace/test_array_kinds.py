@@ -204,5 +204,6 @@ def test_which_producer_streams_a_kernel_is_ordered_after():
     assert streams.same_stream(None, 5)  # the producer queued nothing
     assert streams.same_stream(5, 5) and not streams.same_stream(5, 6)
     assert streams.same_stream(streams.LEGACY_DEFAULT, 0)  # the legacy default stream, two spellings
+    assert streams.same_stream(0, streams.LEGACY_DEFAULT) and streams.same_stream(1, 1)
     assert not streams.same_stream(5, None)
     assert streams.dlpack_stream(0) == streams.LEGACY_DEFAULT and streams.dlpack_stream(9) == 9
