@@ -52,6 +52,7 @@ class FakeLibrary(Library):
         self._to_device = cuda.to_device
         self.stream = stream  # its "current stream"
         self.allocated: list[FakeTensor] = []
+        self.own_streams: list[int | None] = []  # each allocation's `own_stream`
         self.entered: list[int | None] = []
 
     def array(self, host: np.ndarray, device: int = 0) -> FakeTensor:
@@ -77,9 +78,10 @@ class FakeLibrary(Library):
     def view(self, cuda, value, launch_handle):
         return value.data
 
-    def empty(self, cuda, shape, dtype, device_id, stream):
+    def empty(self, cuda, shape, dtype, device_id, stream, own_stream=None):
         tensor = FakeTensor(self._device_array(shape, dtype, stream=stream), device_id or 0)
         self.allocated.append(tensor)
+        self.own_streams.append(own_stream)
         return tensor, tensor.data
 
 

@@ -147,7 +147,8 @@ class CallArrays:
         """A new device buffer, allocated through the call's library."""
         if self.library is None:
             return self.cuda.device_array(shape, dtype, stream=self.stream)
-        array, view = self.library.empty(self.cuda, shape, dtype, self.device_id, self.stream)
+        own_stream = self.handle if self._stream_option is not None else None
+        array, view = self.library.empty(self.cuda, shape, dtype, self.device_id, self.stream, own_stream)
         if array is not view:
             self._results[id(view)] = (view, array)
         return view

@@ -166,9 +166,12 @@ class Library:
         """A Numba device array over `value`'s memory: no copy."""
         raise NotImplementedError
 
-    def empty(self, cuda, shape, dtype, device_id: int | None, stream) -> tuple[Any, Any]:
+    def empty(self, cuda, shape, dtype, device_id: int | None, stream, own_stream: int | None = None) -> tuple[Any, Any]:
         """(array to return to the caller, Numba device array over its memory). By default
-        Numba allocates, and the caller gets the Numba device array."""
+        Numba allocates, and the caller gets the Numba device array. `own_stream`: the handle
+        of the stream the call's kernels run on where that is not the library's current
+        stream (numfuse.jit(stream=...)); a library with a stream-ordered pool allocates from
+        that stream's, so that memory the call frees is reused only after its kernels ran."""
         array = cuda.device_array(shape, dtype, stream=stream)
         return array, array
 
@@ -250,8 +253,13 @@ class CupyArrays(Library):
     def view(self, cuda, value, launch_handle):
         return cai_view(cuda, value, value.__cuda_array_interface__, launch_handle)
 
-    def empty(self, cuda, shape, dtype, device_id, stream):
-        array = sys.modules["cupy"].empty(shape, dtype)  # from CuPy's pool, on the device entered
+    def empty(self, cuda, shape, dtype, device_id, stream, own_stream=None):
+        cupy = sys.modules["cupy"]
+        if own_stream is None:
+            array = cupy.empty(shape, dtype)  # from CuPy's pool, on the device entered
+        else:
+            with cupy.cuda.ExternalStream(own_stream):  # that stream's chunks of the pool
+                array = cupy.empty(shape, dtype)
         # Nothing is queued on a new array: no stream to wait for.
         return array, cuda.from_cuda_array_interface(array.__cuda_array_interface__, owner=array, sync=False)
 
@@ -302,14 +310,20 @@ class TorchTensors(Library):
         # is the launch stream unless numfuse.jit(stream=...) says otherwise.
         return cai_view(cuda, value, value.detach().__cuda_array_interface__, launch_handle)
 
-    def empty(self, cuda, shape, dtype, device_id, stream):
+    def empty(self, cuda, shape, dtype, device_id, stream, own_stream=None):
         torch = sys.modules["torch"]
         torch_dtype = getattr(torch, np.dtype(dtype).name, None)
         if torch_dtype is None:
             raise UnsupportedError(
                 f"PyTorch {torch.__version__} has no dtype {np.dtype(dtype)} for a numfuse result"
             )
-        tensor = torch.empty(tuple(shape), dtype=torch_dtype, device=torch.device("cuda", device_id))
+        device = torch.device("cuda", device_id)
+        if own_stream is None:
+            tensor = torch.empty(tuple(shape), dtype=torch_dtype, device=device)
+        else:
+            # The caching allocator gives each block to the stream current at allocation.
+            with torch.cuda.stream(torch.cuda.ExternalStream(own_stream, device=device)):
+                tensor = torch.empty(tuple(shape), dtype=torch_dtype, device=device)
         desc = tensor.__cuda_array_interface__
         return tensor, cuda.from_cuda_array_interface(desc, owner=tensor, sync=False)
 

@@ -73,6 +73,62 @@ def test_the_stream_option_overrides_the_librarys_stream(fakelib, launches):
     assert_same(out.get(), shift(X, np.float32(0.5)))
 
 
+def test_with_the_stream_option_buffers_come_from_that_streams_pool(fakelib, monkeypatch):
+    """Buffers the call frees (the intermediate row maxima) are reused by a stream-ordered pool
+    only after the work of the stream they were allocated for: with numfuse.jit(stream=...),
+    that is the option's stream, not the library's current one."""
+    from numfuse.runtime import streams as streams_module
+
+    monkeypatch.setattr(streams_module, "handle_of", lambda stream: 4242 if stream else 0)
+    numfuse.jit(shift)(fakelib.array(X), 0.5)
+    assert fakelib.own_streams and set(fakelib.own_streams) == {None}  # the library's stream
+    fakelib.own_streams.clear()
+    numfuse.jit(shift, stream=backend().cuda.stream())(fakelib.array(X), 0.5)
+    assert len(fakelib.own_streams) == 2 and set(fakelib.own_streams) == {4242}
+
+
+@pytest.mark.parametrize("name", ["cupy", "torch"])
+def test_cupy_and_torch_allocate_inside_the_own_streams_context(name, monkeypatch):
+    """CupyArrays.empty and TorchTensors.empty make `own_stream` current around the allocation
+    (stand-in modules: CuPy's pool and PyTorch's caching allocator take the current stream)."""
+    import sys
+    from types import SimpleNamespace
+
+    from numfuse.runtime.libraries import CupyArrays, TorchTensors
+
+    current = [None]
+    allocations = []
+
+    class ExternalStream:
+        def __init__(self, handle, device=None):
+            self.handle = handle
+
+        def __enter__(self):
+            current.append(self.handle)
+
+        def __exit__(self, *exc):
+            current.pop()
+
+    class Allocated:
+        __cuda_array_interface__ = {}
+
+    def empty(shape, *args, **kwargs):
+        allocations.append(current[-1])
+        return Allocated()
+
+    cuda = SimpleNamespace(from_cuda_array_interface=lambda desc, owner, sync: owner)
+    if name == "cupy":
+        module, library = SimpleNamespace(empty=empty, cuda=SimpleNamespace(ExternalStream=ExternalStream)), CupyArrays()
+    else:
+        module = SimpleNamespace(empty=empty, float32="torch.float32", device=lambda kind, i: (kind, i),
+                                 cuda=SimpleNamespace(ExternalStream=ExternalStream, stream=lambda s: s))
+        library = TorchTensors()
+    monkeypatch.setitem(sys.modules, name, module)
+    library.empty(cuda, (3,), np.float32, 0, None)
+    library.empty(cuda, (3,), np.float32, 0, None, own_stream=77)
+    assert allocations == [None, 77] and current == [None]
+
+
 def test_numpy_calls_run_on_the_default_stream_or_the_stream_option(launches):
     numfuse.jit(shift)(X, 0.5)
     assert launches and all(launch.stream == 0 for launch in launches)
