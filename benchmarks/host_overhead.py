@@ -66,7 +66,8 @@ class _DryExecutable:
 
         self.plan, self.launches = real.plan, real.launches
         self.scalar_casts, self.checks_errors = real.scalar_casts, real.checks_errors
-        self.backend = Backend(cuda=None, simulated=False, props=H200)
+        # A context is made current once per thread (runtime/device.py ThreadContext).
+        self.backend = Backend(cuda=SimpleNamespace(current_context=lambda: None), simulated=False, props=H200)
         self.core_streams = SimpleNamespace(get=lambda handle: "stream")
         self.cuda_graphs = False  # one kernel: never a graph
 

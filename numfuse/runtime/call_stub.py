@@ -5,6 +5,8 @@ loop is over things the key fixes (which arguments are arrays, what each kernel 
 the same work can be written out once per signature. For `x * y + z` on three CuPy arrays:
 
     def fast_call(args):
+        if not context.ready:
+            context.ensure(cuda)
         v0 = args[0]
         v1 = args[1]
         v2 = args[2]
@@ -29,6 +31,7 @@ from typing import Any, Callable
 
 from ..codegen.pyast import assign, call, var
 from ..errors import ScalarOutOfRange
+from .device import THREAD_CONTEXT
 
 
 def _out_of_range(index: int):
@@ -43,7 +46,11 @@ class CallStub:
                                "stream_handle": fast.access.stream_handle, "finish": fast.finish,
                                "out_of_range": _out_of_range, "stream0": fast.stream,
                                "handle0": fast.stream_handle, "get_stream": fast.other_stream}
-        body: list[ast.stmt] = []
+        env.update(context=THREAD_CONTEXT, cuda=fast.executable.backend.cuda)
+        body: list[ast.stmt] = [ast.If(  # if not context.ready: context.ensure(cuda)
+            test=ast.UnaryOp(ast.Not(), ast.Attribute(var("context"), "ready", ast.Load())),
+            body=[ast.Expr(ast.Call(ast.Attribute(var("context"), "ensure", ast.Load()), [var("cuda")], []))],
+            orelse=[])]
         positions = fast.traced_positions
         used = sorted({k for k, _ in fast.input_slots} | {i for i, _, _ in fast.scalar_casts}
                       | {i for slot, i in fast.outputs if not slot})

@@ -14,6 +14,7 @@ import ctypes.util
 import functools
 import os
 import sys
+import threading
 import warnings
 from dataclasses import dataclass, replace
 
@@ -189,3 +190,19 @@ def backend() -> Backend:
     # On a GPU numfuse's launch opts kernels into more shared memory (launch.opt_in_shared).
     props = SIMULATOR if simulated else replace(read_props(cuda.get_current_device()), shared_optin_usable=True)
     return Backend(cuda, simulated, props)
+
+
+class ThreadContext(threading.local):
+    """Whether this thread has a CUDA context current. Kernels launch into the thread's current
+    context, and a fast call enters none (the full path enters the GPU's and leaves it again):
+    a thread whose first numfuse call is a fast call that allocates nothing (it only writes
+    into its arguments) may have none."""
+
+    ready = False
+
+    def ensure(self, cuda) -> None:
+        cuda.current_context()  # Numba makes the primary context current where none is
+        self.ready = True
+
+
+THREAD_CONTEXT = ThreadContext()

@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import OtherStream, ScalarOutOfRange
 from . import graphs
 from .call_stub import CallStub
+from .device import THREAD_CONTEXT
 from .executable import scalar_cast
 from .launch import DATA_SLOT, array_params, c_strides, scalar_packer, size_param
 
@@ -194,6 +195,8 @@ class FastCall:
         return self.executable.core_streams.get(handle)
 
     def __call__(self, args: Sequence) -> Any:
+        if not self.simulated and not THREAD_CONTEXT.ready:
+            THREAD_CONTEXT.ensure(self.executable.backend.cuda)
         values = args if self.all_traced else [args[i] for i in self.traced_positions]
         scalars = None
         if self.scalar_casts:

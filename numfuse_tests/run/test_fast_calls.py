@@ -3,7 +3,9 @@ classification, tracing and planning, and packs only what changed. Each test cal
 data of one signature several times and checks every result against NumPy and that the full
 path ran once."""
 
+import threading
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -213,7 +215,9 @@ class _DryExecutable:
 
         self.plan, self.launches = real.plan, real.launches
         self.scalar_casts, self.checks_errors = real.scalar_casts, real.checks_errors
-        self.backend = Backend(cuda=None, simulated=False, props=H200)
+        self.contexts = []  # the thread of each cuda.current_context() call
+        cuda = SimpleNamespace(current_context=lambda: self.contexts.append(threading.get_ident()))
+        self.backend = Backend(cuda=cuda, simulated=False, props=H200)
         self.core_streams = type("Streams", (), {"get": staticmethod(lambda handle: handle)})()
         self.kernel_for = _Recorder(record)
         self._real = real
@@ -577,3 +581,34 @@ def test_a_split_reduction_on_another_stream_takes_that_streams_scratch(monkeypa
     first = executable.scratch_array(key_of(0), 0, 5, (4,), np.dtype(np.int32), True)
     assert executable.scratch_array(key_of(0), 0, 5, (4,), np.dtype(np.int32), True) is first
     assert executable.scratch_array(key_of(7), 0, 5, (4,), np.dtype(np.int32), True) is not first
+
+
+def test_each_thread_makes_a_context_current_before_its_first_fast_launch():
+    """Kernels launch into the thread's current CUDA context, and a fast call enters none: a
+    fresh thread whose call allocates nothing (it only writes into its argument) would launch
+    without one. Each thread's first fast call makes one current; later calls pay nothing."""
+    from numfuse.runtime import fastcall
+    from numfuse.runtime.arrays import FastAccess
+
+    def double_in_place(x):
+        x *= 2
+        return x
+
+    jf = numfuse.jit(double_in_place)
+    x = RNG.random(8).astype(np.float32)
+    jf(device(x))
+    compiled = next(iter(jf._cache.values()))
+    dry = _DryExecutable(compiled.executable, [])
+    call = SimpleNamespace(library=None, handle=0, stream=0, device_id=None, cuda=None)
+    args = [StandIn(x.shape, x.dtype, 0x1000_0000)]
+    fast = fastcall.FastCall(dry, call, FastAccess(lambda a: a.ptr, None, lambda: 0), args,
+                             compiled.traced_positions, lambda outs: outs, True)
+    assert fast.alloc_slots == []  # nothing allocated: nothing else would make a context current
+    for run in (fast.run, fast):  # the straight-line stub, and FastCall's own loops
+        for calls in (2, 1):  # each in a fresh thread: no context made current yet
+            dry.contexts.clear()
+            worker = threading.Thread(target=lambda: [run(args) for _ in range(calls)])
+            worker.start()
+            worker.join()
+            assert len(dry.contexts) == 1 and dry.contexts[0] == worker.ident
+    assert len(dry.kernel_for.record) == 6
