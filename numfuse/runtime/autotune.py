@@ -4,8 +4,9 @@ launch, keep the fastest, and remember it on disk.
 The cost model (device.py) picks one configuration from sizes and the device's properties;
 every template is correct for any configuration it could pick, so the others are as correct
 and only their speed differs. With autotune a kernel's first launch runs each candidate
-(`candidates`: the model's choice first) once to warm up and then `REPEATS` times, timed with
-the device synchronized around them, and the fastest wins. Each candidate computes the same
+(`candidates`: the model's choice first) once to warm up and then `REPEATS` times, timed
+between two CUDA events on the call's stream (by the host's clock on the simulator), each
+compiled, loaded and packed before its timing, and the fastest wins. Each candidate computes the same
 values into the same buffers, so the call's results are those of any of them; a kernel that
 reads a buffer it writes (an in-place update) would not be idempotent and keeps the model's
 choice untimed.
@@ -77,23 +78,44 @@ def save(path: Path, winner: LaunchConfig, timings: dict[LaunchConfig, float]) -
         pass  # a read-only cache: time again next process
 
 
-def fastest(options: Sequence[LaunchConfig], run: Callable[[LaunchConfig], None], synchronize: Callable[[], None]
-            ) -> tuple[LaunchConfig, dict[LaunchConfig, float]]:
-    """Time `run(config)` for each option; the fastest and every time (seconds per launch). An
-    alternative whose first launch fails (a driver refusing a launch with opted-in shared
-    memory, say) is left out; a failure of the first option, the cost model's, is raised."""
+def host_elapsed(launch: Callable[[], None], times: int) -> float:
+    """Seconds `times` launches take by the host's clock (the simulator runs them at once)."""
+    start = time.perf_counter()
+    for _ in range(times):
+        launch()
+    return time.perf_counter() - start
+
+
+def event_elapsed(cuda, stream) -> Callable[[Callable[[], None], int], float]:
+    """Seconds `times` launches take on `stream` between two CUDA events: the device's time,
+    without the host's before the first launch or after the last."""
+    def elapsed(launch: Callable[[], None], times: int) -> float:
+        start, end = cuda.event(), cuda.event()
+        start.record(stream)
+        for _ in range(times):
+            launch()
+        end.record(stream)
+        end.synchronize()
+        return cuda.event_elapsed_time(start, end) / 1e3
+
+    return elapsed
+
+
+def fastest(options: Sequence[LaunchConfig], prepare: Callable[[LaunchConfig], Callable[[], None]],
+            elapsed: Callable[[Callable[[], None], int], float]) -> tuple[LaunchConfig, dict[LaunchConfig, float]]:
+    """Time each option; the fastest and every time (seconds per launch). `prepare(config)`
+    makes that configuration's launch (compiled, loaded and packed, untimed); `elapsed(launch,
+    n)` times n of them. An alternative whose first launch fails (a driver refusing a launch
+    with opted-in shared memory, say) is left out; a failure of the first option, the cost
+    model's, is raised."""
     timings = {}
     for config in options:
         try:
-            run(config)  # warm up (and, on a GPU, load the kernel)
-            synchronize()
+            launch = prepare(config)
+            elapsed(launch, 1)  # warm up; the device may refuse it
         except Exception:  # noqa: BLE001 - an alternative the device refuses is no winner
             if config is options[0]:
                 raise  # the model's own choice: a real failure
             continue
-        start = time.perf_counter()
-        for _ in range(REPEATS):
-            run(config)
-        synchronize()
-        timings[config] = (time.perf_counter() - start) / REPEATS
+        timings[config] = elapsed(launch, REPEATS) / REPEATS
     return min(timings, key=timings.get), timings

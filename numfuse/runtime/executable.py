@@ -256,12 +256,21 @@ class Executable:
         path = autotune.entry_path(launch.source, launch.nest, self.backend)
         winner = autotune.load(path, options)
         if winner is None:
-            def run(config):
+            def prepare(config):
+                # Compiled, loaded and packed once: only the launches are timed.
                 trial = self._make_launch(kernel, launch.source, config)
-                self._launch(call, index, trial, self._load(trial), env, scalars, errors)
+                loaded = self._load(trial)
+                if loaded.packed:
+                    stream, args = self.core_streams.get(call.handle), self._params(call, index, trial, env, scalars, errors)
+                else:
+                    stream, args = call.stream, self._simulator_args(call, index, trial, env, scalars, errors)
+                return lambda: loaded(stream, args)
 
-            sync = (lambda: None) if self.backend.simulated else self.backend.cuda.synchronize
-            winner, timings = autotune.fastest(options, run, sync)
+            if self.backend.simulated:
+                elapsed = autotune.host_elapsed
+            else:
+                elapsed = autotune.event_elapsed(self.backend.cuda, call.stream)
+            winner, timings = autotune.fastest(options, prepare, elapsed)
             autotune.save(path, winner, timings)
         if winner != launch.config:
             self.launches[index] = self._make_launch(kernel, launch.source, winner)

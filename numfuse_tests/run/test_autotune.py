@@ -27,9 +27,9 @@ def timed(monkeypatch) -> list:
     record = []
     real = autotune.fastest
 
-    def spy(options, run, synchronize):
+    def spy(options, prepare, elapsed):
         record.append(list(options))
-        return real(options, run, synchronize)
+        return real(options, prepare, elapsed)
 
     monkeypatch.setattr(autotune, "fastest", spy)
     return record
@@ -80,7 +80,7 @@ def test_every_candidate_gives_numpys_answer(case, cache, monkeypatch):
     options = autotune.candidates(nest, backend())
     assert len(options) >= 2 and options[0] == backend().launch_config(nest)
     for choice in range(len(options)):
-        monkeypatch.setattr(autotune, "fastest", lambda opts, run, sync, c=choice: (run(opts[c]) or opts[c], {}))
+        monkeypatch.setattr(autotune, "fastest", lambda opts, prepare, elapsed, c=choice: (prepare(opts[c])() or opts[c], {}))
         monkeypatch.setattr(autotune, "load", lambda path, opts: None)
         assert_same(numfuse.jit(fn, autotune=True)(*args), fn(*args), REDUCED.get(case, 1))
 
@@ -116,11 +116,59 @@ def test_an_alternative_the_device_refuses_is_left_out_and_a_refused_default_rai
 
     default, refused, other = (LaunchConfig((1, 1), (t, 1)) for t in (256, 1024, 128))
 
-    def run(config):
-        if config is refused:
-            raise RuntimeError("CUDA_ERROR_INVALID_VALUE")
+    def prepare(config):
+        def launch():
+            if config is refused:
+                raise RuntimeError("CUDA_ERROR_INVALID_VALUE")
+        return launch
 
-    winner, timings = autotune.fastest([default, refused, other], run, lambda: None)
+    winner, timings = autotune.fastest([default, refused, other], prepare, autotune.host_elapsed)
     assert winner in (default, other) and set(timings) == {default, other}
     with pytest.raises(RuntimeError, match="INVALID_VALUE"):
-        autotune.fastest([refused, default], run, lambda: None)
+        autotune.fastest([refused, default], prepare, autotune.host_elapsed)
+
+
+def test_the_fastest_configuration_by_the_given_clock_wins_and_only_launches_are_timed():
+    """Each configuration is prepared once (compile, load, pack: untimed), launched once to warm
+    up, then REPEATS times under the clock; the least time per launch wins."""
+    from numfuse.runtime import autotune
+    from numfuse.runtime.device import LaunchConfig
+
+    options = [LaunchConfig((1, 1), (t, 1)) for t in (256, 128, 512)]
+    cost = {options[0]: 3.0, options[1]: 1.0, options[2]: 2.0}
+    prepared, launched = [], []
+
+    def prepare(config):
+        prepared.append(config)
+        return lambda: launched.append(config)
+
+    def elapsed(launch, times):  # a clock where each launch costs its configuration's cost
+        before = len(launched)
+        for _ in range(times):
+            launch()
+        return sum(cost[c] for c in launched[before:])
+
+    winner, timings = autotune.fastest(options, prepare, elapsed)
+    assert winner == options[1] and timings == cost
+    assert prepared == options and len(launched) == 3 * (1 + autotune.REPEATS)
+
+
+def test_on_a_gpu_launches_are_timed_between_two_events_on_the_calls_stream():
+    from types import SimpleNamespace
+
+    from numfuse.runtime import autotune
+
+    log = []
+
+    class Event:
+        def record(self, stream):
+            log.append(("record", stream))
+
+        def synchronize(self):
+            log.append("wait")
+
+    cuda = SimpleNamespace(event=Event, event_elapsed_time=lambda start, end: 6.0)  # ms
+    elapsed = autotune.event_elapsed(cuda, "the call's stream")
+    assert elapsed(lambda: log.append("launch"), 3) == pytest.approx(0.006)
+    assert log == [("record", "the call's stream"), "launch", "launch", "launch",
+                   ("record", "the call's stream"), "wait"]
