@@ -2,7 +2,9 @@
 
     python -m numfuse_tests                 # all tiers; execution on the CUDA simulator
     python -m numfuse_tests --gpu           # execution tier on the real GPU
-    python -m numfuse_tests --gpu --jobs 16 # with 16 pytest-xdist workers per tier
+    python -m numfuse_tests --gpu --jobs 16 # 16 processes: pytest-xdist workers, or test files
+                                            # shared out among that many pytest processes
+    python -m numfuse_tests --gpu --jobs 16 --max-seconds 200   # interrupted then, with counts
     python -m numfuse_tests --tier run -- -k softmax -x
     python -m numfuse_tests --sequential    # one tier after another, printing as they go
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,35 +41,74 @@ def _counts(junit: Path) -> dict[str, int]:
     return counts
 
 
+def _shards(paths: list[Path], count: int) -> list[list[Path]]:
+    """The test files under `paths` shared out among `count` groups of about equal size (the
+    largest file first, each to the group with the fewest bytes so far)."""
+    files = sorted((f for p in paths for f in ([p] if p.is_file() else p.rglob("test_*.py"))),
+                   key=lambda f: -f.stat().st_size)
+    groups: list[list[Path]] = [[] for _ in range(max(1, min(count, len(files))))]
+    sizes = [0] * len(groups)
+    for f in files:
+        k = sizes.index(min(sizes))
+        groups[k].append(f)
+        sizes[k] += f.stat().st_size
+    return [g for g in groups if g]
+
+
+def _shard_counts(tiers: list[str], jobs: int) -> dict[str, int]:
+    """Processes per tier out of `jobs`, by the work each tier does: the execution tier
+    compiles a few thousand kernels, the compile tier a few hundred, the trace tier none."""
+    if jobs <= 1:
+        return {t: 1 for t in tiers}
+    weight = {"trace": 1, "compile": 3, "run": 12}
+    total = sum(weight[t] for t in tiers)
+    return {t: max(1, round(jobs * weight[t] / total)) for t in tiers}
+
+
+class _Job:
+    """One pytest process: a tier's tests, or one shard of them."""
+
+    def __init__(self, tier: str, shard: int, cmd: list[str], env: dict, junit: Path, log: Path | None):
+        self.tier, self.shard, self.cmd, self.env, self.junit, self.log = tier, shard, cmd, env, junit, log
+        self.process: subprocess.Popen | None = None
+        self.code: int | None = None
+        self.started = self.ended = 0.0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m numfuse_tests", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tier", choices=TIERS, action="append", help="run only this tier (repeatable)")
     parser.add_argument("--gpu", action="store_true", help="run the execution tier on the real GPU")
     parser.add_argument(
         "--jobs", type=int, default=1,
-        help="pytest-xdist workers per tier, where pytest-xdist is installed (on a GPU each new "
-             "kernel is compiled by NVVM, and the execution tier makes a few thousand)",
+        help="processes in all: pytest-xdist workers per tier where pytest-xdist is installed, else "
+             "each tier's test files shared out among several pytest processes, all run at once (on "
+             "a GPU each new kernel is compiled by NVVM, and the execution tier makes a few thousand)",
     )
+    parser.add_argument("--max-seconds", type=float, default=None,
+                        help="interrupt the tests still running then (pytest reports what ran)")
     parser.add_argument("--sequential", action="store_true",
                         help="run the tiers one after another, printing as they go (on the simulator "
                              "they run at once by default, each tier's output printed when it ends)")
     parser.add_argument("pytest_args", nargs="*", help="extra arguments for pytest (after --)")
     args = parser.parse_args(argv)
     tiers = args.tier or list(TIERS)
-    parallel = []
+    parallel, shard_counts = [], {t: 1 for t in tiers}
     if args.jobs > 1:
         if importlib.util.find_spec("xdist") is not None:
             parallel = ["-n", str(args.jobs)]
         else:
-            print("numfuse_tests: pytest-xdist is not installed; running each tier in one process")
-    totals = {"passed": 0, "failed": 0, "skipped": 0}
-    worst = 0
+            shard_counts = _shard_counts(tiers, args.jobs)
+            print(f"numfuse_tests: pytest-xdist is not installed; test files shared out among "
+                  f"{sum(shard_counts.values())} pytest processes ({shard_counts})")
     # On the CUDA simulator the tiers run at once, each in its own process and cache directory:
     # the execution tier is bound to one core (the simulator's threads share the GIL) and NVVM
-    # to another, so on two cores the whole run takes about as long as its longest tier.
-    concurrent = not args.gpu and not args.sequential and len(tiers) > 1
+    # to another, so on two cores the whole run takes about as long as its longest tier. Shards
+    # run at once too.
+    sharded = any(n > 1 for n in shard_counts.values())
+    concurrent = not args.sequential and (sharded or (not args.gpu and len(tiers) > 1))
     with tempfile.TemporaryDirectory() as tmp:
-        started = []
+        jobs = []
         for tier in tiers:
             env = dict(os.environ)
             env.pop("NUMBA_ENABLE_CUDASIM", None)
@@ -74,51 +116,114 @@ def main(argv=None) -> int:
                 env["NUMBA_ENABLE_CUDASIM"] = "1"
             if tier == "trace":
                 env["NUMFUSE_TESTS_BLOCK_NUMBA"] = "1"
-            if concurrent:
-                env["NUMFUSE_CACHE_DIR"] = str(Path(tmp) / f"cache-{tier}")
-            junit = Path(tmp) / f"{tier}.xml"
             # Test files or directories of this tier among the pytest arguments: run only those.
             paths = [a for a in args.pytest_args if Path(a).exists() and HERE in Path(a).resolve().parents]
             chosen = [a for a in paths if (HERE / tier) in Path(a).resolve().parents]
             others = [a for a in args.pytest_args if a not in paths]
             if paths and not chosen:
                 continue  # the paths given belong to other tiers
-            cmd = [
-                sys.executable, "-m", "pytest", *(chosen or [str(HERE / tier)]), "-q",
-                "-p", "no:cacheprovider", f"--junitxml={junit}", *parallel, *others,
-            ]
-            mode = " (GPU)" if tier == "run" and args.gpu else " (CUDA simulator)" if tier == "run" else ""
-            header = f"\n=== numfuse_tests tier '{tier}'{mode}"
-            start = time.time()
-            if concurrent:
-                log = open(Path(tmp) / f"{tier}.log", "w+")
-                process = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
-                started.append((tier, header, junit, start, process, log))
-            else:
-                print(header, flush=True)
-                code = subprocess.call(cmd, env=env)
-                failed = _report(tier, junit, start, code, totals)
+            targets = [Path(a) for a in chosen] or [HERE / tier]
+            groups = _shards(targets, shard_counts[tier]) if shard_counts[tier] > 1 else [targets]
+            for k, group in enumerate(groups):
+                name = tier if len(groups) == 1 else f"{tier}-{k}"
+                job_env = dict(env)
+                if concurrent:
+                    job_env["NUMFUSE_CACHE_DIR"] = str(Path(tmp) / f"cache-{name}")
+                junit = Path(tmp) / f"{name}.xml"
+                cmd = [sys.executable, "-m", "pytest", *map(str, group), "-q", "-p", "no:cacheprovider",
+                       f"--junitxml={junit}", *parallel, *others]
+                jobs.append(_Job(tier, k, cmd, job_env, junit, Path(tmp) / f"{name}.log" if concurrent else None))
+        return _run_jobs(jobs, tiers, args, concurrent)
+
+
+def _run_jobs(jobs: list[_Job], tiers: list[str], args, concurrent: bool) -> int:
+    deadline = None if args.max_seconds is None else time.monotonic() + args.max_seconds
+    totals = {"passed": 0, "failed": 0, "skipped": 0}
+    worst = 0
+    interrupted = False
+
+    def report(tier: str, mine: list[_Job]) -> int:
+        code = next((j.code for j in mine if j.code), 0)
+        seconds = max(j.ended for j in mine) - min(j.started for j in mine)
+        return _report(tier, [j.junit for j in mine], seconds, code, totals)
+
+    if concurrent:
+        for job in jobs:
+            with open(job.log, "w") as log:
+                job.started = time.time()
+                job.process = subprocess.Popen(job.cmd, env=job.env, stdout=log, stderr=subprocess.STDOUT)
+        interrupted = _wait(jobs, deadline)
+        for tier in tiers:
+            mine = [j for j in jobs if j.tier == tier]
+            if mine:
+                print(_header(tier, args.gpu) + (f", {len(mine)} processes" if len(mine) > 1 else ""), flush=True)
+                for job in mine:
+                    sys.stdout.write(job.log.read_text())
+                failed = report(tier, mine)  # every tier reported, whatever the one before
                 worst = worst or failed
-        for tier, header, junit, start, process, log in started:
-            code = process.wait()
-            log.seek(0)
-            print(header, flush=True)
-            sys.stdout.write(log.read())
-            log.close()
-            failed = _report(tier, junit, start, code, totals)
+    else:
+        for job in jobs:
+            print(_header(job.tier, args.gpu), flush=True)
+            job.started = time.time()
+            job.process = subprocess.Popen(job.cmd, env=job.env)
+            interrupted = _wait([job], deadline)
+            failed = report(job.tier, [job])
             worst = worst or failed
+            if interrupted:
+                break
+    if interrupted:
+        why = f"--max-seconds {args.max_seconds:g} spent" if args.max_seconds is not None else "Ctrl-C"
+        print(f"\nnumfuse_tests: interrupted ({why}); the counts are of the tests that ran")
+        worst = worst or 1
     print(f"\nnumfuse_tests: {totals['passed']} passed, {totals['failed']} failed, {totals['skipped']} skipped")
     return worst
 
 
-def _report(tier: str, junit: Path, start: float, code: int, totals: dict) -> int:
-    """Print a tier's counts and add them to `totals`; the exit status it makes the run fail
-    with (0 where it passed)."""
-    counts = _counts(junit)
+def _header(tier: str, gpu: bool) -> str:
+    mode = " (GPU)" if tier == "run" and gpu else " (CUDA simulator)" if tier == "run" else ""
+    return f"\n=== numfuse_tests tier '{tier}'{mode}"
+
+
+def _wait(jobs: list[_Job], deadline: float | None) -> bool:
+    """Wait for every job, noting when each ends; past `deadline` (or on Ctrl-C) interrupt the
+    rest with SIGINT, so that pytest reports what ran and writes its JUnit file. Whether any
+    was interrupted."""
+    interrupted = False
+    try:
+        while any(job.code is None for job in jobs):
+            for job in jobs:
+                if job.code is None and job.process.poll() is not None:
+                    job.code, job.ended = job.process.returncode, time.time()
+            if deadline is not None and time.monotonic() > deadline:
+                raise KeyboardInterrupt
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        interrupted = True
+        for job in jobs:
+            if job.code is None:
+                job.process.send_signal(signal.SIGINT)
+        for job in jobs:
+            if job.code is None:
+                try:
+                    job.process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    job.process.kill()
+                    job.process.wait()
+                job.code, job.ended = job.process.returncode, time.time()
+    return interrupted
+
+
+def _report(tier: str, junits: list[Path], seconds: float, code: int, totals: dict) -> int:
+    """Print a tier's counts (over its processes' JUnit files) and add them to `totals`; the
+    exit status it makes the run fail with (0 where it passed)."""
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for junit in junits:
+        for key, n in _counts(junit).items():
+            counts[key] += n
     failed = counts["failures"] + counts["errors"]
     passed = counts["tests"] - failed - counts["skipped"]
     print(f"=== tier '{tier}': {passed} passed, {failed} failed, {counts['skipped']} skipped "
-          f"in {time.time() - start:.0f}s (pytest exit {code})", flush=True)
+          f"in {seconds:.0f}s (pytest exit {code})", flush=True)
     totals["passed"] += passed
     totals["failed"] += failed
     totals["skipped"] += counts["skipped"]

@@ -114,3 +114,21 @@ def test_small_size_and_compute_rows_have_no_bandwidth_target():
     assert "bandwidth" not in output.judge(kde, data["copy"])
     assert output.judge(data["rows"][0], None) == {"note": "numfuse not timed on a GPU"}
     assert np.isclose(output.judge(kde, data["copy"])["vs_torch_compile"]["time_ratio"], 1 / 1.1)
+
+
+def test_the_test_runner_shares_test_files_out_evenly_and_by_tier_weight(tmp_path):
+    """Without pytest-xdist, `python -m numfuse_tests --jobs N` gives each tier processes by its
+    work and each process about as many bytes of test files."""
+    from numfuse_tests.__main__ import _shard_counts, _shards
+
+    sizes = [900, 500, 400, 300, 200, 100]
+    for k, size in enumerate(sizes):
+        (tmp_path / f"test_{k}.py").write_text("#" * size)
+    (tmp_path / "helper.py").write_text("#" * 5000)  # not a test file
+    groups = _shards([tmp_path], 3)
+    assert sorted(f.name for g in groups for f in g) == sorted(f"test_{k}.py" for k in range(6))
+    loads = sorted(sum(f.stat().st_size for f in g) for g in groups)
+    assert loads == [700, 800, 900]  # the largest file first, each to the lightest process
+    assert _shards([tmp_path], 10) and len(_shards([tmp_path], 10)) == 6  # never an empty process
+    assert _shard_counts(["trace", "compile", "run"], 16) == {"trace": 1, "compile": 3, "run": 12}
+    assert _shard_counts(["run"], 1) == {"run": 1}
