@@ -3,17 +3,24 @@
 #
 # Needs a Python that already has numba-cuda (with its CUDA toolkit wheels), NumPy, pytest and
 # hypothesis; CuPy is used when present. Installs nothing and runs from this source tree:
-#   1. the whole test suite, the execution tier on the real GPU  -> DIR/test-log.txt
+#   1. the whole test suite, the execution tier on the real GPU, spread over the machine's
+#      cores (pytest-xdist, else test files shared out among pytest processes), interrupted
+#      with a count of what ran if it is not done in 200 s       -> DIR/test-log.txt
 #   2. the benchmark suite (python -m benchmarks): every workload at 1 MiB and 512 MiB, numfuse
 #      against NumPy (CPU), plain CuPy, torch.compile, jax.jit and cupy.fuse, beside a
-#      device-to-device copy; peers not reached in 150 s are skipped, and the table says so
+#      device-to-device copy, with a cache of its own (first calls compile); peers not reached
+#      in NUMFUSE_BENCH_SECONDS (150 s) are skipped, and the table says so
 #                                                     -> DIR/bench/<date>-<gpu>-<commit>.{json,md,png}
-#   3. the differential fuzzer, random programs for 35 s        -> DIR/fuzz-log.txt
+#   3. the differential fuzzer, random programs for 30 s        -> DIR/fuzz-log.txt
 #   4. the cost of a cached call (numfuse's host work, the whole call on CuPy arrays, and a
 #      two-kernel call launched kernel by kernel and as one CUDA graph)
-#                                                               -> DIR/host-overhead.md
-#   5. a fresh process's first calls with a cold and a warm disk cache -> DIR/disk-cache.md
-# Finishes within 10 minutes (each step has its own time limit).
+#                                                               -> DIR/<date>-gpu-host-overhead.md
+#   5. a fresh process's first calls with a cold and a warm disk cache
+#                                                               -> DIR/<date>-gpu-disk-cache.md
+# The last two are named as benchmarks/report.py finds them under benchmarks/results/.
+# Finishes within 10 minutes (9 min 45 s at the very most): each step has its own time limit,
+# and a step cut short is sent SIGINT first, so that it writes what it measured. Without git (a copied tree), name the
+# commit: NUMFUSE_COMMIT=$(git rev-parse --short HEAD) bash benchmarks/gpu_check.sh DIR
 set -u -o pipefail
 out=${1:?usage: bash benchmarks/gpu_check.sh DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,22 +33,35 @@ unset NUMBA_ENABLE_CUDASIM
 # Generated kernels go to a fresh cache, so compile times are those of a first run.
 NUMFUSE_CACHE_DIR=$(mktemp -d)
 export NUMFUSE_CACHE_DIR
-python -c "import numba, numba.cuda as c; print('numba', numba.__version__, '| GPU:', c.get_current_device().name)" 2>&1 | tee "$out/env.txt"
+python - <<'PY' 2>&1 | tee "$out/env.txt"
+import importlib.metadata as m
+import numba.cuda as c
+names = ("numba", "numba-cuda", "cuda-core", "cuda-bindings", "cupy-cuda12x", "cupy-cuda13x", "torch", "jax", "numpy")
+found = []
+for name in names:
+    try:
+        found.append(f"{name} {m.version(name)}")
+    except m.PackageNotFoundError:
+        pass
+print(", ".join(found), "| GPU:", c.get_current_device().name)
+PY
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | tee -a "$out/env.txt"
 
+stamp=$(date +%Y-%m-%d)
 # Every distinct kernel is compiled by NVVM on first use (the execution tier makes a few
-# thousand): spread the tests over the machine's cores with pytest-xdist.
-timeout 230 python -m numfuse_tests --gpu --jobs "$(nproc)" 2>&1 | tee "$out/test-log.txt"
+# thousand): spread the tests over the machine's cores.
+timeout -s INT -k 10 220 python -m numfuse_tests --gpu --jobs "$(nproc)" --max-seconds 200 2>&1 | tee "$out/test-log.txt"
 tests=$?
-timeout 180 python -m benchmarks --size both --out "$out/bench" --max-seconds "${NUMFUSE_BENCH_SECONDS:-150}" 2>&1 | tee "$out/bench-log.txt"
+NUMFUSE_CACHE_DIR=$(mktemp -d) timeout -s INT -k 10 180 python -m benchmarks --size both --out "$out/bench" \
+    --max-seconds "${NUMFUSE_BENCH_SECONDS:-150}" 2>&1 | tee "$out/bench-log.txt"
 bench=$?
-# As many random programs as fit in 35 s (each new kernel is compiled by NVVM); a mismatch is
+# As many random programs as fit in 30 s (each new kernel is compiled by NVVM); a mismatch is
 # shrunk (at most 30 s more) and printed as a script.
-timeout 70 python -m numfuse_tests.fuzz --gpu --programs 100000 --max-seconds 35 2>&1 | tee "$out/fuzz-log.txt"
+timeout -s INT -k 5 60 python -m numfuse_tests.fuzz --gpu --programs 100000 --max-seconds 30 2>&1 | tee "$out/fuzz-log.txt"
 fuzz=$?
-timeout 40 python -m benchmarks.host_overhead --out "$out/host-overhead.md" 2>&1 | tee "$out/host-overhead-log.txt"
+timeout -s INT -k 5 35 python -m benchmarks.host_overhead --out "$out/$stamp-gpu-host-overhead.md" 2>&1 | tee "$out/host-overhead-log.txt"
 host=$?
-timeout 50 python -m benchmarks.disk_cache --out "$out/disk-cache.md" 2>&1 | tee "$out/disk-cache-log.txt"
+timeout -s INT -k 5 45 python -m benchmarks.disk_cache --out "$out/$stamp-gpu-disk-cache.md" 2>&1 | tee "$out/disk-cache-log.txt"
 disk=$?
 echo "gpu_check: tests exit $tests, benchmark exit $bench, fuzzer exit $fuzz, host overhead exit $host, disk cache exit $disk; results in $out"
 [ "$tests" -eq 0 ] && [ "$bench" -eq 0 ] && [ "$fuzz" -eq 0 ] && [ "$host" -eq 0 ] && [ "$disk" -eq 0 ]

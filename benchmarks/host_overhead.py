@@ -187,6 +187,11 @@ def gpu_graph_calls(calls: int) -> dict | None:
     return timings
 
 
+def _cell(text: str | None) -> str | None:
+    """An error as one markdown table cell."""
+    return None if text is None else "failed: " + " ".join(text.split()).replace("|", "/")[:300]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.host_overhead", description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=20000)
@@ -197,8 +202,17 @@ def main(argv=None) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         work = host_work(args.calls)
-        whole = gpu_call(args.calls)
-        graphs = gpu_graph_calls(args.calls // 4)
+        # The GPU parts have their own rows: a failure there is reported in its row, and the
+        # host-work table is written all the same.
+        whole_error = graphs_error = None
+        try:
+            whole = gpu_call(args.calls)
+        except Exception as err:  # noqa: BLE001
+            whole, whole_error = None, f"{type(err).__name__}: {err}"
+        try:
+            graphs = gpu_graph_calls(args.calls // 4)
+        except Exception as err:  # noqa: BLE001
+            graphs, graphs_error = None, f"{type(err).__name__}: {err}"
     lines = [
         "| what (one kernel, three device arrays: `x * y + z`) | µs per call, best round | median round | target |",
         "|---|---|---|---|",
@@ -206,14 +220,15 @@ def main(argv=None) -> int:
     for label, (best, median) in work.items():
         target = "≤ 5" if label.startswith("whole") else ""
         lines.append(f"| numfuse host work: {label} | {best:.2f} | {median:.2f} | {target} |")
-    lines.append(
-        f"| whole call on a GPU, CuPy arrays | {whole[0]:.2f} | {whole[1]:.2f} | ≤ 15 |" if whole is not None
-        else "| whole call on a GPU, CuPy arrays | (no GPU here) | | ≤ 15 |"
-    )
+    if whole is not None:
+        lines.append(f"| whole call on a GPU, CuPy arrays | {whole[0]:.2f} | {whole[1]:.2f} | ≤ 15 |")
+    else:
+        lines.append(f"| whole call on a GPU, CuPy arrays | ({_cell(whole_error) or 'no GPU here'}) | | ≤ 15 |")
     lines.append("")
     lines.append("| two kernels on a GPU (`x - x.max(axis=1)`, CuPy f32[64,64]) | µs per call, best round | median round |")
     lines.append("|---|---|---|")
-    for label, (best, median) in (graphs or {"(no GPU here)": (float("nan"), float("nan"))}).items():
+    missing = f"({_cell(graphs_error)})" if graphs_error else "(no GPU here)"
+    for label, (best, median) in (graphs or {missing: (float("nan"), float("nan"))}).items():
         lines.append(f"| {label} | {best:.2f} | {median:.2f} |")
     table = "\n".join(lines)
     print(table)

@@ -73,6 +73,9 @@ class CupyFuse(Peer):
         if fn is None:
             return None
         fused = self.cp.fuse(fn)
+        # cupy.fuse types a Python float as a float64 scalar (not weakly, as NumPy 2 does), so
+        # Black-Scholes' r and v would make it compute and return float64: 0-d float32 arrays.
+        args = [self.cp.asarray(a, dtype=self.cp.float32) if isinstance(a, float) else a for a in args]
         return lambda: fused(*args)
 
 
@@ -165,12 +168,19 @@ def flatten(result) -> list:
     return list(result) if isinstance(result, (tuple, list)) else [result]
 
 
+def _dtype_name(array) -> str:
+    """'float32' for a CuPy or NumPy array, a torch tensor or a JAX array alike."""
+    return str(getattr(array, "dtype", type(array).__name__)).removeprefix("torch.")
+
+
 def max_rel_diff(cp, got: list, expected: list) -> float:
     """max |got - expected| / max |expected| over all outputs, in float64 on the device."""
     if len(got) != len(expected):
         raise ValueError(f"{len(got)} outputs, expected {len(expected)}")
     worst = 0.0
     for g, e in zip(got, expected):
+        if _dtype_name(g) != _dtype_name(e):  # a float64 result moves twice the bytes
+            raise ValueError(f"dtype {_dtype_name(g)}, expected {_dtype_name(e)}")
         g = cp.asarray(g, dtype=cp.float64)
         e = cp.asarray(e, dtype=cp.float64)
         if g.shape != e.shape:

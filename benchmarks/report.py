@@ -87,8 +87,9 @@ torch.compile (`dynamic=False`), jax.jit (the NumPy source with `np` bound to `j
 cupy.fuse where it can express the workload (one elementwise kernel or one reduction).
 
 - **time**: the median of `--repeat` calls (default 20) after a first call and two warm-up
-  calls. Before each call a 256 MiB buffer is written (four times H200's L2, so inputs come from
-  memory, not from the cache the previous call left) and the device is left idle; CUDA events on
+  calls. Before each call a 256 MiB buffer is read (four times H200's L2, so inputs come from
+  memory, not from the cache the previous call left, and no dirty line is left for the call to
+  write back) and the device is left idle; CUDA events on
   the stream then time the call. The GPU being idle at the start event, a call whose host side
   is slower than its kernels is timed with that cost, which is what the small size shows. jax.jit
   runs on its own streams: it is timed on the host clock around the call and `block_until_ready`.

@@ -163,7 +163,12 @@ def numpy_entry(w: Workload, args, repeat: int) -> dict:
 
 def cpu_columns(run: Run, workloads: list[Workload]) -> None:
     opts = run.options
-    compiler = Compiler() if opts.compile else None
+    compiler = None
+    if opts.compile:
+        try:
+            compiler = Compiler()
+        except Exception as err:  # noqa: BLE001  (numba-cuda internals this suite does not know)
+            run.meta["compile_error"] = report_error("compiling to PTX", err)
     for size in opts.sizes:
         for w in workloads:
             row = plan_row(w, size)
@@ -171,7 +176,10 @@ def cpu_columns(run: Run, workloads: list[Workload]) -> None:
             stand_ins = w.make(SIZES[size], None, 0)
             row["plan_ms"] = plan_ms(w, stand_ins, opts.plan_repeat)
             if compiler is not None:
-                row["compile_s"] = compiler.seconds(w.fn, stand_ins)
+                try:
+                    row["compile_s"] = compiler.seconds(w.fn, stand_ins)
+                except Exception as err:  # noqa: BLE001  (a compile error costs its cell, not the run)
+                    row["compile_error"] = report_error(f"compiling {w.name} ({size})", err)
             print(f"{w.name} ({size}): {row['kernels']} kernel(s), plan {row['plan_ms']:.1f} ms"
                   + (f", compile {row['compile_s']:.2f} s" if row["compile_s"] is not None else ""), flush=True)
     if run.meta["gpu"] == "cpu":
@@ -195,7 +203,11 @@ def _git(*args: str) -> str:
 
 
 def commit() -> str:
-    sha = _git("rev-parse", "--short", "HEAD") or "unknown"
+    """The source tree's commit (with -dirty for uncommitted changes to numfuse/ or benchmarks/);
+    NUMFUSE_COMMIT names it where git cannot (a copied tree)."""
+    sha = _git("rev-parse", "--short", "HEAD")
+    if not sha:
+        return os.environ.get("NUMFUSE_COMMIT") or "unknown"
     dirty = _git("status", "--porcelain", "--untracked-files=no", "--", "numfuse", "benchmarks")
     return sha + ("-dirty" if dirty else "")
 
@@ -272,11 +284,16 @@ def run_suite(opts: Options) -> dict:
     if cp is None:
         print(f"benchmarks: no GPU ({gpu}): the columns that need none only", flush=True)
     run = Run(opts, meta)
-    cpu_columns(run, workloads)
-    if cp is not None:
-        from benchmarks.gpu import gpu_columns
+    try:
+        cpu_columns(run, workloads)
+        if cp is not None:
+            from benchmarks.gpu import gpu_columns
 
-        gpu_columns(run, workloads, cp)
+            gpu_columns(run, workloads, cp)
+    except BaseException as err:  # a failure, Ctrl-C or a timeout's SIGINT: keep what ran
+        run.meta["interrupted"] = report_error("benchmarks", err)
+        output.write(run.data(), opts.out, stem, png=True)
+        raise
     paths = output.write(run.data(), opts.out, stem, png=True)
     print(output.markdown(run.data()))
     print("wrote " + ", ".join(str(p) for p in paths), flush=True)

@@ -1,8 +1,9 @@
 """Timing on the GPU (CUDA events, an L2 flush before every timed call, the device-to-device
 copy bandwidth every result is compared with), on the host, and a kernel counter.
 
-Every timed GPU call runs as: write a buffer larger than L2 (so the call's inputs come from
-memory, not from the cache the previous call left warm), wait for the device to be idle, record
+Every timed GPU call runs as: read a buffer larger than L2 (so the call's inputs come from
+memory, not from the cache the previous call left warm, and no dirty line is left for the call
+to write back), wait for the device to be idle, record
 a start event, make the call, record an end event, wait. The GPU is idle when the start event is
 recorded, so a call whose host side (argument checks, launches) is slower than its kernels shows
 that cost too: at the small size that is what the time measures. The median of the repeats is
@@ -55,14 +56,17 @@ class DeviceTimer:
 
     def __init__(self, cp, flush_bytes: int | None = None):
         self.cp = cp
-        self._flush_buffer = cp.empty(flush_bytes or L2_FLUSH_BYTES, dtype=cp.uint8)
+        self._flush_buffer = cp.ones(flush_bytes or L2_FLUSH_BYTES, dtype=cp.uint8)
 
     def synchronize(self) -> None:
         """Wait for every stream of the device (JAX's too)."""
         self.cp.cuda.Device().synchronize()
 
     def flush_l2(self) -> None:
-        self._flush_buffer.fill(1)
+        # Read, not write: reading evicts what the last call left in L2 (its dirty lines are
+        # written back now, untimed) and leaves only clean lines, which cost the timed call
+        # nothing to evict. Written lines would be written back during the timed call.
+        self._flush_buffer.max()
 
     def event_times(self, run: Callable, repeat: int, events: Callable | None = None) -> list[float]:
         """Milliseconds of each of `repeat` calls between two device events. `events()` gives a

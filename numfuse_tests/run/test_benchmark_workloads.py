@@ -96,3 +96,31 @@ def test_gpu_columns_bookkeeping_on_a_fake_cupy(tmp_path, monkeypatch):
             assert row["targets"] == {"note": "targets apply at the large size"}
     md = (tmp_path / "fake.md").read_text()
     assert md.count("| chain10 | ") == 4 and "Side by side" in md and "met (" in md
+
+
+def test_a_result_of_another_dtype_is_wrong_whatever_its_values():
+    """A float64 result moves twice the bytes: the comparison refuses it (cupy.fuse on Python
+    floats once computed Black-Scholes in float64)."""
+    from benchmarks.peers import max_rel_diff
+
+    expected = [np.ones(4, np.float32)]
+    assert max_rel_diff(np, [np.ones(4, np.float32)], expected) == 0.0
+    with pytest.raises(ValueError, match="dtype float64, expected float32"):
+        max_rel_diff(np, [np.ones(4, np.float64)], expected)
+
+
+def test_cupy_fuse_gets_python_floats_as_float32_arrays():
+    """cupy.fuse types a Python float as a float64 scalar (CuPy issue 9400): the suite passes
+    0-d float32 arrays instead, so its Black-Scholes stays in float32 as NumPy's does."""
+    from benchmarks.peers import CupyFuse
+    from benchmarks.workloads import BY_NAME
+
+    w = BY_NAME["black_scholes"]
+    seen = []
+    fake = _FakeCupy()
+    fake.fuse = lambda fn: lambda *args: seen.append(args) or fn(*args)
+    args = w.make(TINY_BYTES, np, 0)
+    assert any(isinstance(a, float) for a in args)
+    call = CupyFuse(fake).prepare(w, args)
+    call()
+    assert all(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in seen[0])
