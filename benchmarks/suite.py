@@ -208,7 +208,8 @@ def commit() -> str:
     sha = _git("rev-parse", "--short", "HEAD")
     if not sha:
         return os.environ.get("NUMFUSE_COMMIT") or "unknown"
-    dirty = _git("status", "--porcelain", "--untracked-files=no", "--", "numfuse", "benchmarks")
+    dirty = _git("status", "--porcelain", "--untracked-files=no", "--", "numfuse", "benchmarks",
+                 ":!benchmarks/results")  # results being written are not the code measured
     return sha + ("-dirty" if dirty else "")
 
 
