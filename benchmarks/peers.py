@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 
 from benchmarks.workloads import Workload, twin
@@ -120,6 +122,18 @@ class JaxJit(Peer):
     def missing(self):
         if importlib.util.find_spec("jax") is None:
             return "JAX is not installed"
+        # JAX starts its GPU backend in a child process first: in this process PyTorch has
+        # loaded its own CUDA libraries, and a JAX that cannot live beside them may crash the
+        # process rather than raise.
+        probe = "import jax; print(any(d.platform == 'gpu' for d in jax.devices()))"
+        try:
+            out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            return "JAX took over 120 s to start"
+        if out.returncode != 0:
+            return "JAX failed to start: " + (out.stderr.strip().splitlines() or ["?"])[-1][:200]
+        if out.stdout.strip().splitlines()[-1:] != ["True"]:
+            return "JAX has no GPU device"
         import jax
 
         if not any(d.platform == "gpu" for d in jax.devices()):

@@ -132,3 +132,31 @@ def test_the_test_runner_shares_test_files_out_evenly_and_by_tier_weight(tmp_pat
     assert _shards([tmp_path], 10) and len(_shards([tmp_path], 10)) == 6  # never an empty process
     assert _shard_counts(["trace", "compile", "run"], 16) == {"trace": 1, "compile": 3, "run": 12}
     assert _shard_counts(["run"], 1) == {"run": 1}
+
+
+def test_jax_is_started_in_a_child_process_before_this_one(tmp_path, monkeypatch):
+    """A JAX that cannot start beside PyTorch's CUDA libraries may crash its process: the suite
+    asks a child process first, and says why JAX is not run."""
+    import sys
+
+    from benchmarks.peers import JaxJit
+
+    fake = tmp_path / "jax"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(
+        "import os, types\n"
+        "if os.environ.get('FAKE_JAX') == 'crash':\n"
+        "    raise SystemExit('Segmentation fault in the fake plugin')\n"
+        "def devices():\n"
+        "    return [types.SimpleNamespace(platform=os.environ.get('FAKE_JAX', 'cpu'))]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.delitem(sys.modules, "jax", raising=False)
+    peer = JaxJit(None)
+    monkeypatch.setenv("FAKE_JAX", "crash")
+    assert peer.missing() == "JAX failed to start: Segmentation fault in the fake plugin"
+    assert "jax" not in sys.modules  # never imported here
+    monkeypatch.setenv("FAKE_JAX", "cpu")
+    assert peer.missing() == "JAX has no GPU device"
+    monkeypatch.setenv("FAKE_JAX", "gpu")
+    assert peer.missing() is None
