@@ -258,7 +258,8 @@ class CupyArrays(Library):
         if own_stream is None:
             array = cupy.empty(shape, dtype)  # from CuPy's pool, on the device entered
         else:
-            with cupy.cuda.ExternalStream(own_stream):  # that stream's chunks of the pool
+            stream = cupy.cuda.Stream.null if own_stream == 0 else cupy.cuda.ExternalStream(own_stream)
+            with stream:  # that stream's chunks of the pool
                 array = cupy.empty(shape, dtype)
         # Nothing is queued on a new array: no stream to wait for.
         return array, cuda.from_cuda_array_interface(array.__cuda_array_interface__, owner=array, sync=False)
@@ -322,7 +323,9 @@ class TorchTensors(Library):
             tensor = torch.empty(tuple(shape), dtype=torch_dtype, device=device)
         else:
             # The caching allocator gives each block to the stream current at allocation.
-            with torch.cuda.stream(torch.cuda.ExternalStream(own_stream, device=device)):
+            stream = (torch.cuda.default_stream(device) if own_stream == 0
+                      else torch.cuda.ExternalStream(own_stream, device=device))
+            with torch.cuda.stream(stream):
                 tensor = torch.empty(tuple(shape), dtype=torch_dtype, device=device)
         desc = tensor.__cuda_array_interface__
         return tensor, cuda.from_cuda_array_interface(desc, owner=tensor, sync=False)

@@ -118,15 +118,18 @@ def test_cupy_and_torch_allocate_inside_the_own_streams_context(name, monkeypatc
 
     cuda = SimpleNamespace(from_cuda_array_interface=lambda desc, owner, sync: owner)
     if name == "cupy":
-        module, library = SimpleNamespace(empty=empty, cuda=SimpleNamespace(ExternalStream=ExternalStream)), CupyArrays()
+        cupy_cuda = SimpleNamespace(ExternalStream=ExternalStream, Stream=SimpleNamespace(null=ExternalStream(0)))
+        module, library = SimpleNamespace(empty=empty, cuda=cupy_cuda), CupyArrays()
     else:
         module = SimpleNamespace(empty=empty, float32="torch.float32", device=lambda kind, i: (kind, i),
-                                 cuda=SimpleNamespace(ExternalStream=ExternalStream, stream=lambda s: s))
+                                 cuda=SimpleNamespace(ExternalStream=ExternalStream, stream=lambda s: s,
+                                                      default_stream=lambda device: ExternalStream(0)))
         library = TorchTensors()
     monkeypatch.setitem(sys.modules, name, module)
     library.empty(cuda, (3,), np.float32, 0, None)
     library.empty(cuda, (3,), np.float32, 0, None, own_stream=77)
-    assert allocations == [None, 77] and current == [None]
+    library.empty(cuda, (3,), np.float32, 0, None, own_stream=0)  # the default stream's own
+    assert allocations == [None, 77, 0] and current == [None]
 
 
 def test_numpy_calls_run_on_the_default_stream_or_the_stream_option(launches):
