@@ -33,6 +33,7 @@ from types import SimpleNamespace
 import numpy as np
 
 import numfuse
+from benchmarks.suite import commit
 
 
 def fma(x, y, z):
@@ -235,8 +236,6 @@ def main(argv=None) -> int:
     if args.out:
         with open(args.out, "w") as f:
             load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-            from benchmarks.suite import commit
-
             f.write(f"`python -m benchmarks.host_overhead --calls {args.calls}` at commit {commit()}, on {sys.platform}, "
                     f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f}"
                     f"\n\n{table}\n")

@@ -47,6 +47,12 @@ class ScalarOutOfRange(TakeFullPath):
         self.input_index = input_index
 
 
+class OtherStream(TakeFullPath):
+    """Internal: a fast call on another stream than its own, for a plan whose split reductions
+    keep scratch arrays per stream (two streams sharing one arrival counter would corrupt each
+    other's sums); the full path takes that stream's scratch."""
+
+
 @dataclass(frozen=True)
 class SourceLoc:
     """A line of the user's code: where a traced operation came from."""
@@ -135,9 +141,3 @@ def unsupported(what: str, hint: str = "") -> UnsupportedError:
     if hint:
         message += f"; {hint}"
     return UnsupportedError(at_user_line(message))
-
-
-class OtherStream(TakeFullPath):
-    """Internal: a fast call on another stream than its own, for a plan whose split reductions
-    keep scratch arrays per stream (two streams sharing one arrival counter would corrupt each
-    other's sums); the full path takes that stream's scratch."""

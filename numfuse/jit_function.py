@@ -25,6 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .codegen.cuda import KernelSource, render
+from .codegen.unroll import UNROLL
 from .dtypes import check_supported
 from .errors import NumfuseWarning, ScalarOutOfRange, TakeFullPath, TracingError, UnsupportedError
 from .ir import Aval, format_graph
@@ -422,7 +423,8 @@ def strategy_text(nest) -> str:
         if nest.schedule == "2d":
             return ("2d: threads side by side take neighbouring points of the last loop, rows of "
                     "threads whole rows of the others, indexed once per row")
-        return "flat: a grid-stride loop, 4 points per thread per pass (all their loads first) for a short body, then one"
+        return (f"flat: a grid-stride loop, {UNROLL} points per thread per pass (all their loads first) for a "
+                "short body, then one")
     layout = {
         "rows": "rows: threads side by side take neighbouring reduced points of a row (a block, "
                 "or a slice of one for short rows, per row)",

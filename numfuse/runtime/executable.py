@@ -75,9 +75,11 @@ def _scalar_casts(plan: Plan) -> list[tuple[int, np.dtype]]:
     return sorted(casts, key=lambda c: (c[0], c[1].str))
 
 
+@functools.lru_cache(maxsize=None)
 def scalar_cast(dtype: np.dtype) -> Callable[[Any], Any]:
     """The cast of a scalar argument to `dtype` that NumPy's cast of an array makes: a complex
-    value cast to a real dtype keeps its real part (np.float32(1j) itself refuses)."""
+    value cast to a real dtype keeps its real part (np.float32(1j) itself refuses). One per
+    dtype, made once: the full path casts every scalar at every call."""
     make = dtype.type
     if dtype.kind not in "iuf":
         return make

@@ -107,9 +107,9 @@ def pointwise_config(nest, props: DeviceProps, threads: int | None = None, point
     """A flat kernel: a grid-stride loop over nest.outer_size points, a thread per point (or per
     `points_per_thread` points) up to WAVES waves of resident blocks, more points per thread
     beyond. A 2d kernel: pointwise_2d_config."""
-    n = nest.outer_size
     if nest.schedule == "2d":
         return pointwise_2d_config(nest, props, threads, points_per_thread)
+    n = nest.outer_size
     if props.simulated and threads is None:
         return LaunchConfig((max(1, min(SIM_GRID, -(-n // SIM_BLOCK))), 1), (SIM_BLOCK, 1))
     threads = threads or min(BLOCK, props.max_threads_per_block)
