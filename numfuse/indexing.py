@@ -8,7 +8,10 @@ An entry is one of
 - `Lin(terms, const)`: `sum(coef * var) + const`, for slices (`2*i0 + 1`) and for reshapes that
   split a dimension (`6*i0 + i1`);
 - `DivMod(inner, div, mod)`: `(inner // div) % mod`, for reshapes that merge dimensions
-  (`i0 // 6`, `i0 % 6`). A `Lin` term's variable may be a `DivMod`.
+  (`i0 // 6`, `i0 % 6`). A `Lin` term's variable may be a `DivMod`;
+- `Gathered(value)`: an index computed by the kernel (a gather's `x[idx]` reads x at the value
+  loaded from idx): `value` is that value's name in a kernel, or a key standing for it in the
+  planner. It is no domain axis: a buffer read at one keeps its own rank.
 
 Entries print as Python expressions (`2*r0 + 1`, `i0 // 6`), which is also how code generation
 renders them. Only `None` and plain variables are "plain": axis collapsing may merge those.
@@ -51,7 +54,15 @@ class DivMod:
         return text
 
 
-Entry = Union[None, int, str, Lin, DivMod]
+@dataclass(frozen=True)
+class Gathered:
+    value: Any
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+Entry = Union[None, int, str, Lin, DivMod, Gathered]
 
 
 def _atom(entry) -> str:
@@ -124,8 +135,8 @@ def variables(entry) -> set:
     """The variables an entry reads."""
     if entry is None:
         return set()
-    if is_var(entry):
-        return {entry}
+    if is_var(entry) or isinstance(entry, Gathered):
+        return {entry}  # a computed index counts as a variable: it is not a constant
     if isinstance(entry, DivMod):
         return variables(entry.inner)
     found = set()
@@ -138,7 +149,7 @@ def lift_constants(entry, name_for: Callable[[int], str]):
     """The entry with the nonzero constant of each Lin in it replaced by a variable,
     `name_for(constant)`: `i0 + 7` becomes `i0 + off0`. The result stays a Lin (never a plain
     variable), so it is still read as an index with a constant in it."""
-    if entry is None or is_var(entry):
+    if entry is None or is_var(entry) or isinstance(entry, Gathered):
         return entry
     if isinstance(entry, DivMod):
         return DivMod(lift_constants(entry.inner, name_for), entry.div, entry.mod)
@@ -150,8 +161,8 @@ def lift_constants(entry, name_for: Callable[[int], str]):
 
 def substitute(entry, fn: Callable[[Any], Any]):
     """The entry with every variable `v` replaced by `fn(v)` (a variable)."""
-    if entry is None:
-        return None
+    if entry is None or isinstance(entry, Gathered):
+        return entry
     if is_var(entry):
         return fn(entry)
     if isinstance(entry, DivMod):

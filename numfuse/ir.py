@@ -132,6 +132,9 @@ class Graph:
     # Array arguments written into: input position -> the final version, which the runtime
     # writes back into the caller's array.
     writebacks: dict[int, Var] = field(default_factory=dict)
+    # Choices the tracer made that explain reports (a matrix product fused or left to the
+    # library, with the user's line).
+    notes: list[str] = field(default_factory=list)
 
     def producers(self) -> dict[Var, Eqn]:
         return {eqn.out: eqn for eqn in self.eqns}

@@ -363,12 +363,25 @@ def explain_text(compiled: Compiled) -> str:
     )
     lines = [f"numfuse.jit({graph.name}) for ({inputs})", "", "== graph", format_graph(graph), ""]
     ratio = plan.bytes_moved / plan.min_bytes if plan.min_bytes else 1.0
+    calls = f" and {len(plan.library_steps)} library call(s)" if plan.library_steps else ""
     lines.append(
-        f"== plan: {len(plan.kernels)} kernel(s), {plan.bytes_moved} bytes moved, "
+        f"== plan: {len(plan.kernels)} kernel(s){calls}, {plan.bytes_moved} bytes moved, "
         f"minimum {plan.min_bytes} ({ratio:.2f}x); one pass per operation would move "
         f"{plan.unfused_bytes}"
     )
-    for i, (kernel, source) in enumerate(zip(plan.kernels, compiled.sources)):
+    if plan.notes:
+        lines.append("choices made when tracing:")
+        lines.extend(f"   {note}" for note in plan.notes)
+    source_of = {id(k): (i, s) for i, (k, s) in enumerate(zip(plan.kernels, compiled.sources))}
+    for step in plan.steps or plan.kernels:
+        if id(step) not in source_of:
+            lines.append("")
+            lines.append(f"-- {step.name} (after kernel #{step.after - 1})" if step.after else f"-- {step.name} (first)")
+            lines.append(f"   what: {step.reason}")
+            lines.append(f"   bytes: read {step.bytes_read}, written {step.bytes_written}")
+            continue
+        i, source = source_of[id(step)]
+        kernel = step
         lines.append("")
         lines.append(f"-- kernel #{i} {kernel.name} ({kernel.nest.kind}, {kernel.nest.strategy})")
         lines.append(f"   what: {kernel.reason}")

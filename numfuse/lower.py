@@ -24,6 +24,7 @@ import numpy as np
 
 from .collapse import build_nest, collapse_axes  # noqa: F401  (collapse_axes: re-exported)
 from .dtypes import short_name
+from .indexing import Gathered
 from .ir import Atom, Eqn, Graph, Literal, SizeConst, Var
 from .loopnest import (
     Accumulate,
@@ -37,13 +38,14 @@ from .loopnest import (
     Select,
     Store,
 )
-from .ops import ELEMENTWISE, REDUCTIONS, is_reduction
+from .ops import ELEMENTWISE, GATHER_CHECK, REDUCTIONS, is_reduction
 from .strategy import merged_phases, online_choice, online_softmax_pairs
 from .viewmaps import (
     STRUCTURAL,
     IndexMap,
     broadcast_map,
     concat_pieces,
+    gather_pieces,
     identity_map,
     operand_map,
     update_map,
@@ -202,6 +204,8 @@ class Lowerer:
             return [] if isinstance(operand, Literal) else [(operand, operand_map(eqn, imap))]
         if eqn.prim == "concatenate":
             return []  # each operand is evaluated inside its own branch (_select)
+        if eqn.prim == "gather":
+            return gather_pieces(eqn, imap, lambda j: None)[1:]  # the index arrays first
         if eqn.prim == "convert" and operand in info.scalar_inputs:
             return []
         return [(a, imap) for a in eqn.inputs if isinstance(a, Var)]
@@ -296,6 +300,8 @@ class Lowerer:
             raise NotFusable(f"{prim} cannot run inside this kernel")
         if prim == "concatenate":
             return self._select(eqn, imap, scope, out, phase)
+        if prim == "gather":
+            return self._gather(eqn, imap, scope, out, phase)
         if prim == "convert" and operand in self.info.scalar_inputs:
             # Scalars are cast on the host: the kernel gets the value in the dtype it computes in.
             return self._scalar(operand, eqn.out.aval.dtype)
@@ -312,6 +318,26 @@ class Lowerer:
         self.computed.append(eqn)
         out.append(Compute(dst, prim, args, eqn.out.aval.dtype, type_dtype))
         return dst
+
+    def _gather(self, eqn: Eqn, imap: IndexMap, scope, out: list, phase: int):
+        """`gather[axis] x idx...` at `imap`: each index loaded, wrapped where negative and
+        checked against the size of the axis it indexes (NumPy's IndexError where it is out of
+        bounds; the load then stays in bounds), and x evaluated at those computed indices."""
+        x = eqn.inputs[0]
+        axis = eqn.param("axis")
+        computed = []
+        int64 = np.dtype(np.int64)
+        for j, (index_var, bmap) in enumerate(gather_pieces(eqn, imap, lambda j: None)[1:]):
+            raw = self.value(index_var, bmap, scope, out, phase)
+            size = self._count(SizeConst(np.int64(x.aval.shape[axis + j]), ("gather", axis + j, x.aval.shape)))
+            out.append(Check(GATHER_CHECK.code, "gather_index", (raw, size), int64))
+            self.checked = True
+            dst = self.fresh()
+            out.append(Compute(dst, "gather_index", (raw, size), int64, int64))
+            computed.append(dst)
+        self.computed.append(eqn)
+        xmap = gather_pieces(eqn, imap, lambda j: Gathered(computed[j]))[0][1]
+        return self.value(x, xmap, scope, out, phase)
 
     def _select(self, eqn: Eqn, imap: IndexMap, scope, out: list, phase: int):
         """A concatenation at `imap`: the operand whose range along the axis holds the point,

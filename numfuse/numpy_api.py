@@ -21,9 +21,13 @@ from .dtypes import check_supported
 from .errors import TracingError, at_user_line, unsupported, user_line_noted
 from .numpy_complex import FUNCTIONS as COMPLEX_FUNCTIONS
 from .numpy_complex import complex_hint, refuse_complex, warn_if_imaginary_dropped
+from .numpy_functions import FUNCTIONS as COMPOSED_FUNCTIONS
 from .numpy_reductions import REDUCTION_FUNCTIONS
+from .numpy_indexing import FUNCTIONS as INDEXING_FUNCTIONS
+from .numpy_library import FUNCTIONS as LIBRARY_FUNCTIONS
+from .numpy_statistics import FUNCTIONS as STATISTICS_FUNCTIONS
 from .numpy_views import FUNCTIONS as VIEW_FUNCTIONS
-from .ops import BY_UFUNC
+from .ops import BY_UFUNC, ELEMENTWISE, MULTI_OUTPUT
 
 _PY_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 _COMPARISONS = (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal)
@@ -75,8 +79,9 @@ def _broadcast_shape(operands: list[Operand]) -> tuple[int, ...]:
         ) from None
 
 
-def _loop_dtypes(ufunc: np.ufunc, operands: list[Operand]) -> tuple[list[np.dtype], np.dtype]:
-    """The NumPy loop that runs `ufunc` on these operands: its input dtypes and output dtype."""
+def _loop_dtypes(ufunc: np.ufunc, operands: list[Operand], all_outputs: bool = False):
+    """The NumPy loop that runs `ufunc` on these operands: its input dtypes and output dtype
+    (with `all_outputs`, the list of its output dtypes)."""
     name = f"np.{ufunc.__name__}"
     if all(op.weak for op in operands):
         types = tuple(op.dtype for op in operands)
@@ -88,15 +93,16 @@ def _loop_dtypes(ufunc: np.ufunc, operands: list[Operand]) -> tuple[list[np.dtyp
         ufunc(*[op.stand_in() for op in operands])
     resolved = ufunc.resolve_dtypes(types + (None,) * ufunc.nout)
     ins, out = list(resolved[: ufunc.nin]), resolved[-1]
+    outs = list(resolved[ufunc.nin:])
     # NumPy compares Python ints with integer arrays exactly, even beyond the array's dtype
     # (a literal out of range folds to a constant, see _out_of_range_comparison). For a Python
     # int passed as an argument, whose value is unknown here, compare in int64 (uint64 arrays
     # excepted: there a negative value raises when it is passed).
     if ufunc in _COMPARISONS and any(op.tracer is not None and op.weak and op.dtype.kind in "iu" for op in operands):
         ins = [np.dtype(np.int64) if d.kind in "biu" and d != np.uint64 else d for d in ins]
-    for dtype in ins + [out]:
+    for dtype in ins + outs:
         check_supported(dtype, f"{name} computes in it")
-    return ins, out
+    return (ins, outs) if all_outputs else (ins, out)
 
 
 def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs, python_operator: bool = False) -> Any:
@@ -105,20 +111,22 @@ def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs, python_operator: bool = Fals
     an np.float64."""
     op = BY_UFUNC.get(ufunc)
     name = f"np.{ufunc.__name__}"
-    if op is None:
+    if op is None and ufunc not in MULTI_OUTPUT:
         raise unsupported(name)
     for key, value in kwargs.items():
         if key == "dtype" and value is not None:
             raise unsupported(f"{name}(..., dtype=...)", "cast the result with .astype() instead")
         if key != "casting" and value is not None:
             raise unsupported(f"{name}(..., {key}=...)")
-    if len(args) != op.nin:
-        raise TypeError(at_user_line(f"{name} takes {op.nin} arguments, got {len(args)}"))
+    if len(args) != ufunc.nin:
+        raise TypeError(at_user_line(f"{name} takes {ufunc.nin} arguments, got {len(args)}"))
     operands = [ctx.operand(a) for a in args]
     if python_operator and all(o.weak for o in operands):
         operands = _python_bools_as_ints(ctx, ufunc, operands)
         if ufunc is np.power:
             operands = _python_negative_power(ctx, operands)
+    if op is None:
+        return _apply_multi_output(ctx, ufunc, operands, python_operator)
     ins, out = _loop_dtypes(ufunc, operands)  # NumPy checks the loop before the shapes
     shape = _broadcast_shape(operands)
     constant = _out_of_range_comparison(ufunc, operands, ins)
@@ -130,11 +138,30 @@ def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs, python_operator: bool = Fals
         fast = _power_fast_path(ctx, operands, ins, python_operator)
         if fast is not None:
             return fast
+    if op.half is not None and ins[op.type_from] == np.float16:
+        op = ELEMENTWISE[op.half]
     if op.template(ins[op.type_from]) is None:
         raise unsupported(f"{name} on {ins[op.type_from]}", complex_hint() if ins[op.type_from].kind == "c" else "")
     atoms = [ctx.coerce(o, dtype, shape) for o, dtype in zip(operands, ins)]
     weak = python_operator and all(o.weak for o in operands) and out.kind in "bifc"
     return ctx.bind(op.name, atoms, shape, out, weak=weak, numpy_scalar=True)
+
+
+def _apply_multi_output(ctx, ufunc: np.ufunc, operands: list[Operand], python_operator: bool) -> tuple:
+    """np.divmod, np.frexp, np.modf: a tuple of one op per output (ops.MULTI_OUTPUT), each typed
+    by the ufunc's own loop. divmod(a, b) of two Python scalars gives Python scalars, as Python's."""
+    name = f"np.{ufunc.__name__}"
+    ins, outs = _loop_dtypes(ufunc, operands, all_outputs=True)
+    shape = _broadcast_shape(operands)
+    parts = [ELEMENTWISE[part] for part in MULTI_OUTPUT[ufunc]]
+    for part in parts:
+        if part.template(ins[part.type_from]) is None:
+            raise unsupported(f"{name} on {ins[part.type_from]}",
+                              complex_hint() if ins[part.type_from].kind == "c" else "")
+    atoms = [ctx.coerce(o, dtype, shape) for o, dtype in zip(operands, ins)]
+    weak = python_operator and all(o.weak for o in operands)
+    return tuple(ctx.bind(part.name, atoms, shape, out, weak=weak and out.kind in "bifc", numpy_scalar=True)
+                 for part, out in zip(parts, outs))
 
 
 _PY_COMPARE = {np.equal: "__eq__", np.not_equal: "__ne__", np.less: "__lt__", np.less_equal: "__le__",
@@ -253,7 +280,7 @@ def _clip(ctx, a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoV
     lo = None if a_min is np._NoValue and min is np._NoValue else (a_min if a_min is not np._NoValue else min)
     hi = None if a_max is np._NoValue and max is np._NoValue else (a_max if a_max is not np._NoValue else max)
     if lo is None and hi is None:
-        raise ValueError(at_user_line("One of max or min must be given"))
+        return apply_ufunc(ctx, np.positive, (a,), {})  # NumPy 2: np.positive(a), a copy
     # clip(a, lo, hi) is minimum(maximum(a, lo), hi) with NaN propagating, as NumPy's clip loop,
     # computed in the dtype NumPy's clip picks for these operands.
     x, low, high = (None if v is None else ctx.operand(v) for v in (a, lo, hi))
@@ -377,7 +404,11 @@ def _result_type(ctx, *arrays_and_dtypes):
 FUNCTIONS: dict[Callable, Callable] = {
     **REDUCTION_FUNCTIONS,
     **VIEW_FUNCTIONS,
+    **LIBRARY_FUNCTIONS,
+    **INDEXING_FUNCTIONS,
+    **STATISTICS_FUNCTIONS,
     **COMPLEX_FUNCTIONS,
+    **COMPOSED_FUNCTIONS,
     np.where: _where,
     np.clip: _clip,
     np.zeros_like: _zeros_like,
@@ -421,6 +452,9 @@ OPERATORS: dict[str, np.ufunc] = {
     "and": np.bitwise_and,
     "or": np.bitwise_or,
     "xor": np.bitwise_xor,
+    "lshift": np.left_shift,
+    "rshift": np.right_shift,
+    "divmod": np.divmod,
     "lt": np.less,
     "le": np.less_equal,
     "gt": np.greater,

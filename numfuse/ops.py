@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from . import scalar_impl as S
+from . import scalar_impl_bits as B
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,12 @@ class RuntimeCheck:
 # code -> (exception, message): NumPy's own.
 RUNTIME_ERRORS: dict[int, tuple[type, str]] = {
     1: (ValueError, "Integers to negative integer powers are not allowed."),
+    2: (IndexError, "index out of bounds: an index array held an index beyond its axis's size"),
 }
 
 _NEGATIVE_INT_POWER = RuntimeCheck(1, S.negative_exponent, reads=(1,))
+# A gather's index against the size of the axis it indexes (numpy_indexing.py).
+GATHER_CHECK = RuntimeCheck(2, S.index_out_of_bounds, reads=(0,))
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,9 @@ class ElementwiseOp:
     # Which operand's dtype the template's T(...) means (where: the value operands, not the mask).
     type_from: int = 0
     checks: dict[str, RuntimeCheck] = field(default_factory=dict, repr=False)
+    # The op that computes float16 loops, where computing in float16's compute dtype (float32)
+    # and rounding would not give NumPy's result (nextafter steps by float16's ulp).
+    half: str | None = None
 
     def check(self, dtype: np.dtype) -> RuntimeCheck | None:
         return self.checks.get(np.dtype(dtype).kind)
@@ -122,7 +129,7 @@ def _real(fn):
     return {"i": fn, "u": fn, "f": fn}
 
 
-def _ew(ufunc, impls, name=None, nin=None, type_from=0, checks=None):
+def _ew(ufunc, impls, name=None, nin=None, type_from=0, checks=None, half=None):
     return ElementwiseOp(
         name=name or ufunc.__name__,
         nin=nin if nin is not None else ufunc.nin,
@@ -130,6 +137,7 @@ def _ew(ufunc, impls, name=None, nin=None, type_from=0, checks=None):
         ufunc=ufunc,
         type_from=type_from,
         checks=checks or {},
+        half=half,
     )
 
 
@@ -172,6 +180,11 @@ _ELEMENTWISE = [
     _ew(np.bitwise_or, _ints(S.bitwise_or)),
     _ew(np.bitwise_xor, _ints(S.bitwise_xor)),
     _ew(np.invert, {"b": S.invert_bool, "i": S.invert_int, "u": S.invert_int}),
+    _ew(np.left_shift, {"i": B.left_shift_int, "u": B.left_shift_unsigned}),
+    _ew(np.right_shift, {"i": B.right_shift_int, "u": B.right_shift_unsigned}),
+    _ew(np.bitwise_count, {"i": B.bitwise_count, "u": B.bitwise_count}),
+    _ew(np.gcd, {"i": B.gcd, "u": B.gcd}),
+    _ew(np.lcm, {"i": B.lcm, "u": B.lcm}),
     _ew(np.logical_and, {"b": S.logical_and, **_num(S.logical_and_num)}),
     _ew(np.logical_or, {"b": S.logical_or, **_num(S.logical_or_num)}),
     _ew(np.logical_xor, {"b": S.logical_xor, **_num(S.logical_xor_num)}),
@@ -185,6 +198,7 @@ _ELEMENTWISE = [
     _ew(np.log1p, _float(S.log1p)),
     _ew(np.expm1, _float(S.expm1)),
     _ew(np.sqrt, _float(S.sqrt)),
+    _ew(np.cbrt, _float(B.cbrt)),
     # trigonometric and hyperbolic
     _ew(np.sin, _float(S.sin)),
     _ew(np.cos, _float(S.cos)),
@@ -218,15 +232,37 @@ _ELEMENTWISE = [
     _ew(np.isinf, {"b": S.never, "i": S.never, "u": S.never, "f": S.isinf_float}),
     _ew(np.isfinite, {"b": S.always, "i": S.always, "u": S.always, "f": S.isfinite_float}),
     _ew(np.signbit, _float(S.signbit)),
+    # floating-point representation (ldexp's exponent operand is an int32 or int64 loop dtype)
+    _ew(np.ldexp, _float(B.ldexp)),
+    _ew(np.nextafter, _float(B.nextafter), half="nextafter_half"),
+    _ew(np.spacing, _float(B.spacing), half="spacing_half"),
+    ElementwiseOp("nextafter_half", 2, _float(B.nextafter_half)),
+    ElementwiseOp("spacing_half", 1, _float(B.spacing_half)),
+    # the outputs of the two-output ufuncs, one op each (see MULTI_OUTPUT)
+    ElementwiseOp("frexp_mantissa", 1, _float(B.frexp_mantissa)),
+    ElementwiseOp("frexp_exponent", 1, _float(B.frexp_exponent)),
+    ElementwiseOp("modf_fraction", 1, _float(B.modf_fraction)),
+    ElementwiseOp("modf_integral", 1, _float(B.modf_integral)),
     # not ufuncs: np.where's select, and the parts of a complex value (x.real, x.imag; of a real
     # value they are the value itself and zeros, which the tracer makes without an operation)
     ElementwiseOp("where", 3, {**_all(S.where), "c": S.where}, type_from=1),
     ElementwiseOp("real", 1, {"c": S.real_part}),
     ElementwiseOp("imag", 1, {"c": S.imag_part}),
+    # a gather's index (int64) wrapped where negative and kept in bounds, against the size
+    ElementwiseOp("gather_index", 2, {"i": S.gather_index}, checks={"i": GATHER_CHECK}),
 ]
 
 ELEMENTWISE: dict[str, ElementwiseOp] = {op.name: op for op in _ELEMENTWISE}
 BY_UFUNC: dict[np.ufunc, ElementwiseOp] = {op.ufunc: op for op in _ELEMENTWISE if op.ufunc}
+
+# Ufuncs with two outputs: one elementwise op per output, each on all of the ufunc's inputs and
+# typed by the ufunc's own loop (np.divmod's outputs are np.floor_divide's and np.remainder's,
+# bit for bit, signed zeros, inf and NaN included).
+MULTI_OUTPUT: dict[np.ufunc, tuple[str, ...]] = {
+    np.divmod: ("floor_divide", "remainder"),
+    np.frexp: ("frexp_mantissa", "frexp_exponent"),
+    np.modf: ("modf_fraction", "modf_integral"),
+}
 
 REDUCTIONS: dict[str, ReduceOp] = {
     op.name: op

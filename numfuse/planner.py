@@ -30,10 +30,13 @@ import numpy as np
 
 from .errors import UnsupportedError
 from .ir import Graph, Literal, Var, var_names
+from .library_ops import is_library
 from .loopnest import LoopNest
 from .lower import GraphInfo, KernelSpec, Lowered, Lowerer, NotFusable, reduction_map
 from .ops import is_reduction
-from .viewmaps import STRUCTURAL, IndexMap, concat_pieces, identity_map, operand_map, update_map
+from .plan_steps import LibraryStep, library_steps_of
+from .indexing import Gathered
+from .viewmaps import STRUCTURAL, IndexMap, concat_pieces, gather_pieces, identity_map, operand_map, update_map
 
 
 @dataclass
@@ -103,12 +106,21 @@ class Plan:
     # What one pass per operation would move, as NumPy or CuPy run the graph (eager_bytes of
     # every live equation, once): fusion saves unfused_bytes - bytes_moved.
     unfused_bytes: int = 0
+    # Every step in the order it runs: the kernels above, and library calls between them.
+    steps: list = field(default_factory=list)
+    # Choices made while tracing (a product fused or left to the library), for explain.
+    notes: list = field(default_factory=list)
+
+    @property
+    def library_steps(self) -> list[LibraryStep]:
+        return [s for s in self.steps if isinstance(s, LibraryStep)]
 
     @property
     def bytes_moved(self) -> int:
         """Modeled global-memory traffic: every buffer a kernel reads (once; a buffer whose rows
-        do not fit on chip, its uncached part once per phase), plus what it writes."""
-        return sum(k.bytes_moved for k in self.kernels)
+        do not fit on chip, its uncached part once per phase), plus what it writes; a library
+        call, its inputs and outputs once each."""
+        return sum(k.bytes_moved for k in self.kernels) + sum(s.bytes_moved for s in self.library_steps)
 
     @property
     def min_bytes(self) -> int:
@@ -122,9 +134,15 @@ class Plan:
 
 
     def __str__(self) -> str:
-        lines = [f"plan: {len(self.kernels)} kernel(s), {self.bytes_moved} bytes moved (minimum {self.min_bytes})"]
-        for i, k in enumerate(self.kernels):
-            lines.append(f"#{i} {k.name}: {k.reason}")
+        calls = f" + {len(self.library_steps)} library call(s)" if self.library_steps else ""
+        lines = [f"plan: {len(self.kernels)} kernel(s){calls}, {self.bytes_moved} bytes moved (minimum {self.min_bytes})"]
+        i = 0
+        for step in self.steps or self.kernels:
+            if isinstance(step, LibraryStep):
+                lines.append(f"{step.name}: {step.reason}")
+            else:
+                lines.append(f"#{i} {step.name}: {step.reason}")
+                i += 1
         return "\n".join(lines)
 
 
@@ -181,6 +199,7 @@ class Planner:
         # must be stored for later kernels to load (see _materialize).
         self.temp_for: dict[Var, Var] = {}  # an update's right side computed first -> the update
         self._materialize()
+        self._materialize_library_inputs()
         # Versions of a strided argument live in its buffer: they are strided too.
         self.info.strided |= {v for v, root in self.info.family.items() if root in self.info.strided}
         # depth: the level of the last kernel whose reductions a value needs (a reduction: its own
@@ -192,6 +211,11 @@ class Planner:
         for e in self.eqns:
             if is_reduction(e.prim):
                 self._level_reduction(e)
+            elif is_library(e.prim):
+                # After every kernel that writes its inputs; later kernels load its outputs.
+                level = max((self._written_level(a) for a in e.inputs if isinstance(a, Var)), default=0)
+                self.store_level[e.out] = level
+                self.depth[e.out] = level + 1
             else:
                 below = [self.depth.get(a, 0) for a in e.inputs if isinstance(a, Var)]
                 level = max(below, default=0)
@@ -201,6 +225,43 @@ class Planner:
                 self.depth[e.out] = level
         self.specs: list[KernelSpec] = []
         self.notes: dict[int, list[str]] = {}  # spec position -> why values could not join others
+
+    def _written_level(self, var: Var) -> int:
+        """The level of the kernel (or library call) that writes `var`'s buffer (0: an argument)."""
+        if var in self.store_level:
+            return self.store_level[var]
+        producer = self.producers.get(var)
+        if producer is not None and is_reduction(producer.prim):
+            return self.depth[var]
+        return 0
+
+    def _materialize_library_inputs(self) -> None:
+        """A library call reads whole arrays from memory: each input an equation computes is
+        stored by a kernel before it (its producers fused there)."""
+        info = self.info
+        for e in self.eqns:
+            if not is_library(e.prim):
+                continue
+            info.materialized.add(e.out)
+            for atom in e.inputs:
+                if atom in info.scalar_inputs:
+                    raise UnsupportedError(
+                        f"{self.names[atom]}, a scalar argument, is an operand of {e.prim}: pass it as a 0-d array"
+                    )
+                if isinstance(atom, Var) and atom not in info.buffer_inputs and self.transposed_view(atom) is None:
+                    info.materialized.add(atom)
+
+    def transposed_view(self, var: Var) -> tuple[Var, tuple[int, ...]] | None:
+        """(buffer, perm) where `var` is a transpose of an argument or constant, which a
+        library call reads in place (`x.T @ y`); else None."""
+        perm = tuple(range(var.aval.ndim))
+        while var not in self.info.buffer_inputs:
+            eqn = self.producers.get(var)
+            if eqn is None or eqn.prim != "transpose" or var in self.info.materialized:
+                return None
+            perm = tuple(eqn.param("perm")[p] for p in perm)
+            var = eqn.inputs[0]
+        return (var, perm) if var not in self.info.scalar_inputs else None
 
     def _materialize(self) -> None:
         """Which values later kernels load rather than recompute: every version of an updated
@@ -250,6 +311,9 @@ class Planner:
                 stack.append((producer.inputs[0], operand_map(producer, imap)))
             elif producer.prim == "concatenate":
                 stack.extend((a, m) for a, m, _, _ in concat_pieces(producer, imap))
+            elif producer.prim == "gather":
+                # x at points computed from the index arrays: a key stands for each.
+                stack.extend(gather_pieces(producer, imap, lambda j, e=producer: Gathered((e.out.id, j))))
             else:
                 stack.extend((a, imap) for a in producer.inputs)
         return found
@@ -315,13 +379,13 @@ class Planner:
 
     def _place(self, var: Var) -> None:
         eqn = self.producers[var]
-        materialized = var in self.info.materialized
-        depth = self.store_level[var] if materialized else self.depth[var]
         if is_reduction(eqn.prim):
             spec = self._spec_of(self.info.owner[var])
             if var not in spec.epilogue_stores:
                 spec.epilogue_stores.append(var)
             return
+        materialized = var in self.info.materialized
+        depth = self.store_level[var] if materialized else self.depth[var]
         refusals = []
         for spec in self.specs:
             if spec.kind == "reduction" and spec.index[0] == depth:
@@ -372,7 +436,9 @@ class Planner:
         inputs = set(self.graph.inputs) | set(self.graph.consts)
         placed = set()
         for e in self.eqns:
-            if e.prim == "update":
+            if is_library(e.prim):
+                placed.add(e.out)  # written by its library call
+            elif e.prim == "update":
                 # The right side evaluated over the region and stored into it, in place: after
                 # every kernel of its level, so after every earlier reader of the old values.
                 index = (self.store_level[e.out], 2, len(self.specs))
@@ -390,13 +456,24 @@ class Planner:
         order = sorted(range(len(self.specs)), key=lambda i: self.specs[i].index)
         specs = [self.specs[i] for i in order]
         notes = [self.notes.get(i, []) for i in order]
+        # Library calls run after every kernel of their level (index (level, 3, position)).
+        library = []
+        for position, group in enumerate(library_steps_of(self.eqns)):
+            index = (self.store_level[group[0].out], 3, position)
+            after = sum(1 for s in specs if s.index < index)
+            views = {a: self.transposed_view(a) for a in group[0].inputs if a not in self.info.buffer_inputs}
+            views = {a: view for a, view in views.items() if view is not None}
+            library.append(LibraryStep(group, after, stored_inputs=[
+                a for a in group[0].inputs if a not in self.info.buffer_inputs and a not in views
+            ], views=views))
         renumber = {s.index: i for i, s in enumerate(specs)}
         for s in specs:
             s.index = renumber[s.index]
         self.info.owner = {v: renumber[i] for v, i in self.info.owner.items()}
         # Lower until every reduction result that a later kernel loads is stored by its owner.
         while True:
-            self.info.stored_by = {}
+            # A library call's outputs count as stored between the kernels it runs between.
+            self.info.stored_by = {v: step.after - 0.5 for step in library for v in step.outputs}
             for s in specs:
                 for v in s.body_stores + s.final_stores + s.epilogue_stores:
                     self.info.stored_by.setdefault(v, s.index)
@@ -417,7 +494,11 @@ class Planner:
             )
             for s, low, note in zip(specs, lowered, notes)
         ]
-        self._check_versions(kernels)
+        steps = list(kernels)
+        for step in reversed(library):
+            steps.insert(step.after, step)
+            step.reason = self._library_reason(step)
+        self._check_versions(steps)
         outputs = [self._output_source(a) for a in self.graph.outputs]
         returned = {o.var for o in outputs}
         temporaries = [v for v in self.info.stored_by if v not in returned and v not in self.info.family]
@@ -431,7 +512,18 @@ class Planner:
         scalars = frozenset(self.info.scalar_inputs.values())
         unfused = sum(eager_bytes(e, self.producers) for e in self.eqns)
         aliases = {v: root for v, root in self.info.family.items() if v is not root}
-        return Plan(self.graph, kernels, outputs, self.names, temporaries, arrays_read, scalars, aliases, unfused)
+        return Plan(self.graph, kernels, outputs, self.names, temporaries, arrays_read, scalars, aliases, unfused,
+                    steps, list(self.graph.notes))
+
+    def _library_reason(self, step: LibraryStep) -> str:
+        n = self.names
+        outs = ", ".join(n[v] for v in step.outputs)
+        ins = ", ".join(n[v] for v in step.inputs)
+        text = f"{step.op.what}: {outs} = {step.prim} {ins}; a library call (numfuse generates no loop nest for it)"
+        stored = [f"{n[v]} from {_writer_text(self.info.stored_by.get(v))}" for v in step.stored_inputs]
+        if stored:
+            text += f"; reads {', '.join(stored)}, its producers fused there"
+        return text
 
     def _check_versions(self, kernels) -> None:
         """Updates write into a buffer that every version of the array shares: no kernel may
@@ -440,6 +532,15 @@ class Planner:
         current = {root: root for root in family.values()}
         n = self.names
         for i, k in enumerate(kernels):
+            if isinstance(k, LibraryStep):
+                for var in k.buffers_read:
+                    if var in family and current[family[var]] is not var:
+                        raise UnsupportedError(
+                            f"{k.name} would read {n[var]} after its buffer was overwritten in place "
+                            f"by a later version ({n[current[family[var]]]}); copy the array "
+                            f"(.copy()) before updating it if you need its old values later"
+                        )
+                continue
             update = k.spec.update
             for var in k.reads:
                 if var in family and current[family[var]] is not var:
@@ -493,7 +594,7 @@ class Planner:
         whys = []
         if needs:
             used = ", ".join(
-                f"{n[v]} from #{self.info.stored_by.get(v, self.info.owner.get(v))}"
+                f"{n[v]} from " + _writer_text(self.info.stored_by.get(v, self.info.owner.get(v)))
                 for v in low.reads
                 if v in self.info.stored_by
             )
@@ -513,6 +614,11 @@ class Planner:
             else:
                 whys.append(f"its domain {_shape_str(spec.domain)} differs from #{earlier.index}'s")
         return text + "; split because " + "; ".join(dict.fromkeys(whys))
+
+
+def _writer_text(index) -> str:
+    """Who wrote a buffer: kernel #i, or a library call (stored_by between two kernels)."""
+    return f"#{index}" if isinstance(index, int) else "a library call"
 
 
 def plan(graph: Graph, scalar_inputs: set[int] = frozenset(), strided_inputs: set[int] = frozenset()) -> Plan:

@@ -13,9 +13,15 @@ from typing import Callable
 
 import numpy as np
 
-from . import numpy_api, numpy_complex, numpy_reductions, numpy_views, viewmaps
+from . import numpy_api, numpy_complex, numpy_functions, numpy_indexing, numpy_library, numpy_reductions, numpy_views, viewmaps
 from .errors import TracingError, UnsupportedError, at_user_line, unsupported
 from .ir import Aval, Var
+
+
+def _refuse_write(tracer, numpy_message: str):
+    if isinstance(tracer._readonly, str):
+        raise unsupported(tracer._readonly, "index with a static int (numfuse.jit(static_argnames=...)) to get a view")
+    raise ValueError(at_user_line(numpy_message))
 
 
 class UnsupportedAttributeError(UnsupportedError, AttributeError):
@@ -73,7 +79,9 @@ class Tracer:
         self._argument = argument
         self._view = False
         self._input_position = None  # for a scalar argument: its position among traced inputs
-        self._readonly = False  # NumPy refuses writes (a broadcast view)
+        # NumPy refuses writes (a broadcast view): True; or a str, the refusal of numfuse, where
+        # NumPy's result would be a view but numfuse's is a copy (x[k] for a traced index k).
+        self._readonly = False
 
     # -- attributes ----------------------------------------------------------------------------
     _aval = property(lambda self: self._var.aval)
@@ -93,8 +101,16 @@ class Tracer:
         if kwargs.get("out") is not None:
             raise unsupported(f"np.{ufunc.__name__}(..., out=...)", "write `x = ...` instead")
         kwargs.pop("out", None)
+        if ufunc is np.matmul and method == "__call__":
+            if kwargs:
+                raise unsupported(f"np.matmul(..., {', '.join(kwargs)}=...)")
+            return numpy_library.matmul(self._ctx, *inputs)
+        if method == "__call__" and ufunc in numpy_functions.COMPOSED_UFUNCS:
+            return numpy_functions.COMPOSED_UFUNCS[ufunc](self._ctx, *inputs, **kwargs)
         if method == "__call__":
             return numpy_api.apply_ufunc(self._ctx, ufunc, inputs, kwargs)
+        if method == "outer":
+            return numpy_functions.ufunc_outer(self._ctx, ufunc, inputs, kwargs)
         if method == "reduce":
             return numpy_reductions.ufunc_reduce(self._ctx, ufunc, inputs, kwargs)
         raise unsupported(f"np.{ufunc.__name__}.{method}")
@@ -129,6 +145,8 @@ class Tracer:
     __ifloordiv__, __imod__ = _inplace(np.floor_divide), _inplace(np.remainder)
     __ipow__, __iand__ = _inplace(np.power), _inplace(np.bitwise_and)
     __ior__, __ixor__ = _inplace(np.bitwise_or), _inplace(np.bitwise_xor)
+    __ilshift__, __irshift__ = _inplace(np.left_shift), _inplace(np.right_shift)
+    __divmod__, __rdivmod__ = _binary(np.divmod), _binary(np.divmod, True)
 
     def _update_in_place(self, ufunc, other):
         """`x op= y`: NumPy writes into x's memory, so every name for x sees the new value. An
@@ -137,7 +155,7 @@ class Tracer:
         if self._weak or self._numpy_scalar:
             return result  # Python and NumPy scalars are immutable: `s += 1` rebinds s
         if self._readonly:
-            raise ValueError(at_user_line("output array is read-only"))
+            _refuse_write(self, "output array is read-only")
         other_operand = self._ctx.operand(other)
         with np.errstate(all="ignore"):
             ufunc(np.empty((0,), self.dtype), other_operand.stand_in(), out=np.empty((0,), self.dtype))
@@ -158,7 +176,7 @@ class Tracer:
         """Write `value` into this array at the points `at` (an index into it for each point
         of a region of `shape`; see viewmaps.At)."""
         if self._readonly:
-            raise ValueError(at_user_line("assignment destination is read-only"))
+            _refuse_write(self, "assignment destination is read-only")
         ctx = self._ctx
         var = self._var
         if not ctx.owns(self, var):
@@ -167,12 +185,38 @@ class Tracer:
         self._var = ctx.update_var(var, at, shape, value)
 
     def __matmul__(self, other):
-        raise unsupported("the @ operator (np.matmul)")
+        return numpy_library.matmul(self._ctx, self, other, "the @ operator")
 
-    __rmatmul__ = __matmul__
+    def __rmatmul__(self, other):
+        return numpy_library.matmul(self._ctx, other, self, "the @ operator")
 
-    def __divmod__(self, other):
-        raise unsupported("divmod (np.divmod)")
+    def __imatmul__(self, other):
+        # NumPy computes the product into a new array, then copies it into self.
+        result = numpy_library.matmul(self._ctx, self, other, "the @= operator")
+        if result.shape != self.shape:
+            raise ValueError(at_user_line(
+                f"matmul: Output operand 0 has a mismatch in its core dimension"))
+        self[...] = result
+        return self
+
+    def dot(self, b, out=None):
+        return numpy_library.dot(self._ctx, self, b, out)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return np.cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return np.cumprod(self, axis, dtype, out)
+
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+        return np.argsort(self, axis, kind, order, stable=stable)
+
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        """In place, as ndarray.sort: the sorted values written into this array."""
+        self[...] = np.sort(self, axis, kind, order, stable=stable)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        self[...] = np.partition(self, kth, axis, kind, order)
 
     # -- Python conversions that need values ---------------------------------------------------
     def __bool__(self):
@@ -211,6 +255,8 @@ class Tracer:
         ctx = self._ctx
         if self._numpy_scalar and not self.shape:
             raise IndexError(at_user_line("invalid index to scalar variable."))
+        if numpy_indexing.is_advanced(ctx, index):
+            return numpy_indexing.getitem(ctx, self, index)  # a gather: a new array
         region, sliced, final, scalar = numpy_views.parse_index(self.shape, index)
 
         def make(var):
@@ -225,6 +271,11 @@ class Tracer:
         into the buffer of the array that a is a view of."""
         if self._weak or self._numpy_scalar:
             raise TypeError(at_user_line("a scalar does not support item assignment"))
+        if numpy_indexing.is_advanced(self._ctx, index):
+            raise unsupported(
+                "writing through integer-array or boolean-mask indices (x[idx] = v, x[mask] = v)",
+                "write np.where(mask, v, x) for a mask",
+            )
         region, sliced, final, _ = numpy_views.parse_index(self.shape, index)
         operand = self._ctx.operand(value)
         numpy_views.value_into(final, operand.shape)

@@ -574,3 +574,24 @@ def real_part(a):
 
 def imag_part(a):
     return a.imag
+
+
+def gather_index(i, n):
+    # NumPy wraps a negative index once; one still out of range was reported by
+    # index_out_of_bounds, and is kept in range here so that the load stays in bounds.
+    j = i
+    if j < T(0):
+        j = j + n
+    if j < T(0):
+        j = T(0)
+    if j >= n:
+        j = n - T(1)
+    return j
+
+
+def index_out_of_bounds(i, n):
+    # Where NumPy raises IndexError for an index array's value (see ops.RUNTIME_ERRORS).
+    bad = i >= n
+    if i < T(0) - n:
+        bad = True
+    return bad

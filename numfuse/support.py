@@ -11,24 +11,26 @@ from __future__ import annotations
 from .dtypes import COMPLEX, REAL
 from .numpy_api import FUNCTIONS, SUPPORTED_ATTRIBUTES, SUPPORTED_METHODS, function_name
 from .numpy_complex import complex_operations
-from .ops import BY_UFUNC, REDUCTIONS
+from .ops import BY_UFUNC, MULTI_OUTPUT, REDUCTIONS
 
-_OPERATORS = r"`+ - * / // % **`, unary `- + abs() ~`, `== != < <= > >=`, `&`, `\|`, `^`, in-place `+=` `-=` ... (on locals, arguments and any view of them)"
+_OPERATORS = r"`+ - * / // % **`, `divmod()`, unary `- + abs() ~`, `== != < <= > >=`, `&`, `\|`, `^`, `<<`, `>>`, in-place `+=` `-=` `<<=` ... (on locals, arguments and any view of them)"
 
 _GROUPS = [
     ("Arithmetic", ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power",
-                    "negative", "positive", "absolute", "fabs", "square", "reciprocal", "sign", "conjugate"]),
+                    "negative", "positive", "absolute", "fabs", "square", "reciprocal", "sign", "conjugate",
+                    "divmod", "gcd", "lcm"]),
     ("Comparison and selection", ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                                   "maximum", "minimum", "fmax", "fmin"]),
-    ("Bitwise and logical", ["bitwise_and", "bitwise_or", "bitwise_xor", "invert", "logical_and",
-                             "logical_or", "logical_xor", "logical_not"]),
+    ("Bitwise and logical", ["bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift",
+                             "bitwise_count", "logical_and", "logical_or", "logical_xor", "logical_not"]),
     ("Exponents and logarithms", ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logaddexp",
-                                  "logaddexp2", "sqrt"]),
+                                  "logaddexp2", "sqrt", "cbrt"]),
     ("Trigonometric and hyperbolic", ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "hypot",
                                       "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "copysign",
                                       "deg2rad", "radians", "rad2deg", "degrees"]),
-    ("Rounding", ["floor", "ceil", "trunc", "rint"]),
+    ("Rounding", ["floor", "ceil", "trunc", "rint", "modf"]),
     ("Classification", ["isnan", "isinf", "isfinite", "signbit", "heaviside"]),
+    ("Floating-point representation", ["frexp", "ldexp", "nextafter", "spacing"]),
 ]
 
 
@@ -42,7 +44,7 @@ def _dtype_names() -> str:
 
 
 def supported_operations_markdown() -> str:
-    ufuncs = {u.__name__ for u in BY_UFUNC}
+    ufuncs = {u.__name__ for u in BY_UFUNC} | {u.__name__ for u in MULTI_OUTPUT}
     grouped = {name for _, names in _GROUPS for name in names}
     missing = sorted(ufuncs - grouped)
     assert not missing, f"ufuncs missing from the docs groups: {missing}"

@@ -53,6 +53,7 @@ class TraceContext(Layouts):
         self.consts: dict[Var, np.ndarray] = {}
         self._const_by_id: dict[int, tuple[np.ndarray, Var]] = {}
         self._cse: dict[tuple, Var] = {}
+        self.notes: list[str] = []  # see Graph.notes
         super().__init__()  # strides, family, latest, owner: see layouts.py
 
     # -- values --------------------------------------------------------------------------------
@@ -256,7 +257,8 @@ class TraceContext(Layouts):
         return result
 
     def graph(self, outputs: list[Atom], name: str, writebacks=None) -> Graph:
-        graph = Graph(list(self.inputs), list(self.eqns), outputs, dict(self.consts), name, writebacks or {})
+        graph = Graph(list(self.inputs), list(self.eqns), outputs, dict(self.consts), name, writebacks or {},
+                      list(dict.fromkeys(self.notes)))
         check_graph(graph)
         return graph
 
@@ -289,6 +291,9 @@ def flatten_outputs(value, leaves: list) -> Any:
     if isinstance(value, Tracer):
         leaves.append(value)
         return ("__leaf__", len(leaves) - 1)
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        # A namedtuple (np.linalg's results): rebuilt as its own type.
+        return ("__namedtuple__", (type(value), [flatten_outputs(v, leaves) for v in value]))
     if isinstance(value, tuple):
         return ("__tuple__", [flatten_outputs(v, leaves) for v in value])
     if isinstance(value, list):
@@ -304,6 +309,8 @@ def unflatten_outputs(tree, values: Sequence) -> Any:
         return values[body]
     if tag == "__tuple__":
         return tuple(unflatten_outputs(t, values) for t in body)
+    if tag == "__namedtuple__":
+        return body[0](*(unflatten_outputs(t, values) for t in body[1]))
     if tag == "__list__":
         return [unflatten_outputs(t, values) for t in body]
     if tag == "__dict__":

@@ -163,3 +163,16 @@ def update_map(eqn: Eqn) -> IndexMap:
     """The points of its array an update writes, over its region's identity map (the update
     kernel's domain is the region)."""
     return eqn.param("at").entries
+
+
+def gather_pieces(eqn: Eqn, imap: IndexMap, index_entry) -> list[tuple]:
+    """What `gather[axis] x i1 ... ik` read at `imap` reads: each index array (all of one
+    broadcast shape B, which replaced x's axes axis .. axis+k-1 in the result) at imap's entries
+    for B, and x at imap with those axes indexed by `index_entry(j)` for the j-th index array
+    (an indexing.Gathered: the index the kernel computes from it)."""
+    axis = eqn.param("axis")
+    indices = eqn.inputs[1:]
+    nb = indices[0].aval.ndim
+    bmap = imap[axis:axis + nb]
+    xmap = imap[:axis] + tuple(index_entry(j) for j in range(len(indices))) + imap[axis + nb:]
+    return [(eqn.inputs[0], xmap)] + [(i, bmap) for i in indices]

@@ -27,6 +27,7 @@ from ..loopnest import ERRORS_BUFFER
 from ..ops import RUNTIME_ERRORS
 from ..planner import Plan
 from .arrays import CallArrays, prepare_call
+from .library_calls import run_step
 from .device import LaunchConfig, backend
 from .launch import (
     STATIC_SHARED_BYTES,
@@ -103,6 +104,10 @@ class Executable:
             for kernel, source in zip(plan.kernels, sources)
         ]
         self.checks_errors = any(arg[0] == "errors" for launch in self.launches for arg in launch.args)
+        # What a call runs, in order: ("kernel", launch index) or ("library", LibraryStep).
+        position = {id(k): i for i, k in enumerate(plan.kernels)}
+        self.order = [("kernel", position[id(s)]) if id(s) in position else ("library", s)
+                      for s in (plan.steps or plan.kernels)]
         self.autotune = autotune
         self.cuda_graphs = cuda_graphs  # multi-kernel fast calls as one CUDA graph (graphs.py)
         self._tuned: set[int] = set()
@@ -205,6 +210,7 @@ class Executable:
                 env[var] = device
         aliases = self.plan.aliases
         written = [v for k in self.plan.kernels for v in k.writes]
+        written += [v for step in self.plan.library_steps for v in step.outputs]
         empty_outputs = [o.var for o in self.plan.outputs if o.kind == "buffer"]
         roots = list(dict.fromkeys(aliases.values()))
         for var in written + empty_outputs + roots:
@@ -214,7 +220,10 @@ class Executable:
             env[var] = env[root]  # a version of an updated array: its updates write in place
         errors = call.upload(np.zeros(1, np.int32)) if self.checks_errors else None
         with self.backend.launching():
-            for i in range(len(self.launches)):
+            for kind, i in self.order:
+                if kind == "library":
+                    run_step(call, i, env)
+                    continue
                 if self.launches[i].empty:
                     continue
                 if self.autotune and i not in self._tuned:

@@ -45,3 +45,7 @@ copysign = np.copysign
 isnan = np.isnan
 isinf = np.isinf
 isfinite = np.isfinite
+# frexp returns (mantissa, int32 exponent) as the device's; ldexp takes an int32 exponent.
+frexp = np.frexp
+ldexp = np.ldexp
+nextafter = np.nextafter

@@ -34,7 +34,7 @@ OPERATOR_FORMS = {
     np.bitwise_xor: "{0} ^ {1}", np.less: "{0} < {1}", np.less_equal: "{0} <= {1}",
     np.greater: "{0} > {1}", np.greater_equal: "{0} >= {1}", np.equal: "{0} == {1}",
     np.not_equal: "{0} != {1}", np.negative: "-{0}", np.positive: "+{0}", np.absolute: "abs({0})",
-    np.invert: "~{0}",
+    np.invert: "~{0}", np.left_shift: "{0} << {1}", np.right_shift: "{0} >> {1}",
 }
 
 COMPARISONS = {np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal}
@@ -43,7 +43,7 @@ COMPARISONS = {np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.gr
 TRANSCENDENTAL = {
     np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sin, np.cos, np.tan,
     np.arcsin, np.arccos, np.arctan, np.arctan2, np.hypot, np.sinh, np.cosh, np.tanh, np.arcsinh,
-    np.arccosh, np.arctanh, np.logaddexp, np.logaddexp2, np.power,
+    np.arccosh, np.arctanh, np.logaddexp, np.logaddexp2, np.power, np.cbrt,
 }
 # A product that a GPU may contract with a following add into one FMA.
 MULTIPLIES = {np.multiply, np.square, np.deg2rad, np.radians, np.rad2deg, np.degrees}

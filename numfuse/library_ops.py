@@ -1,0 +1,332 @@
+"""Library primitives: operations that run as a library call between fused kernels.
+
+Matrix products, linear algebra, sorts, FFTs and scans are not loop nests numfuse generates: a
+plan runs each as one step of its own (planner.LibraryStep) through NumPy (the simulator, or a
+machine without CuPy) or CuPy (cuBLAS, cuSOLVER, cuFFT, CUB) on the call's stream, reading and
+writing the plan's buffers. Their producers fuse into the kernel that stores the library's
+inputs, their consumers into the kernels after it.
+
+Each primitive is declared once here: its abstract-evaluation rule (the avals of its outputs
+from the avals of its inputs and its parameters), its NumPy implementation, its CuPy one, and
+the prose `explain` prints. Shapes come from each rule; dtypes from NumPy itself, run on tiny
+stand-ins of the operands' dtypes (never a hand-written table). A primitive with several outputs
+(np.linalg.svd, say) binds one equation per output, told apart by the parameter `output`; the
+planner runs them as one step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .ir import Aval
+
+
+@dataclass(frozen=True)
+class LibraryOp:
+    name: str
+    # (input avals, params) -> output avals; raises NumPy's error for bad shapes
+    abstract: Callable[[list[Aval], dict], list[Aval]]
+    # (xp, input arrays, params) -> output arrays, where xp is numpy or cupy
+    run: Callable
+    what: str  # explain's prose
+
+
+def _batch(*shapes) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*shapes))
+
+
+def _stand_in(aval: Aval, core: int = 2) -> np.ndarray:
+    """A tiny, well-conditioned array of `aval`'s dtype and rank, for NumPy to pick dtypes."""
+    ndim = aval.ndim
+    if ndim >= 2:
+        eye = np.eye(core, dtype=aval.dtype) if aval.dtype.kind != "b" else np.eye(core, dtype=bool)
+        return eye.reshape((1,) * (ndim - 2) + (core, core))
+    return np.ones((core,) * ndim, aval.dtype)
+
+
+def _dtypes(fn: Callable, avals: list[Aval], **kwargs) -> list[np.dtype]:
+    """The dtypes of `fn`'s results, as NumPy computes them for these operand dtypes."""
+    with np.errstate(all="ignore"):
+        result = fn(*[_stand_in(a) for a in avals], **kwargs)
+    if isinstance(result, tuple):
+        return [np.asarray(r).dtype for r in result]
+    return [np.asarray(result).dtype]
+
+
+def numpy_error(fn: Callable, avals: list[Aval], fallback: Exception, **kwargs) -> Exception:
+    """NumPy's own error for operands of these shapes, found on zero-stride stand-ins (NumPy
+    checks shapes before it computes), or `fallback` where NumPy does not raise."""
+    stand_ins = [np.broadcast_to(np.zeros((), a.dtype), a.shape) for a in avals]
+    try:
+        with np.errstate(all="ignore"):
+            fn(*stand_ins, **kwargs)
+    except Exception as err:  # noqa: BLE001  (NumPy's error, whatever it is, is the one to raise)
+        return err
+    return fallback
+
+
+# -- matrix products ----------------------------------------------------------------------------
+
+
+def matmul_shape(a: tuple, b: tuple) -> tuple | None:
+    """np.matmul's result shape (gufunc (n?,k),(k,m?)->(n?,m?)), or None where NumPy raises."""
+    if len(a) == 0 or len(b) == 0:
+        return None
+    a2 = (1,) + a if len(a) == 1 else a
+    b2 = b + (1,) if len(b) == 1 else b
+    if a2[-1] != b2[-2]:
+        return None
+    try:
+        batch = _batch(a2[:-2], b2[:-2])
+    except ValueError:
+        return None
+    out = batch + (a2[-2], b2[-1])
+    if len(b) == 1:
+        out = out[:-1]
+    if len(a) == 1:
+        out = out[:-2] + out[-1:] if len(b) != 1 else out[:-1]
+    return out
+
+
+def _matmul_abstract(avals, params):
+    a, b = avals
+    shape = matmul_shape(a.shape, b.shape)
+    if shape is None:
+        raise numpy_error(np.matmul, avals, ValueError("matmul: shapes do not match"))
+    dtype = np.matmul(np.ones((1, 1), a.dtype), np.ones((1, 1), b.dtype)).dtype
+    return [Aval(shape, dtype)]
+
+
+def dot_shape(a: tuple, b: tuple) -> tuple | None:
+    """np.dot's N-D rule: a sum over a's last axis and b's second-to-last (its only, if 1-D)."""
+    if len(a) == 0 or len(b) == 0:
+        return None
+    kb = 0 if len(b) == 1 else len(b) - 2
+    if a[-1] != b[kb]:
+        return None
+    return a[:-1] + b[:kb] + b[kb + 1:]
+
+
+def _dot_abstract(avals, params):
+    a, b = avals
+    shape = dot_shape(a.shape, b.shape)
+    if shape is None:
+        raise numpy_error(np.dot, avals, ValueError("shapes not aligned"))
+    dtype = np.dot(np.ones((1, 1), a.dtype), np.ones((1, 1), b.dtype)).dtype
+    return [Aval(shape, dtype)]
+
+
+def _einsum_abstract(avals, params):
+    subscripts, shape = params["subscripts"], params["shape"]
+    dtype = np.einsum(subscripts, *[np.ones((1,) * a.ndim, a.dtype) for a in avals]).dtype
+    return [Aval(shape, dtype)]
+
+
+# -- linear algebra -----------------------------------------------------------------------------
+
+
+def _square(a: Aval, fn, avals, **kwargs) -> int:
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise numpy_error(fn, avals, np.linalg.LinAlgError("Last 2 dimensions of the array must be square"), **kwargs)
+    return a.shape[-1]
+
+
+def _linalg(fn_name: str, shapes: Callable, square: bool = True, what: str = ""):
+    """A np.linalg function whose outputs' shapes `shapes(avals, params)` gives."""
+    fn = getattr(np.linalg, fn_name)
+
+    def abstract(avals, params):
+        options = {k: v for k, v in params.items() if k != "output"}
+        if square:
+            _square(avals[0], fn, avals, **options)
+        elif avals[0].ndim < 2:
+            raise numpy_error(fn, avals, np.linalg.LinAlgError(
+                f"{avals[0].ndim}-dimensional array given. Array must be at least two-dimensional"), **options)
+        out_shapes = shapes(avals, params)
+        dtypes = _dtypes(fn, avals, **options)
+        return [Aval(s, d) for s, d in zip(out_shapes, dtypes)]
+
+    def run(xp, arrays, params):
+        options = {k: v for k, v in params.items() if k != "output"}
+        result = getattr(xp.linalg, fn_name)(*arrays, **options)
+        return list(result) if isinstance(result, tuple) else [result]
+
+    return LibraryOp(f"linalg_{fn_name}", abstract, run, what or f"np.linalg.{fn_name}")
+
+
+def _solve_shapes(avals, params):
+    a, b = avals
+    if b.ndim == 1:
+        if b.shape[0] != a.shape[-1]:
+            raise numpy_error(np.linalg.solve, avals, ValueError("solve: shapes do not match"))
+        return [a.shape[:-1]]
+    if b.shape[-2] != a.shape[-1]:
+        raise numpy_error(np.linalg.solve, avals, ValueError("solve: shapes do not match"))
+    return [_batch(a.shape[:-2], b.shape[:-2]) + b.shape[-2:]]
+
+
+def _qr_shapes(avals, params):
+    a = avals[0]
+    *batch, m, n = a.shape
+    k = min(m, n)
+    mode = params.get("mode", "reduced")
+    if mode == "r":
+        return [tuple(batch) + (k, n)]
+    if mode == "complete":
+        return [tuple(batch) + (m, m), tuple(batch) + (m, n)]
+    return [tuple(batch) + (m, k), tuple(batch) + (k, n)]
+
+
+def _svd_shapes(avals, params):
+    *batch, m, n = avals[0].shape
+    batch, k = tuple(batch), min(m, n)
+    if not params.get("compute_uv", True):
+        return [batch + (k,)]
+    if params.get("full_matrices", True):
+        return [batch + (m, m), batch + (k,), batch + (n, n)]
+    return [batch + (m, k), batch + (k,), batch + (k, n)]
+
+
+def _lstsq_shapes(avals, params):
+    a, b = avals
+    m, n = a.shape
+    if b.ndim not in (1, 2) or b.shape[0] != m:
+        raise numpy_error(np.linalg.lstsq, avals, np.linalg.LinAlgError("Incompatible dimensions"), rcond=None)
+    k = 1 if b.ndim == 1 else b.shape[1]
+    # The residuals are empty unless a has full rank N < M: their size depends on the data,
+    # checked when the step runs (see LibraryOp run of lstsq).
+    return [(n,) + b.shape[1:], (k,) if m > n else (0,), (), (min(m, n),)]
+
+
+def _run_lstsq(xp, arrays, params):
+    x, residuals, rank, s = xp.linalg.lstsq(*arrays, rcond=params.get("rcond"))
+    if residuals.shape != (params["residuals"],):
+        raise ValueError(
+            "np.linalg.lstsq: the residuals' size depends on the matrix's rank, which numfuse "
+            "fixed when it traced the call (a rank-deficient matrix, or M <= N); use only "
+            "lstsq(...)[0] (the solution) or compute the residuals from it"
+        )
+    return [x, residuals, xp.asarray(rank, dtype=xp.int32), s]
+
+
+def _lstsq_abstract(avals, params):
+    if avals[0].ndim != 2:
+        raise numpy_error(np.linalg.lstsq, avals, np.linalg.LinAlgError("lstsq takes 2-D arrays"), rcond=None)
+    shapes = _lstsq_shapes(avals, params)
+    dtypes = _dtypes(np.linalg.lstsq, avals, rcond=None)
+    return [Aval(s, d) for s, d in zip(shapes, dtypes)]
+
+
+def _matrix_power(xp, arrays, params):
+    return [xp.linalg.matrix_power(arrays[0], params["n"])]
+
+
+def _matrix_power_abstract(avals, params):
+    _square(avals[0], np.linalg.matrix_power, avals, n=params["n"])
+    return [Aval(avals[0].shape, _dtypes(np.linalg.matrix_power, avals, n=params["n"])[0])]
+
+
+# -- sorts, scans and FFTs ----------------------------------------------------------------------
+
+
+def _axis_op(fn_name: str, index_dtype: bool = False, module: str = ""):
+    """A function of one array along one axis (None: the flattened array), of the same shape."""
+
+    def numpy_fn():
+        return getattr(np, fn_name)
+
+    def abstract(avals, params):
+        a = avals[0]
+        options = {k: v for k, v in params.items() if k != "output"}
+        shape = (a.size,) if options.get("axis", -1) is None else a.shape
+        probe = np.ones((2,) * max(a.ndim, 1), a.dtype)
+        if "kth" in options:
+            probe = np.ones(tuple(max(s, 2) for s in a.shape) or (2,), a.dtype)
+            options["kth"] = 0
+        dtype = numpy_fn()(probe, **options).dtype
+        return [Aval(shape, dtype)]
+
+    def run(xp, arrays, params):
+        options = {k: v for k, v in params.items() if k != "output"}
+        return [getattr(xp, fn_name)(arrays[0], **options)]
+
+    return LibraryOp(fn_name, abstract, run, f"np.{fn_name}")
+
+
+def _fft_abstract_for(fn_name: str):
+    fn = getattr(np.fft, fn_name)
+
+    def abstract(avals, params):
+        a = avals[0]
+        shape = list(a.shape)
+        real_out = fn_name in ("irfft", "irfftn", "irfft2")
+        for axis, n in zip(params["axes"], params["sizes"]):
+            shape[axis] = n
+        if fn_name in ("rfft", "rfftn", "rfft2"):
+            last = params["axes"][-1]
+            shape[last] = params["sizes"][-1] // 2 + 1
+        probe = np.ones((4,) * a.ndim, a.dtype)
+        kwargs = {"norm": params["norm"]}
+        dtype = fn(probe, **kwargs).dtype
+        if real_out:
+            dtype = np.fft.irfft(np.ones(4, a.dtype), norm=params["norm"]).dtype
+        return [Aval(tuple(shape), dtype)]
+
+    def run(xp, arrays, params):
+        f = getattr(xp.fft, fn_name)
+        if fn_name in ("fft", "ifft", "rfft", "irfft"):
+            return [f(arrays[0], n=params["sizes"][0], axis=params["axes"][0], norm=params["norm"])]
+        return [f(arrays[0], s=params["sizes"], axes=params["axes"], norm=params["norm"])]
+
+    return LibraryOp(f"fft_{fn_name}", abstract, run, f"np.fft.{fn_name}")
+
+
+def _run_matmul(xp, arrays, params):
+    return [xp.matmul(*arrays)]
+
+
+def _run_dot(xp, arrays, params):
+    return [xp.dot(*arrays)]
+
+
+def _run_einsum(xp, arrays, params):
+    return [xp.einsum(params["subscripts"], *arrays)]
+
+
+_OPS = [
+    LibraryOp("matmul", _matmul_abstract, _run_matmul, "a matrix product (np.matmul; cuBLAS on a GPU)"),
+    LibraryOp("dot", _dot_abstract, _run_dot, "np.dot's N-D product (cuBLAS on a GPU)"),
+    LibraryOp("einsum", _einsum_abstract, _run_einsum, "a contraction (np.einsum; cuTENSOR or cuBLAS on a GPU)"),
+    _linalg("solve", _solve_shapes),
+    _linalg("inv", lambda avals, p: [avals[0].shape]),
+    _linalg("cholesky", lambda avals, p: [avals[0].shape]),
+    _linalg("det", lambda avals, p: [avals[0].shape[:-2]]),
+    _linalg("slogdet", lambda avals, p: [avals[0].shape[:-2]] * 2),
+    _linalg("qr", _qr_shapes, square=False),
+    _linalg("svd", _svd_shapes, square=False),
+    _linalg("eigh", lambda avals, p: [avals[0].shape[:-1], avals[0].shape]),
+    _linalg("eigvalsh", lambda avals, p: [avals[0].shape[:-1]]),
+    _linalg("pinv", lambda avals, p: [avals[0].shape[:-2] + avals[0].shape[-1:] + avals[0].shape[-2:-1]],
+            square=False),
+    LibraryOp("linalg_lstsq", _lstsq_abstract, _run_lstsq, "np.linalg.lstsq"),
+    LibraryOp("linalg_matrix_power", _matrix_power_abstract, _matrix_power, "np.linalg.matrix_power"),
+    _axis_op("sort"),
+    _axis_op("argsort"),
+    _axis_op("partition"),
+    _axis_op("cumsum"),
+    _axis_op("cumprod"),
+    _axis_op("nancumsum"),
+    _axis_op("nancumprod"),
+]
+for _name in ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2", "rfftn", "irfft2", "irfftn"):
+    _OPS.append(_fft_abstract_for(_name))
+
+LIBRARY: dict[str, LibraryOp] = {op.name: op for op in _OPS}
+
+
+def is_library(prim: str) -> bool:
+    return prim in LIBRARY
+

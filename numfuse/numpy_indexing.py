@@ -1,0 +1,185 @@
+"""NumPy's integer-array (advanced) indexing on traced values: gathers.
+
+`x[idx]`, `x[:, [0, 2]]`, `x[i, j]` with arrays, `x[k]` for a traced integer scalar,
+`np.take` and `np.take_along_axis` become one primitive,
+
+    out = gather[axis=a] x i1 ... ik
+
+whose k index arrays (broadcast to one shape B, cast to int64) replace x's axes a .. a+k-1:
+out has shape x.shape[:a] + B + x.shape[a+k:]. Kernels evaluate it as an indirect load inside
+the fused loop (lower.py): each index is wrapped where negative, as NumPy does, and an index out
+of bounds raises NumPy's IndexError through the kernel's error check (ops.RUNTIME_ERRORS).
+
+NumPy's placement rule is kept: advanced indices next to each other put B where they stand;
+separated by a slice (or with an integer among them, which counts as an advanced index) B goes
+first. Basic indices (slices, None, ...) are applied first, as a view.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .errors import at_user_line, unsupported, user_line_noted
+
+
+def is_advanced(ctx, index) -> bool:
+    """Whether `index` holds an integer or boolean array (traced, a list, an ndarray)."""
+    from .proxy import Tracer
+
+    items = index if isinstance(index, tuple) else (index,)
+    for item in items:
+        if isinstance(item, Tracer) or isinstance(item, (list, np.ndarray)):
+            return True
+    return False
+
+
+def _index_tracer(ctx, item):
+    """An index component as an int64 traced array (a list or ndarray as a constant)."""
+    from .proxy import Tracer
+
+    if isinstance(item, Tracer):
+        t = item
+    else:
+        array = np.asarray(item)
+        if array.dtype == object:
+            raise unsupported("an index list that is not of integers")
+        t = ctx.as_tracer(ctx.operand(array if array.ndim else array[()]))
+    if t.dtype.kind == "b":
+        raise unsupported(
+            "indexing with a boolean mask (x[mask])",
+            "its result's size depends on the data; write np.where(mask, x, fill) to keep the shape",
+        )
+    if t.dtype.kind not in "iu":
+        raise IndexError(at_user_line(
+            "arrays used as indices must be of integer (or boolean) type"))
+    return ctx.convert(t, np.int64)
+
+
+def getitem(ctx, x, index):
+    """x[index] for an index with integer arrays (see the module docstring)."""
+    from .proxy import Tracer
+
+    items = list(index) if isinstance(index, tuple) else [index]
+    consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if consumed > x.ndim:
+        raise IndexError(at_user_line(
+            f"too many indices for array: array is {x.ndim}-dimensional, but {consumed} were indexed"))
+    # Identity, never ==, to find the Ellipsis: == on a traced index records a comparison.
+    at = next((k for k, i in enumerate(items) if i is Ellipsis), None)
+    if at is not None:
+        items[at:at + 1] = [slice(None)] * (x.ndim - consumed)
+    items += [slice(None)] * (x.ndim - sum(1 for i in items if i is not None))
+    scalars_only = all(isinstance(i, Tracer) and i.ndim == 0 or isinstance(i, (int, np.integer, slice))
+                       or i is None for i in items)
+    for item in items:
+        if scalars_only and isinstance(item, Tracer) and item._input_position is not None:
+            operator.index(item)  # a scalar argument: made static, x[k] is then NumPy's view
+    # Advanced components (arrays, and ints beside them) become index arrays; the rest is a view.
+    advanced_at, arrays, basic = [], [], []
+    out_axis = 0  # the axis of the basic view each kept item stands at
+    for item in items:
+        if item is None:
+            basic.append(None)
+            out_axis += 1
+        elif isinstance(item, slice):
+            basic.append(item)
+            out_axis += 1
+        else:
+            if isinstance(item, (bool, np.bool_)):
+                raise unsupported("indexing with a Python bool beside index arrays")
+            advanced_at.append(out_axis)
+            arrays.append(_index_tracer(ctx, item))
+            basic.append(slice(None))
+            out_axis += 1
+    plain = all(isinstance(b, slice) and b == slice(None) for b in basic)
+    view = x if plain else x[tuple(basic)]
+    shapes = [a.shape for a in arrays]
+    try:
+        joint = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        # NumPy's own message, from zero-size stand-ins of the index arrays.
+        with user_line_noted():
+            np.empty((1,) * len(shapes))[tuple(np.zeros(s, np.intp) for s in shapes)]
+        raise
+    arrays = [a if a.shape == joint else np.broadcast_to(a, joint) for a in arrays]
+    consecutive = advanced_at == list(range(advanced_at[0], advanced_at[0] + len(advanced_at)))
+    if not consecutive:
+        # NumPy puts the broadcast index dimensions first: move the indexed axes there.
+        rest = [a for a in range(view.ndim) if a not in advanced_at]
+        view = np.transpose(view, advanced_at + rest)
+        advanced_at = list(range(len(advanced_at)))
+    axis = advanced_at[0]
+    shape = view.shape[:axis] + joint + view.shape[axis + len(arrays):]
+    result = gather(ctx, view, axis, arrays, shape)
+    if scalars_only:
+        # NumPy's x[k] for an integer scalar k is a view; numfuse's gather is a copy, so
+        # writing through it (which would change x in NumPy) is refused, never silently lost.
+        result._readonly = "writing into x[k] (or updating it in place) where k is a traced integer"
+    return result
+
+
+def gather(ctx, x, axis: int, indices, shape):
+    """Record `gather[axis] x indices...` (int64 index arrays of one shape)."""
+    for k, i in enumerate(indices):
+        if x.shape[axis + k] == 0 and i.size:
+            raise IndexError(at_user_line(
+                f"index is out of bounds for axis {axis + k} with size 0"))
+    atoms = [x._var] + [i._var for i in indices]
+    return ctx.bind("gather", atoms, shape, x.dtype, params=(("axis", axis),), numpy_scalar=not shape)
+
+
+def take(ctx, a, indices, axis=None, out=None, mode="raise"):
+    if out is not None:
+        raise unsupported("np.take(..., out=...)")
+    if mode != "raise":
+        raise unsupported(f"np.take(mode={mode!r})", "the default mode='raise' is traced")
+    x = ctx.as_tracer(ctx.operand(a))
+    if axis is None:
+        x, axis = np.ravel(x), 0
+    from numpy.lib.array_utils import normalize_axis_index
+
+    with user_line_noted():
+        axis = normalize_axis_index(int(axis), x.ndim)
+    idx = _index_tracer(ctx, indices)
+    shape = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
+    return ctx.numpy_scalar(gather(ctx, x, axis, [idx], shape))
+
+
+def take_along_axis(ctx, arr, indices, axis=-1):
+    x = ctx.as_tracer(ctx.operand(arr))
+    idx = _index_tracer(ctx, indices)
+    if axis is None:
+        x, axis = np.ravel(x), 0
+        if idx.ndim != 1:
+            raise ValueError(at_user_line("when axis=None, `indices` must have a single dimension."))
+    from numpy.lib.array_utils import normalize_axis_index
+
+    with user_line_noted():
+        axis = normalize_axis_index(int(axis), x.ndim)
+    if idx.ndim != x.ndim:
+        raise ValueError(at_user_line("`indices` and `arr` must have the same number of dimensions"))
+    try:
+        shape = list(np.broadcast_shapes(tuple(1 if d == axis else s for d, s in enumerate(x.shape)),
+                                         tuple(1 if d == axis else s for d, s in enumerate(idx.shape))))
+    except ValueError as err:
+        raise ValueError(at_user_line(str(err))) from None
+    shape[axis] = idx.shape[axis]
+    shape = tuple(shape)
+    # Every other axis indexes with its own position: x[i0, ..., idx, ..., in] (NumPy's fancy
+    # index of aranges), the aranges as small constant index arrays.
+    arrays = []
+    for d in range(x.ndim):
+        if d == axis:
+            arrays.append(np.broadcast_to(idx, shape))
+        else:
+            ar = np.arange(x.shape[d], dtype=np.int64).reshape([-1 if e == d else 1 for e in range(x.ndim)])
+            arrays.append(np.broadcast_to(ctx.as_tracer(ctx.operand(ar)), shape))
+    return gather(ctx, x, 0, arrays, shape)
+
+
+FUNCTIONS = {
+    np.take: take,
+    np.take_along_axis: take_along_axis,
+}

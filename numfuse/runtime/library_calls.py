@@ -1,0 +1,70 @@
+"""Running a plan's library calls (plan_steps.LibraryStep) on the call's buffers.
+
+On a GPU with CuPy the call runs through CuPy (cuBLAS, cuSOLVER, cuFFT, CUB) on the call's
+stream, reading and writing the plan's device buffers in place (CuPy wraps them through the
+CUDA array interface, no copy). On the simulator, and on a GPU without CuPy, it runs through
+NumPy on host copies of its inputs; its outputs are copied into the plan's buffers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import NumfuseWarning
+
+
+def _cupy():
+    try:
+        import cupy
+    except ImportError:
+        return None
+    return cupy
+
+
+def _check(step, position: int, result, var) -> None:
+    if tuple(result.shape) != var.aval.shape:
+        raise ValueError(
+            f"{step.op.what} returned shape {tuple(result.shape)} where numfuse planned "
+            f"{var.aval.shape}: its result's shape depends on the data"
+        )
+
+
+def _input(step, var, env, wrap):
+    """Input `var` as an array of the library (`wrap` of a buffer), transposed in place where
+    the plan reads it as a view (LibraryStep.views)."""
+    if var in step.views:
+        base, perm = step.views[var]
+        return wrap(env[base]).transpose(perm)
+    return wrap(env[var])
+
+
+def run_step(call, step, env) -> None:
+    """Run library call `step` of one call: inputs from `env`'s buffers into its outputs'."""
+    outputs = {e.param("output", 0): e.out for e in step.eqns}
+    cupy = None if call.simulated else _cupy()
+    if cupy is not None:
+        with cupy.cuda.Device(call.device_id if call.device_id is not None else cupy.cuda.runtime.getDevice()):
+            with cupy.cuda.ExternalStream(call.handle or 0):
+                arrays = [_input(step, v, env, cupy.asarray) for v in step.inputs]
+                results = step.op.run(cupy, arrays, step.params)
+                for k, var in outputs.items():
+                    _check(step, k, results[k], var)
+                    cupy.asarray(env[var])[...] = results[k]
+        return
+    if not call.simulated:
+        from .executable import warn_once
+
+        warn_once(f"numfuse runs {step.op.what} through NumPy on the host (install CuPy to run it on the GPU)")
+    arrays = [_input(step, v, env, call.read) for v in step.inputs]
+    with np.errstate(all="ignore"):
+        results = step.op.run(np, arrays, step.params)
+    for k, var in outputs.items():
+        result = np.asarray(results[k])
+        _check(step, k, result, var)
+        if result.dtype != var.aval.dtype:
+            raise TypeError(f"{step.op.what} returned {result.dtype} where numfuse planned {var.aval.dtype}")
+        if result.size:
+            env[var].copy_to_device(np.ascontiguousarray(result), stream=call.stream)
+
+
+__all__ = ["run_step", "NumfuseWarning"]

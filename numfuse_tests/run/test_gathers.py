@@ -1,0 +1,84 @@
+"""Gathers run inside fused kernels and give NumPy's values: every placement of index arrays,
+negative indices, gathers inside reductions and of earlier kernels' results, np.take and
+np.take_along_axis, and NumPy's IndexError for an index out of bounds."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import numfuse
+from numfuse_tests.helpers import assert_same
+
+RNG = np.random.default_rng(11)
+X = RNG.uniform(-2, 2, (5, 6)).astype(np.float32)
+X3 = RNG.uniform(-2, 2, (3, 4, 5))
+I = np.array([4, 0, -1, 2, 2])
+
+
+def check(fn, *args, reduced=1):
+    expected = fn(*args)
+    got = numfuse.jit(fn)(*args)
+    assert_same(got, expected, reduced)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (lambda x, i: x[i], (X, I)),
+    (lambda x, i: np.exp(x)[:, i] * 2.0, (X, I)),
+    (lambda x: x[:, [0, 2]] - x[[1, -1]][:, :2].sum(axis=0), (X,)),
+    (lambda x, i, j: x[i, j], (X, I, np.array([5, 1, 0, 3, -6]))),
+    (lambda x, i: x[i[:, None], i[None, :]], (X[:, :5].copy(), I)),
+    (lambda x, i: x[1, :, i[:3]], (X3, I)),
+    (lambda x, i: x[i[:3] % 3, :, 1], (X3, I)),
+    (lambda x, i: x[..., i], (X3, I)),
+    (lambda x, i: x[i % 3, ::-1, 1:4], (X3, I)),
+    (lambda x, i: x.T[i], (X, I)),
+    (lambda x, i: x[i.astype(np.int32)][i.astype(np.uint8) % 5], (X, I)),
+    (lambda x, i: np.take(x, i, axis=1) + np.take(x, i * 3), (X, I)),
+    (lambda x, i: np.take_along_axis(x, i, axis=1), (X, np.argsort(X, axis=1))),
+    (lambda x: np.take_along_axis(x, np.argsort(x, axis=0)[:2], axis=0), (X,)),
+    (lambda x, i: (x - x.max(axis=1, keepdims=True))[i], (X, I)),
+    (lambda x, i: x.sum(axis=0)[i], (X, I)),
+    (lambda x: x[np.argmax(x.sum(axis=1))] * 2.0, (X,)),
+])
+def test_gathers_match_numpy(fn, args):
+    check(fn, *args, reduced=6)
+
+
+def test_gathered_rows_reduced_in_one_kernel_match_numpy():
+    fn = lambda x, i: (x[i] * 2.0).sum(axis=1)  # noqa: E731
+    assert len(numfuse.jit(fn).plan(X, I).kernels) == 1
+    check(fn, X, I, reduced=6)
+
+
+def test_embedding_lookup_and_loss_match_numpy():
+    table = RNG.uniform(-1, 1, (10, 4)).astype(np.float32)
+    tokens = RNG.integers(0, 10, (3, 7))
+    targets = RNG.integers(0, 4, (3, 7))
+
+    def f(table, tokens, targets):
+        logits = table[tokens]  # (3, 7, 4)
+        logp = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+        picked = np.take_along_axis(logp, targets[..., None], axis=-1)
+        return -picked.mean()
+
+    check(f, table, tokens, targets, reduced=21 * 4)
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(rows=st.integers(1, 6), cols=st.integers(1, 6), data=st.data())
+def test_random_row_and_column_gathers_match_numpy(rows, cols, data):
+    x = RNG.uniform(-2, 2, (rows, cols))
+    i = np.array(data.draw(st.lists(st.integers(-rows, rows - 1), min_size=1, max_size=6)))
+    j = np.array(data.draw(st.lists(st.integers(-cols, cols - 1), min_size=1, max_size=6)))
+    check(lambda x, i, j: x[i][:, j] + x[:, j].sum(axis=0), x, i, j, reduced=rows)
+
+
+@pytest.mark.parametrize("bad", [[5], [-6], [0, 9]])
+def test_index_out_of_bounds_raises_index_error(bad):
+    with pytest.raises(IndexError):
+        X[np.array(bad)]
+    fn = numfuse.jit(lambda x, i: x[i] + 1.0)
+    with pytest.raises(IndexError):
+        fn(X, np.array(bad))
+    # The function stays usable after the error.
+    assert_same(fn(X, I), X[I] + 1.0)

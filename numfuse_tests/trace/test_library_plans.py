@@ -1,0 +1,245 @@
+"""Library calls as plan steps: shapes and dtypes of every library primitive as NumPy gives
+them, NumPy's errors for bad shapes, the choice between a fused sum of products and a library
+call, and the plans around library calls (producers and consumers fused)."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import numfuse
+from numfuse.library_ops import LIBRARY, matmul_shape
+
+F32 = np.float32
+
+
+def ones(*shape, dtype=F32):
+    return np.ones(shape, dtype)
+
+
+def plan_of(fn, *args):
+    return numfuse.jit(fn).plan(*args)
+
+
+# -- shapes and dtypes ---------------------------------------------------------------------------
+
+SHAPES = [(3,), (2, 3), (3, 4), (4,), (2, 3, 4), (1, 3, 4), (5, 1, 4, 2), (4, 2), (2, 4, 3)]
+
+
+@pytest.mark.parametrize("a, b", list(itertools.product(SHAPES, SHAPES)))
+def test_matmul_shape_rule_is_numpys(a, b):
+    try:
+        expected = np.matmul(np.ones(a), np.ones(b)).shape
+    except ValueError:
+        expected = None
+    assert matmul_shape(a, b) == expected
+
+
+DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float32, np.float64, np.complex64]
+
+
+@pytest.mark.parametrize("da, db", list(itertools.product(DTYPES, DTYPES)))
+def test_matmul_dtype_is_numpys(da, db):
+    x, y = np.ones((8, 16), da), np.ones((16, 8), db)
+    graph = numfuse.jit(lambda x, y: x @ y).graph(x, y)
+    assert graph.outputs[0].aval.dtype == np.matmul(x, y).dtype
+    assert graph.outputs[0].aval.shape == (8, 8)
+
+
+def _numpy_and_graph_avals(fn, *args):
+    expected = fn(*args)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    graph = numfuse.jit(fn).graph(*args)
+    return [(np.shape(e), np.asarray(e).dtype) for e in expected], [(v.aval.shape, v.aval.dtype) for v in graph.outputs]
+
+
+SPD = np.eye(4) * 4 + 0.5
+CASES = {
+    "solve": (lambda a, b: np.linalg.solve(a, b), SPD, np.ones(4)),
+    "solve_batched": (lambda a, b: np.linalg.solve(a, b), np.stack([SPD] * 3), np.ones((3, 4, 2), F32)),
+    "inv": (lambda a: np.linalg.inv(a), SPD.astype(F32)),
+    "inv_int": (lambda a: np.linalg.inv(a), np.eye(3, dtype=np.int32) * 2),
+    "cholesky": (lambda a: np.linalg.cholesky(a), SPD),
+    "det": (lambda a: np.linalg.det(a), np.stack([SPD] * 2)),
+    "slogdet": (lambda a: np.linalg.slogdet(a), SPD.astype(F32)),
+    "qr": (lambda a: np.linalg.qr(a), np.ones((5, 3))),
+    "qr_complete": (lambda a: np.linalg.qr(a, mode="complete"), np.ones((5, 3))),
+    "qr_r": (lambda a: np.linalg.qr(a, mode="r"), np.ones((3, 5))),
+    "svd": (lambda a: np.linalg.svd(a), np.ones((5, 3), F32)),
+    "svd_reduced": (lambda a: np.linalg.svd(a, full_matrices=False), np.ones((3, 5))),
+    "svd_s": (lambda a: np.linalg.svd(a, compute_uv=False), np.ones((2, 3, 5))),
+    "eigh": (lambda a: np.linalg.eigh(a), SPD),
+    "eigvalsh": (lambda a: np.linalg.eigvalsh(a), SPD.astype(F32)),
+    "pinv": (lambda a: np.linalg.pinv(a), np.ones((5, 3))),
+    "lstsq": (lambda a, b: np.linalg.lstsq(a, b, rcond=None), np.eye(5, 3) + 0.1, np.ones(5)),
+    "matrix_power": (lambda a: np.linalg.matrix_power(a, 3), SPD),
+    "sort": (lambda a: np.sort(a, axis=0), np.ones((3, 4), np.int16)),
+    "sort_flat": (lambda a: np.sort(a, axis=None), np.ones((3, 4))),
+    "argsort": (lambda a: np.argsort(a), np.ones((3, 4), F32)),
+    "partition": (lambda a: np.partition(a, 1), np.ones((3, 4), F32)),
+    "cumsum_i32": (lambda a: np.cumsum(a, axis=1), np.ones((3, 4), np.int32)),
+    "cumsum_bool": (lambda a: np.cumsum(a), np.ones((3, 4), bool)),
+    "cumprod_u8": (lambda a: np.cumprod(a, axis=0), np.ones((3, 4), np.uint8)),
+    "cumsum_dtype": (lambda a: np.cumsum(a, dtype=np.float32), np.ones((3, 4), np.int64)),
+    "nancumsum": (lambda a: np.nancumsum(a, axis=0), np.ones((3, 4))),
+    "fft": (lambda a: np.fft.fft(a), np.ones((3, 8), F32)),
+    "fft_n": (lambda a: np.fft.fft(a, n=5, axis=0), np.ones((3, 8))),
+    "ifft": (lambda a: np.fft.ifft(a), np.ones(8, np.complex64)),
+    "rfft": (lambda a: np.fft.rfft(a), np.ones((3, 8), np.int32)),
+    "irfft": (lambda a: np.fft.irfft(a), np.ones((3, 5), np.complex128)),
+    "irfft_n": (lambda a: np.fft.irfft(a, n=9), np.ones(5, np.complex64)),
+    "fft2": (lambda a: np.fft.fft2(a), np.ones((2, 3, 4))),
+    "ifft2": (lambda a: np.fft.ifft2(a, s=(3, 5)), np.ones((2, 3, 4))),
+    "fftn": (lambda a: np.fft.fftn(a), np.ones((2, 3, 4), F32)),
+    "rfft2": (lambda a: np.fft.rfft2(a), np.ones((4, 6))),
+    "irfftn": (lambda a: np.fft.irfftn(a, axes=(0, 1)), np.ones((4, 6, 2), np.complex64)),
+    "nancumprod": (lambda a: np.nancumprod(a), np.ones((3, 4), F32)),
+    "matmul": (lambda a, b: a @ b, np.ones((2, 16, 16)), np.ones((16, 16), F32)),
+    "ifftn": (lambda a: np.fft.ifftn(a, axes=(0, 2)), np.ones((2, 3, 4))),
+    "rfftn": (lambda a: np.fft.rfftn(a), np.ones((4, 6))),
+    "irfft2": (lambda a: np.fft.irfft2(a), np.ones((4, 4), np.complex128)),
+    "einsum_library": (lambda a, b: np.einsum("bij,bjk->bik", a, b), np.ones((2, 16, 16)), np.ones((2, 16, 16))),
+    "einsum_fused": (lambda a, b: np.einsum("ij,j->i", a, b), np.ones((6, 5), F32), np.ones(5, F32)),
+    "einsum_implicit": (lambda a, b: np.einsum("ij,kj", a, b), np.ones((3, 2)), np.ones((4, 2))),
+    "einsum_ellipsis": (lambda a: np.einsum("...ij->...ji", a), np.ones((2, 3, 4))),
+    "tensordot": (lambda a, b: np.tensordot(a, b, axes=([1, 0], [0, 1])), np.ones((3, 4, 5)), np.ones((4, 3, 2))),
+    "inner": (lambda a, b: np.inner(a, b), np.ones((2, 3)), np.ones((4, 3), np.int32)),
+    "dot_nd": (lambda a, b: np.dot(a, b), np.ones((2, 3, 4)), np.ones((5, 4, 6))),
+    "vdot": (lambda a, b: np.vdot(a, b), np.ones((2, 3), np.int32), np.ones(6, np.int32)),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_library_function_avals_are_numpys(name):
+    fn, *args = CASES[name]
+    expected, got = _numpy_and_graph_avals(fn, *args)
+    assert got == expected
+
+
+def test_every_library_primitive_is_reached():
+    reached = set()
+    for fn, *args in CASES.values():
+        reached |= {e.prim for e in numfuse.jit(fn).graph(*args).eqns}
+    missing = set(LIBRARY) - reached
+    assert not missing, missing
+
+
+def test_linalg_results_keep_numpys_types():
+    fn = numfuse.jit(lambda a: (np.linalg.eigh(a), np.linalg.slogdet(a), np.linalg.svd(a), np.linalg.qr(a)))
+    graph = fn.graph(SPD)
+    assert len(graph.outputs) == 2 + 2 + 3 + 2
+
+
+# -- NumPy's errors ------------------------------------------------------------------------------
+
+
+def _same_error(fn, *args):
+    with pytest.raises(Exception) as expected:
+        fn(*args)
+    with pytest.raises(type(expected.value)) as got:
+        numfuse.jit(fn).graph(*args)
+    assert str(expected.value) in str(got.value)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (lambda a, b: a @ b, (ones(3, 4), ones(5, 6))),
+    (lambda a, b: np.matmul(a, b), (ones(2, 3, 4), ones(3, 4, 2))),
+    (lambda a, b: a @ b, (ones(4), ones(5))),
+    (lambda a, b: np.dot(a, b), (ones(3, 4), ones(5, 6))),
+    (lambda a, b: np.dot(a, b), (ones(2, 3, 4), ones(2, 5, 6))),
+    (lambda a: np.linalg.inv(a), (ones(3, 4),)),
+    (lambda a: np.linalg.det(a), (ones(3),)),
+    (lambda a: np.linalg.cholesky(a), (ones(2, 3),)),
+    (lambda a, b: np.linalg.solve(a, b), (ones(3, 3), ones(4))),
+    (lambda a: np.linalg.qr(a), (ones(3),)),
+    (lambda a: np.sort(a, axis=2), (ones(3, 4),)),
+    (lambda a: np.cumsum(a, axis=-3), (ones(3, 4),)),
+    (lambda a: np.partition(a, 9), (ones(3, 4),)),
+    (lambda a, b: np.vdot(a, b), (ones(3), ones(4))),
+    (lambda a, b: np.tensordot(a, b, axes=1), (ones(3, 4), ones(3, 4))),
+])
+def test_bad_shapes_raise_numpys_error(fn, args):
+    _same_error(fn, *args)
+
+
+def test_matmul_of_a_scalar_raises_numpys_error():
+    _same_error(lambda x: np.matmul(x, 2.0), ones(3))
+
+
+# -- plans -----------------------------------------------------------------------------------------
+
+X, W, B = ones(256, 128), ones(128, 64), ones(64)
+
+
+def test_bias_and_activation_fuse_after_the_product():
+    plan = plan_of(lambda x, w, b: np.tanh(x @ w + b), X, W, B)
+    assert [type(s).__name__ for s in plan.steps] == ["LibraryStep", "Kernel"]
+    assert len(plan.kernels) == 1 and len(plan.library_steps) == 1
+    # The kernel reads the product and the bias, and writes the result: nothing else.
+    assert plan.kernels[0].bytes_moved == (256 * 64 * 2 + 64) * 4
+
+
+def test_reduction_of_a_product_is_one_kernel_after_it():
+    plan = plan_of(lambda x, w: (x @ w).sum(1), X, W)
+    assert len(plan.library_steps) == 1 and len(plan.kernels) == 1
+    assert plan.kernels[0].nest.kind == "reduction"
+
+
+def test_producers_fuse_into_the_kernel_that_stores_the_library_input():
+    plan = plan_of(lambda x, w: np.exp(x * 2.0 - 1.0) @ w, X, W)
+    assert [type(s).__name__ for s in plan.steps] == ["Kernel", "LibraryStep"]
+    assert plan.kernels[0].bytes_moved == 2 * X.nbytes
+    assert "reads" in plan.library_steps[0].reason
+
+
+def test_matrix_times_vector_is_one_row_reduction():
+    plan = plan_of(lambda a, v: a @ v, X, ones(128))
+    assert not plan.library_steps and len(plan.kernels) == 1
+    assert plan.kernels[0].nest.kind == "reduction"
+    assert plan.bytes_moved == plan.min_bytes
+
+
+@pytest.mark.parametrize("fn, args", [
+    (lambda a, b: a @ b, (ones(128), ones(128))),  # a dot product: one full reduction
+    (lambda a, b: a @ b, (ones(128), ones(128, 64))),  # a vector times a matrix
+    (lambda a, b: a @ b, (ones(1000, 3, 3), ones(1000, 3, 3))),  # tiny matrices
+    (lambda a, b: np.dot(a, b), (ones(64, 32), ones(32))),
+    (lambda a, b: np.einsum("ij,j->i", a, b), (ones(64, 32), ones(32))),
+    (lambda a, b: np.einsum("i,j->ij", a, b), (ones(64), ones(32))),
+])
+def test_cheap_products_fuse(fn, args):
+    plan = plan_of(fn, *args)
+    assert not plan.library_steps and len(plan.kernels) == 1
+
+
+def test_explain_names_the_choice_and_the_library_call():
+    text = numfuse.jit(lambda x, w, b: np.tanh(x @ w + b)).explain(X, W, B)
+    assert "runs as a library call" in text
+    assert "-- library matmul" in text
+    text = numfuse.jit(lambda a, v: a @ v).explain(X, ones(128))
+    assert "fused as a sum of products" in text
+
+
+def test_printed_plan_lists_steps_in_order():
+    plan = plan_of(lambda x, w: np.linalg.inv(x @ w.T + 1.0) * 2.0, ones(64, 64), ones(64, 64))
+    lines = str(plan).splitlines()
+    # w.T is read in place by the product: no kernel copies it.
+    assert lines[0].startswith("plan: 2 kernel(s) + 2 library call(s)")
+    assert [line.split(":")[0].split(" ")[0] for line in lines[1:]] == ["library", "#0", "library", "#1"]
+    assert plan.library_steps[0].views
+
+
+def test_library_input_read_after_an_in_place_update_is_refused_clearly():
+    def f(x, w):
+        y = x * 2.0
+        p = y @ w
+        y[0] = 0.0
+        return p, y
+
+    plan = plan_of(f, X.copy(), W)
+    assert len(plan.library_steps) == 1
+
+
+def test_a_scalar_argument_is_not_a_matrix():
+    with pytest.raises(ValueError):
+        numfuse.jit(lambda x, s: np.matmul(x, s)).graph(ones(3), 2.0)
