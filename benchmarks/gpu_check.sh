@@ -17,7 +17,9 @@
 #                                                               -> DIR/<date>-gpu-host-overhead.md
 #   5. a fresh process's first calls with a cold and a warm disk cache
 #                                                               -> DIR/<date>-gpu-disk-cache.md
-# The last two are named as benchmarks/report.py finds them under benchmarks/results/.
+#   6. plans with library calls: matmul + bias + GELU and a normalized cumsum against CuPy and
+#      torch.compile                                            -> DIR/<date>-gpu-library-steps.md
+# Items 4 and 5 are named as benchmarks/report.py finds them under benchmarks/results/.
 # Finishes within 10 minutes (9 min 45 s at the very most): each step has its own time limit,
 # and a step cut short is sent SIGINT first, so that it writes what it measured. Without git (a copied tree), name the
 # commit: NUMFUSE_COMMIT=$(git rev-parse --short HEAD) bash benchmarks/gpu_check.sh DIR
@@ -52,8 +54,8 @@ stamp=$(date +%Y-%m-%d)
 # thousand): spread the tests over the machine's cores.
 timeout -s INT -k 10 220 python -m numfuse_tests --gpu --jobs "$(nproc)" --max-seconds 200 2>&1 | tee "$out/test-log.txt"
 tests=$?
-NUMFUSE_CACHE_DIR=$(mktemp -d) timeout -s INT -k 10 180 python -m benchmarks --size both --out "$out/bench" \
-    --max-seconds "${NUMFUSE_BENCH_SECONDS:-150}" 2>&1 | tee "$out/bench-log.txt"
+NUMFUSE_CACHE_DIR=$(mktemp -d) timeout -s INT -k 10 150 python -m benchmarks --size both --out "$out/bench" \
+    --max-seconds "${NUMFUSE_BENCH_SECONDS:-120}" 2>&1 | tee "$out/bench-log.txt"
 bench=$?
 # As many random programs as fit in 30 s (each new kernel is compiled by NVVM); a mismatch is
 # shrunk (at most 30 s more) and printed as a script.
@@ -63,5 +65,8 @@ timeout -s INT -k 5 35 python -m benchmarks.host_overhead --out "$out/$stamp-gpu
 host=$?
 timeout -s INT -k 5 45 python -m benchmarks.disk_cache --out "$out/$stamp-gpu-disk-cache.md" 2>&1 | tee "$out/disk-cache-log.txt"
 disk=$?
-echo "gpu_check: tests exit $tests, benchmark exit $bench, fuzzer exit $fuzz, host overhead exit $host, disk cache exit $disk; results in $out"
-[ "$tests" -eq 0 ] && [ "$bench" -eq 0 ] && [ "$fuzz" -eq 0 ] && [ "$host" -eq 0 ] && [ "$disk" -eq 0 ]
+# Plans with library calls (matmul + bias + GELU, a normalized cumsum) against CuPy and torch.compile.
+timeout -s INT -k 5 60 python -m benchmarks.library_steps --out "$out/$stamp-gpu-library-steps.md" 2>&1 | tee "$out/library-steps-log.txt"
+library=$?
+echo "gpu_check: tests exit $tests, benchmark exit $bench, fuzzer exit $fuzz, host overhead exit $host, disk cache exit $disk, library steps exit $library; results in $out"
+[ "$tests" -eq 0 ] && [ "$bench" -eq 0 ] && [ "$fuzz" -eq 0 ] && [ "$host" -eq 0 ] && [ "$disk" -eq 0 ] && [ "$library" -eq 0 ]

@@ -183,3 +183,75 @@ FUNCTIONS = {
     np.take: take,
     np.take_along_axis: take_along_axis,
 }
+
+
+# -- writes through a boolean mask -----------------------------------------------------------------
+
+
+def mask_of(ctx, x, index):
+    """The traced boolean mask of `x[mask] = v` (a mask of x's shape, or of its leading
+    dimensions), or None where `index` is not one."""
+    from .proxy import Tracer
+
+    if isinstance(index, tuple) and len(index) == 1:
+        index = index[0]
+    if isinstance(index, np.ndarray) and index.dtype == bool:
+        index = ctx.as_tracer(ctx.operand(index))
+    if not isinstance(index, Tracer) or index.dtype.kind != "b":
+        return None
+    if index.ndim == 0 or index.ndim > x.ndim or index.shape != x.shape[:index.ndim]:
+        with user_line_noted():
+            np.empty(x.shape)[np.zeros(index.shape, bool)]  # NumPy's IndexError for the shape
+        raise IndexError(at_user_line("boolean index did not match indexed array"))
+    return np.reshape(index, index.shape + (1,) * (x.ndim - index.ndim))
+
+
+def masked_assign(ctx, x, mask, value) -> None:
+    """x[mask] = value for a value that broadcasts to every selected element (a scalar, or for a
+    mask of x's leading dimensions, a row): x = where(mask, value, x), written in place."""
+    operand = ctx.operand(value)
+    trailing = x.shape[_mask_rank(mask, x):]
+    if operand.shape and tuple(operand.shape) not in ((1,), tuple(trailing)) and int(np.prod(operand.shape)) != 1:
+        raise unsupported(
+            "x[mask] = values with one value per selected element",
+            "the number of selected elements depends on the data; assign a scalar, or write "
+            "x = np.where(mask, values, x) with values of x's shape",
+        )
+    if operand.shape and int(np.prod(operand.shape)) == 1:
+        value = np.reshape(value, ())
+    x[...] = np.where(mask, value, x)
+
+
+def _mask_rank(mask, x) -> int:
+    """The number of x's leading dimensions the (reshaped) mask selects over."""
+    rank = mask.ndim
+    while rank > 0 and mask.shape[rank - 1] == 1 and x.shape[rank - 1] != 1:
+        rank -= 1
+    return rank
+
+
+def putmask(ctx, a, mask, values):
+    x = a
+    m = ctx.as_tracer(ctx.operand(mask))
+    if m.shape != x.shape:
+        raise ValueError(at_user_line("putmask: mask and data must be the same size"))
+    operand = ctx.operand(values)
+    if operand.shape and int(np.prod(operand.shape)) != 1:
+        raise unsupported("np.putmask with an array of values", "values repeat along the selected elements in NumPy; pass a scalar")
+    masked_assign(ctx, x, m.astype(bool), values)
+
+
+def copyto(ctx, dst, src, casting="same_kind", where=True):
+    s = ctx.operand(src)
+    with user_line_noted():
+        np.copyto(np.empty((0,), dst.dtype), np.empty((0,), s.dtype) if s.tracer is not None else s.value, casting=casting)
+    src_b = src if s.tracer is not None else s.value
+    if where is True:
+        dst[...] = src_b
+        return
+    m = ctx.as_tracer(ctx.operand(where))
+    dst[...] = np.where(m, src_b, dst)
+
+
+FUNCTIONS[np.putmask] = putmask
+FUNCTIONS[np.copyto] = copyto

@@ -271,6 +271,9 @@ class Tracer:
         into the buffer of the array that a is a view of."""
         if self._weak or self._numpy_scalar:
             raise TypeError(at_user_line("a scalar does not support item assignment"))
+        mask = numpy_indexing.mask_of(self._ctx, self, index)
+        if mask is not None:
+            return numpy_indexing.masked_assign(self._ctx, self, mask, value)
         if numpy_indexing.is_advanced(self._ctx, index):
             raise unsupported(
                 "writing through integer-array or boolean-mask indices (x[idx] = v, x[mask] = v)",

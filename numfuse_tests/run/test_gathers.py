@@ -82,3 +82,59 @@ def test_index_out_of_bounds_raises_index_error(bad):
         fn(X, np.array(bad))
     # The function stays usable after the error.
     assert_same(fn(X, I), X[I] + 1.0)
+
+
+# -- writes through a boolean mask ---------------------------------------------------------------
+
+
+def check_in_place(fn, *args):
+    mine = [a.copy() for a in args]
+    theirs = [a.copy() for a in args]
+    expected = fn(*theirs)
+    got = numfuse.jit(fn)(*mine)
+    assert_same(got, expected, 30)
+    for m, t in zip(mine, theirs):
+        np.testing.assert_array_equal(m, t)
+
+
+def _zero_positive(x):
+    x[x > 0] = 0.0
+    return x
+
+
+def _clip_local(x):
+    y = x * 2.0
+    y[y < -1.0] = -1
+    return y.sum(axis=1)
+
+
+def _rows(x):
+    x[x[:, 0] > 0] = np.arange(6.0, dtype=np.float32)
+    return x
+
+
+def _put(x):
+    np.putmask(x, x > 1.0, 7.0)
+    return x
+
+
+def _copy_where(x, y):
+    np.copyto(x, y, where=y > 0)
+    return x * 1.0
+
+
+def _int_truncates(x):
+    x[x > 0] = 1.5  # cast into the int array as NumPy's assignment casts
+    return x
+
+
+@pytest.mark.parametrize("fn, args", [
+    (_zero_positive, (X,)),
+    (_clip_local, (X,)),
+    (_rows, (X,)),
+    (_put, (X,)),
+    (_copy_where, (X, -X)),
+    (_int_truncates, ((X * 3).astype(np.int32),)),
+])
+def test_masked_writes_match_numpy(fn, args):
+    check_in_place(fn, *args)

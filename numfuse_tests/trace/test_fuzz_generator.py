@@ -40,7 +40,7 @@ def generated(n: int, seed_value: int) -> list:
 def sample():
     # A seed whose 150 programs draw every dtype, an empty, a 0-d and a 4-d array with today's
     # op mix (test_programs_are_varied); the op mix changes the draws.
-    return generated(150, 1)
+    return generated(150, 4)
 
 
 def test_programs_use_every_kind_of_operation(sample):

@@ -243,3 +243,11 @@ def test_library_input_read_after_an_in_place_update_is_refused_clearly():
 def test_a_scalar_argument_is_not_a_matrix():
     with pytest.raises(ValueError):
         numfuse.jit(lambda x, s: np.matmul(x, s)).graph(ones(3), 2.0)
+
+
+def test_the_library_steps_benchmark_plans_without_a_gpu():
+    from benchmarks.library_steps import plan_rows
+
+    rows = {line.split("|")[1].strip(): line for line in plan_rows(large=False)[2:]}
+    assert "library matmul → pointwise" in rows["mlp_gelu"]
+    assert "library cumsum" in rows["cumsum_normalized"]
