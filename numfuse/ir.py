@@ -207,8 +207,10 @@ def format_graph(graph: Graph, with_locs: bool = True) -> str:
     return "\n".join(lines)
 
 
-def check_graph(graph: Graph) -> None:
-    """Every variable is defined before use; every equation's output is new."""
+def check_graph(graph: Graph, abstract_eval=None) -> None:
+    """Every variable is defined before use; every equation's output is new; with
+    `abstract_eval` (primitives.abstract_eval: the registry's rules), every equation's aval is
+    what its primitive's rule derives from its operands and parameters."""
     defined = set(graph.inputs) | set(graph.consts)
     for eqn in graph.eqns:
         for atom in eqn.inputs:
@@ -217,6 +219,10 @@ def check_graph(graph: Graph) -> None:
         if eqn.out in defined:
             raise AssertionError(f"{eqn.out!r} defined twice")
         defined.add(eqn.out)
+        if abstract_eval is not None:
+            derived = abstract_eval(eqn)
+            if derived != eqn.out.aval:
+                raise AssertionError(f"{eqn.prim}: the rule gives {derived}, the trace recorded {eqn.out.aval}")
     for atom in list(graph.outputs) + list(graph.writebacks.values()):
         if isinstance(atom, Var) and atom not in defined:
             raise AssertionError(f"output {atom!r} is undefined")

@@ -35,6 +35,7 @@ from .loopnest import LoopNest
 from .lower import GraphInfo, KernelSpec, Lowered, Lowerer, NotFusable, reduction_map
 from .ops import is_reduction
 from .plan_steps import LibraryStep, library_steps_of
+from .primitives import VIEWS
 from .indexing import Gathered
 from .viewmaps import STRUCTURAL, IndexMap, concat_pieces, gather_pieces, identity_map, operand_map, update_map
 
@@ -146,18 +147,17 @@ class Plan:
         return "\n".join(lines)
 
 
-_VIEWS = ("broadcast", "transpose", "slice", "reshape")
 
 
 def eager_bytes(eqn, producers: dict) -> int:
     """Bytes one operation moves when it runs alone, as in NumPy or CuPy: it reads the arrays
     under its operands and writes its result; broadcasts and transposes are views and move
     nothing themselves."""
-    if eqn.prim in _VIEWS:
+    if eqn.prim in VIEWS:
         return 0
     arrays = set()
     for atom in eqn.inputs:
-        while isinstance(atom, Var) and atom in producers and producers[atom].prim in _VIEWS:
+        while isinstance(atom, Var) and atom in producers and producers[atom].prim in VIEWS:
             atom = producers[atom].inputs[0]
         if isinstance(atom, Var) and atom.aval.shape:
             arrays.add(atom)

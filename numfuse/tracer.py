@@ -18,6 +18,7 @@ from . import numpy_api, numpy_views, viewmaps
 from .dtypes import check_supported
 from .errors import TracingError, at_user_line, unsupported, user_location
 from .ir import Atom, Aval, Eqn, Graph, Literal, SizeConst, SizeValue, Var, check_graph
+from .primitives import VIEWS, abstract_eval
 from .layouts import Layouts
 from .numpy_api import Operand
 from .proxy import _UNSURE_HINT, Tracer, _view, _View
@@ -140,7 +141,8 @@ class TraceContext(Layouts):
             var = Var(aval)
             self.eqns.append(Eqn(prim, tuple(atoms), var, tuple(params), user_location()))
             self._cse[key] = var
-            if prim not in _VIEW_PRIMS and aval.ndim > 1 and not all(self.in_c_order(a) for a in atoms):
+            # Views and updates: their caller sets the strides (of the operand, or of its buffer).
+            if prim not in VIEWS and prim != "update" and aval.ndim > 1 and not all(self.in_c_order(a) for a in atoms):
                 # NumPy lays what it computes out like its operands (order "K"): not in C order
                 # here, in an order numfuse does not trace.
                 self.strides[var] = None
@@ -259,13 +261,8 @@ class TraceContext(Layouts):
     def graph(self, outputs: list[Atom], name: str, writebacks=None) -> Graph:
         graph = Graph(list(self.inputs), list(self.eqns), outputs, dict(self.consts), name, writebacks or {},
                       list(dict.fromkeys(self.notes)))
-        check_graph(graph)
+        check_graph(graph, abstract_eval)
         return graph
-
-
-# Primitives whose result's strides their caller sets (views of the operand, and updates, which
-# write into its buffer).
-_VIEW_PRIMS = ("broadcast", "transpose", "slice", "reshape", "update")
 
 
 def _atom_key(atom: Atom):

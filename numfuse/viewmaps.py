@@ -29,12 +29,14 @@ from dataclasses import dataclass
 
 from . import indexing
 from .ir import Eqn
+from .primitives import VIEWS
 
 # Per dimension of a value: None (index 0), a domain axis, or an indexing.Lin / DivMod of axes.
 IndexMap = tuple[indexing.Entry, ...]
 
-# Primitives that only move or pick points: evaluated by mapping indices, never computed.
-STRUCTURAL = ("broadcast", "transpose", "slice", "reshape")
+# Primitives that only move or pick points: evaluated by mapping indices, never computed (the
+# registry's primitives of kind "view", primitives.py).
+STRUCTURAL = tuple(sorted(VIEWS))
 
 
 def identity_map(shape: tuple[int, ...], axes: tuple[int, ...] | None = None) -> IndexMap:

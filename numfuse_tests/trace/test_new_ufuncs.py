@@ -172,7 +172,7 @@ def test_divmod_is_floor_divide_and_remainder():
         ("frexp_mantissa", "float32"), ("frexp_exponent", "int32")]
 
 
-def test_two_output_ufuncs_return_tuples_of_numpy_scalars_for_0d():
+def test_two_output_ufuncs_of_a_0d_value_have_two_0d_outputs():
     result = numfuse.jit(lambda x: np.modf(x)).trace(np.float64(2.5))
     assert result.graph.outputs[0].aval.shape == ()
     assert len(result.graph.outputs) == 2

@@ -8,6 +8,7 @@ import inspect
 import os
 
 import numpy as np
+import pytest
 
 import numfuse
 from numfuse.ir import format_graph
@@ -257,3 +258,21 @@ def test_explain_holds_graph_plan_and_loop_nest():
     assert "== plan: 1 kernel(s), 256 bytes moved, minimum 256 (1.00x)" in text
     nest = "\n".join("     " + line for line in str(jf.plan(x, x).kernels[0].nest).splitlines())
     assert nest in text
+
+
+def test_check_graph_rederives_every_aval_from_the_registry():
+    import dataclasses
+
+    from numfuse.ir import Aval, Var, check_graph
+    from numfuse.primitives import PRIMITIVES, abstract_eval
+
+    x = np.ones((3, 4), np.float32)
+    graph = numfuse.jit(lambda x: (np.exp(x) @ x.T).sum(axis=1)[np.array([0, 2])]).graph(x)
+    check_graph(graph, abstract_eval)  # as the tracer does for every graph
+    for k, eqn in enumerate(graph.eqns):
+        wrong = Var(Aval(eqn.out.aval.shape, np.dtype(np.int8 if eqn.out.aval.dtype != np.int8 else np.int16)))
+        broken = dataclasses.replace(graph, eqns=graph.eqns[:k] + [dataclasses.replace(eqn, out=wrong)])
+        with pytest.raises(AssertionError, match="the rule gives"):
+            check_graph(broken, abstract_eval)
+    kinds = {p.kind for p in PRIMITIVES.values()}
+    assert kinds == {"elementwise", "reduction", "view", "convert", "concatenate", "update", "gather", "library"}
