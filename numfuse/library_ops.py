@@ -330,3 +330,64 @@ LIBRARY: dict[str, LibraryOp] = {op.name: op for op in _OPS}
 def is_library(prim: str) -> bool:
     return prim in LIBRARY
 
+
+
+# -- scatters: writes through index arrays, in place ---------------------------------------------
+#
+# `scatter[axis, ufunc] x v i1 ... ik` is x with the points x[:, ..., i1, ..., ik, ...] (the
+# index arrays at axes axis .. axis+k-1) set to v (ufunc None: NumPy's `x[idx] = v`, where the
+# last of repeated indices wins) or combined with v by the ufunc (`np.add.at`: every repeat
+# counts). Its result is a new version of x in x's buffer (planner: an in-place library call).
+
+IN_PLACE = {"scatter"}
+
+
+def _scatter_abstract(avals, params):
+    return [avals[0]]
+
+
+def _wrapped(xp, index, size):
+    if bool(((index < -size) | (index >= size)).any()):
+        raise IndexError(f"index out of bounds for an axis of size {size}")
+    return xp.where(index < 0, index + size, index)
+
+
+def _run_scatter(xp, arrays, params):
+    x, value, *indices = arrays
+    axis, ufunc = params["axis"], params["ufunc"]
+    if xp is np:
+        x = np.array(x)  # the host copy of the buffer, written and copied back
+        key = (slice(None),) * axis + tuple(indices)
+        if ufunc is None:
+            x[key] = value
+        else:
+            getattr(np, ufunc).at(x, key, value)
+        return [x]
+    dims = x.shape[axis:axis + len(indices)]
+    indices = [_wrapped(xp, i, n) for i, n in zip(indices, dims)]
+    joint = xp.broadcast_shapes(*[i.shape for i in indices]) if hasattr(xp, "broadcast_shapes") else \
+        np.broadcast_shapes(*[i.shape for i in indices])
+    flat_idx = [xp.broadcast_to(i, joint).ravel() for i in indices]
+    region = x.shape[:axis] + tuple(joint) + x.shape[axis + len(indices):]
+    value = xp.broadcast_to(xp.asarray(value, dtype=x.dtype), region)
+    value = value.reshape(x.shape[:axis] + (-1,) + x.shape[axis + len(indices):])
+    pre = (slice(None),) * axis
+    if ufunc is None:
+        # NumPy's order: the last of repeated indices wins; the GPU's scatter has no order, so
+        # only each index's last occurrence is written.
+        flat = xp.ravel_multi_index(tuple(flat_idx), dims)
+        _, first_from_end = xp.unique(flat[::-1], return_index=True)
+        keep = flat.size - 1 - first_from_end
+        x[pre + tuple(i[keep] for i in flat_idx)] = value[pre + (keep,)]
+        return [x]
+    import cupyx
+
+    combine = {"add": cupyx.scatter_add, "maximum": cupyx.scatter_max, "minimum": cupyx.scatter_min}.get(ufunc)
+    if combine is None:
+        raise NotImplementedError(f"np.{ufunc}.at on a GPU")
+    combine(x, pre + tuple(flat_idx), value)
+    return [x]
+
+
+LIBRARY["scatter"] = LibraryOp("scatter", _scatter_abstract, _run_scatter,
+                               "a write through index arrays (x[idx] = v, np.add.at), in place")

@@ -255,3 +255,71 @@ def copyto(ctx, dst, src, casting="same_kind", where=True):
 
 FUNCTIONS[np.putmask] = putmask
 FUNCTIONS[np.copyto] = copyto
+
+
+# -- writes through index arrays: scatters ----------------------------------------------------------
+
+
+def scatter(ctx, x, index, value, ufunc: str | None = None, name: str = "x[idx] = v") -> None:
+    """x[index] = value (ufunc None), or np.<ufunc>.at(x, index, value): a library call that
+    writes into x's buffer in place (library_ops.py's scatter), x then its new version."""
+    from .proxy import Tracer, _View
+
+    if isinstance(x, _View):
+        raise unsupported(f"{name} into a view", "write into the array itself (x[:, idx] rather than x[1:][idx])")
+    items = list(index) if isinstance(index, tuple) else [index]
+    at = next((k for k, i in enumerate(items) if i is Ellipsis), None)
+    if at is not None:
+        items[at:at + 1] = [slice(None)] * (x.ndim - sum(1 for i in items if i is not Ellipsis))
+    if len(items) > x.ndim:
+        raise IndexError(at_user_line(
+            f"too many indices for array: array is {x.ndim}-dimensional, but {len(items)} were indexed"))
+    advanced_at = [k for k, i in enumerate(items) if not isinstance(i, slice)]
+    if any(isinstance(i, slice) and i != slice(None) for i in items) or any(i is None for i in items) \
+            or advanced_at != list(range(advanced_at[0], advanced_at[0] + len(advanced_at))):
+        raise unsupported(f"{name} with slices or np.newaxis beside the index arrays, or index arrays apart",
+                          "index arrays next to each other, with ':' for the other axes")
+    arrays = [_index_tracer(ctx, items[k]) for k in advanced_at]
+    try:
+        joint = tuple(np.broadcast_shapes(*[a.shape for a in arrays]))
+    except ValueError:
+        with user_line_noted():
+            np.empty((1,) * len(arrays))[tuple(np.zeros(a.shape, np.intp) for a in arrays)]
+        raise
+    arrays = [a if a.shape == joint else np.broadcast_to(a, joint) for a in arrays]
+    axis = advanced_at[0]
+    region = x.shape[:axis] + joint + x.shape[axis + len(arrays):]
+    operand = ctx.operand(value)
+    with user_line_noted():
+        # NumPy's own casting rules and errors, on one-element stand-ins.
+        stand_in = operand.value if operand.tracer is None else np.zeros(1, operand.dtype)
+        if ufunc is None:
+            np.zeros(1, x.dtype)[[0]] = stand_in
+        else:
+            getattr(np, ufunc).at(np.zeros(1, x.dtype), [0], stand_in)
+        np.broadcast_shapes(operand.shape, region)
+    v = ctx.convert(ctx.as_tracer(operand), x.dtype)
+    ctx_var = x._var
+    if not ctx.owns(x, ctx_var):
+        ctx_var = ctx.copy_var(ctx_var)  # this array's own buffer, which the scatter writes into
+        ctx.owner[ctx_var] = x
+    atoms = [ctx_var, v._var] + [a._var for a in arrays]
+    out = ctx.bind("scatter", atoms, x.shape, x.dtype, params=(("axis", axis), ("ufunc", ufunc)))._var
+    if ctx_var in ctx.strides:
+        ctx.strides[out] = ctx.strides[ctx_var]  # the same buffer
+    root = ctx.family.setdefault(ctx_var, ctx_var)
+    ctx.family[out] = root
+    ctx.latest[root] = out
+    x._var = out
+
+
+_AT_UFUNCS = {np.add: "add", np.subtract: "subtract", np.multiply: "multiply", np.maximum: "maximum",
+              np.minimum: "minimum"}
+
+
+def ufunc_at(ctx, ufunc, args, kwargs):
+    name = _AT_UFUNCS.get(ufunc)
+    if name is None or kwargs or len(args) != 3:
+        raise unsupported(f"np.{ufunc.__name__}.at" + ("" if name else " (add, subtract, multiply, maximum and minimum are traced)"))
+    x, index, value = args
+    scatter(ctx, x, index if isinstance(index, tuple) else (index,), value, name, f"np.{name}.at")

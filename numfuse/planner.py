@@ -30,7 +30,7 @@ import numpy as np
 
 from .errors import UnsupportedError
 from .ir import Graph, Literal, Var, var_names
-from .library_ops import is_library
+from .library_ops import IN_PLACE, is_library
 from .loopnest import LoopNest
 from .lower import GraphInfo, KernelSpec, Lowered, Lowerer, NotFusable, reduction_map
 from .ops import is_reduction
@@ -286,6 +286,11 @@ class Planner:
                             info.materialized.add(value)
                             self.temp_for[value] = e.out
                             break
+            elif e.prim in IN_PLACE:
+                # A library call writing into the array's buffer (a scatter): a new version.
+                base = e.inputs[0]
+                info.family[e.out] = info.family.setdefault(base, base)
+                info.materialized.add(e.out)
             elif e.prim == "reshape" and e.param("copy") and isinstance(e.inputs[0], Var):
                 operand = e.inputs[0]
                 if operand not in info.buffer_inputs and not is_reduction(self.producers[operand].prim):
@@ -540,6 +545,9 @@ class Planner:
                             f"by a later version ({n[current[family[var]]]}); copy the array "
                             f"(.copy()) before updating it if you need its old values later"
                         )
+                for var in k.outputs:
+                    if var in family:  # written in place: the array's new version
+                        current[family[var]] = var
                 continue
             update = k.spec.update
             for var in k.reads:

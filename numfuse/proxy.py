@@ -113,6 +113,8 @@ class Tracer:
             return numpy_functions.ufunc_outer(self._ctx, ufunc, inputs, kwargs)
         if method == "reduce":
             return numpy_reductions.ufunc_reduce(self._ctx, ufunc, inputs, kwargs)
+        if method == "at":
+            return numpy_indexing.ufunc_at(self._ctx, ufunc, inputs, kwargs)
         raise unsupported(f"np.{ufunc.__name__}.{method}")
 
     def __array_function__(self, func, types, args, kwargs):
@@ -275,10 +277,9 @@ class Tracer:
         if mask is not None:
             return numpy_indexing.masked_assign(self._ctx, self, mask, value)
         if numpy_indexing.is_advanced(self._ctx, index):
-            raise unsupported(
-                "writing through integer-array or boolean-mask indices (x[idx] = v, x[mask] = v)",
-                "write np.where(mask, v, x) for a mask",
-            )
+            if self._readonly:
+                _refuse_write(self, "assignment destination is read-only")
+            return numpy_indexing.scatter(self._ctx, self, index, value)
         region, sliced, final, _ = numpy_views.parse_index(self.shape, index)
         operand = self._ctx.operand(value)
         numpy_views.value_into(final, operand.shape)

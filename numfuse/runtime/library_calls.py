@@ -42,7 +42,8 @@ def run_step(call, step, env) -> None:
     """Run library call `step` of one call: inputs from `env`'s buffers into its outputs'."""
     outputs = {e.param("output", 0): e.out for e in step.eqns}
     cupy = None if call.simulated else _cupy()
-    if cupy is not None:
+    if cupy is not None and step.prim == "scatter" and step.params["ufunc"] not in (None, "add", "maximum", "minimum"):
+        cupy = None  # np.multiply.at and the like: CuPy has no scatter for them
         with cupy.cuda.Device(call.device_id if call.device_id is not None else cupy.cuda.runtime.getDevice()):
             with cupy.cuda.ExternalStream(call.handle or 0):
                 arrays = [_input(step, v, env, cupy.asarray) for v in step.inputs]

@@ -138,3 +138,68 @@ def _int_truncates(x):
 ])
 def test_masked_writes_match_numpy(fn, args):
     check_in_place(fn, *args)
+
+
+# -- writes through index arrays -------------------------------------------------------------------
+
+IDX = np.array([1, 3, 1, -1])  # a repeated index: NumPy's last write wins, every ufunc.at counts
+
+
+def _assign(x, i):
+    x[i] = 7.0
+    return x
+
+
+def _assign_rows(x, i):
+    y = x * 2.0
+    y[i] = np.arange(4.0, dtype=np.float32)[:, None]
+    return y + 1.0
+
+
+def _add_at(x, i):
+    np.add.at(x, i, 1.0)
+    return x
+
+
+def _columns(x, i):
+    x[:, i[:2]] = x[:, :2] * 10.0
+    return x.sum(axis=0)
+
+
+def _max_at_pairs(x, i):
+    np.maximum.at(x, (i, i % 6), 5.0)
+    return x
+
+
+def _then_gather(x, i):
+    x[i, 0] = -1.0
+    return x[i]
+
+
+def _histogram_like(x, i):
+    counts = np.zeros_like(x[0])
+    np.add.at(counts, i % 6, 1.0)
+    return counts
+
+
+def _int_subtract_at(x, i):
+    y = (x * 10).astype(np.int32)
+    np.subtract.at(y, i, 3)
+    return y
+
+
+@pytest.mark.parametrize("fn", [_assign, _assign_rows, _add_at, _columns, _max_at_pairs, _then_gather,
+                                _histogram_like, _int_subtract_at])
+def test_scatters_match_numpy(fn):
+    check_in_place(fn, X, IDX)
+
+
+def test_a_scatter_is_one_library_call_in_the_arrays_buffer():
+    plan = numfuse.jit(_assign).plan(X.copy(), IDX)
+    assert [s.prim for s in plan.library_steps] == ["scatter"]
+    assert plan.aliases  # the scatter's result is a version of the argument: no new buffer
+
+
+def test_a_scatter_out_of_bounds_raises_index_error():
+    with pytest.raises(IndexError):
+        numfuse.jit(_assign)(X.copy(), np.array([0, 9]))

@@ -84,16 +84,26 @@ def test_broadcast_mismatch_message_is_numpys():
     assert str(numpy_error.value) in str(ours.value)
 
 
-def test_masks_and_writes_through_index_arrays_are_refused_clearly():
+def test_mask_reads_and_scatters_into_views_are_refused_clearly():
     with pytest.raises(numfuse.UnsupportedError, match="boolean mask"):
         numfuse.jit(lambda x: x[x > 0]).graph(X3)
 
     def write(x, i):
-        x[i] = 0.0
+        x[1:][i] = 0.0
         return x
 
-    with pytest.raises(numfuse.UnsupportedError, match="integer-array"):
-        numfuse.jit(write).graph(X3.copy(), I)
+    with pytest.raises(numfuse.UnsupportedError, match="into a view"):
+        numfuse.jit(write).graph(X3.copy(), I % 2)
+
+
+def test_a_scatter_prints_as_one_in_place_primitive():
+    def write(x, i):
+        x[:, i] = 0.0
+        return x
+
+    text = str(numfuse.jit(write).graph(X3.copy(), I))
+    assert "scatter[axis=1 ufunc=None]" in text, text
+    assert "writes a<-" in text
 
 
 def test_writing_through_x_k_for_a_traced_k_is_refused_not_lost():
