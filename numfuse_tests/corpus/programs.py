@@ -402,7 +402,8 @@ def _contour_args(rng, NR=4, NM=6, slab_per_bc=2, num_int_pts=4):
 
 register("contour_integral", contour_integral, _contour_args,
          "npbench/benchmarks/contour_integral/contour_integral_numpy.py", tol=(1e-9, 1e-9),
-         notes="solve of a random complex 4x4 system: rounding amplified by its condition number")
+         notes="solve of a random complex 4x4 system: rounding amplified by its condition number",
+         static_argnames=("NR", "NM", "slab_per_bc"))
 
 
 # =============================================================================================
@@ -682,7 +683,8 @@ def _mandel1_args(rng):
     return -1.75, 0.25, -1.00, 1.00, 8, 6, 8, 2.0
 
 
-register("mandelbrot1", mandelbrot1, _mandel1_args, "npbench/benchmarks/mandelbrot1/mandelbrot1_numpy.py")
+register("mandelbrot1", mandelbrot1, _mandel1_args, "npbench/benchmarks/mandelbrot1/mandelbrot1_numpy.py",
+         static_argnames=("xn", "yn", "maxiter"))
 
 
 # =============================================================================================
@@ -726,7 +728,8 @@ def _mandel2_args(rng):
     return -2.00, 0.50, -1.25, 1.25, 8, 6, 8, 2.0
 
 
-register("mandelbrot2", mandelbrot2, _mandel2_args, "npbench/benchmarks/mandelbrot2/mandelbrot2_numpy.py")
+register("mandelbrot2", mandelbrot2, _mandel2_args, "npbench/benchmarks/mandelbrot2/mandelbrot2_numpy.py",
+         static_argnames=("xn", "yn", "itermax"))
 
 
 # =============================================================================================
@@ -916,7 +919,8 @@ def _adi_args(rng, TSTEPS=2, N=6):
 
 
 register("adi", adi, _adi_args, "npbench/benchmarks/polybench/adi/adi_numpy.py", tol=(1e-12, 1e-12),
-         notes="tridiagonal sweeps: each value is a recurrence over up to N steps")
+         notes="tridiagonal sweeps: each value is a recurrence over up to N steps",
+         static_argnames=("TSTEPS", "N"))
 
 
 # =============================================================================================
@@ -1578,7 +1582,8 @@ def _seidel_args(rng, TSTEPS=2, N=5, datatype=np.float64):
 
 
 register("seidel_2d", seidel_2d, _seidel_args, "npbench/benchmarks/polybench/seidel_2d/seidel_2d_numpy.py",
-         reduced=16)
+         reduced=16,
+         static_argnames=("TSTEPS", "N"))
 
 
 # =============================================================================================
@@ -1849,7 +1854,8 @@ def _stockham_args(rng, R=2, K=3):
 
 
 register("stockham_fft", stockham_fft, _stockham_args, "npbench/benchmarks/stockham_fft/stockham_fft_numpy.py",
-         tol=(1e-12, 1e-12), notes="K butterfly stages of complex exponentials and products")
+         tol=(1e-12, 1e-12), notes="K butterfly stages of complex exponentials and products",
+         static_argnames=("N", "R", "K"))
 
 
 # =============================================================================================
@@ -2040,10 +2046,19 @@ register("picogpt_attention", picogpt.attention, _gpt_attention_args, "", source
 register("picogpt_ffn", picogpt.ffn_flat, _gpt_ffn_args, "", source=PICOGPT + " (ffn, via ffn_flat)",
          tol=(1e-5, 1e-6), notes="float32 matmuls of 8 and 32 terms around a GELU")
 register("picogpt_mha", picogpt.mha_flat, _gpt_mha_args, "", source=PICOGPT + " (mha, via mha_flat)",
-         tol=(1e-5, 1e-6), notes="float32 qkv projection, causal attention per head, projection")
+         tol=(1e-5, 1e-6), notes="float32 qkv projection, causal attention per head, projection",
+         static_argnames=("n_head",))
 register("picogpt_transformer_block", picogpt.transformer_block_flat, _gpt_block_args, "",
          source=PICOGPT + " (transformer_block, via transformer_block_flat)", tol=(1e-5, 1e-6),
-         notes="float32: layer norm, causal multi-head attention, layer norm, GELU MLP")
+         notes="float32: layer norm, causal multi-head attention, layer norm, GELU MLP",
+         static_argnames=("n_head",))
+
+# The same layer without static_argnames: numfuse makes a Python int static automatically when
+# it is used as a Python value, but n_head reaches np.split as its section count (kept as a
+# program of its own so that what happens there stays visible).
+register("picogpt_mha_auto_static", picogpt.mha_flat, _gpt_mha_args, "",
+         source=PICOGPT + " (mha, via mha_flat; n_head not declared static)", tol=(1e-5, 1e-6),
+         notes="as picogpt_mha")
 
 
 BY_NAME = {p.name: p for p in PROGRAMS}

@@ -33,6 +33,13 @@ class Outcome:
         return self.message.strip().splitlines()[0] if self.message.strip() else ""
 
 
+def _capped(text: str, limit: int = 6000) -> str:
+    """A crash's message and traceback, cut in the middle when long (a RecursionError's notes)."""
+    if len(text) <= limit:
+        return text
+    return text[: limit // 2] + f"\n... [{len(text) - limit} characters left out] ...\n" + text[-limit // 2:]
+
+
 def names_user_line(message: str) -> bool:
     return " at " in message and any(f in message for f in USER_FILES)
 
@@ -84,14 +91,19 @@ def run_program(prog: Program) -> Outcome:
         message = f"{type(err).__name__}: {err}"
         if names_user_line(str(err)):
             return Outcome(prog.name, REFUSED, message, seconds)
-        return Outcome(prog.name, CRASH, "refusal without the user's line: " + message + "\n"
-                       + traceback.format_exc(), seconds)
+        return Outcome(prog.name, CRASH, _capped("refusal without the user's line: " + message + "\n"
+                                                 + traceback.format_exc()), seconds)
     except Exception as err:  # noqa: BLE001 - any other exception is a crash to report
-        return Outcome(prog.name, CRASH, f"{type(err).__name__}: {err}\n{traceback.format_exc()}",
+        return Outcome(prog.name, CRASH, _capped(f"{type(err).__name__}: {err}\n{traceback.format_exc()}"),
                        time.perf_counter() - start)
     seconds = time.perf_counter() - start
     try:
         compare(prog, got, expected, nf_args, np_args)
     except AssertionError as err:
-        return Outcome(prog.name, WRONG, str(err), seconds)
+        text = str(err).strip()
+        lines = [l.strip() for l in text.splitlines() if l.strip()]
+        # assert_allclose puts its err_msg (which value differs) after its first line.
+        where = next((l for l in lines if l.startswith(("result", "argument"))), "")
+        head = f"{where}: {lines[0]}" if where and where != lines[0] else (lines[0] if lines else "")
+        return Outcome(prog.name, WRONG, head + "\n" + text, seconds)
     return Outcome(prog.name, MATCHED, "", seconds)

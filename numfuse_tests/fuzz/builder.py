@@ -82,6 +82,9 @@ class Rules:
     view: str | None = None  # another view (a slice, a reshape): its spelling
     exact_operands: bool = False  # the result is discrete and must not follow rounding (argmax)
     reads_values: bool = True  # False: only the operand's shape and dtype matter (zeros_like)
+    # error(run, operands, errs, result): the op's own error bound beyond what the corners of its
+    # operands' intervals give (a sum of products, a scan, a sort); may raise numerics.Unstable.
+    error: Callable | None = None
 
 
 def own_error(rules: Rules, result, model: N.ErrorModel):
@@ -168,6 +171,8 @@ class Builder:
                 if rules.reduction is not None:
                     x = self.values[operands[0]]
                     err = N.combine(err, reduction_error(result, rules.reduction, x.value, x.err))
+                if rules.error is not None:
+                    err = N.combine(err, rules.error(run, vals, errs, result))
                 err = N.combine(err, own_error(rules, result, self.model))
                 err = N.check_usable(result, err)
                 reads = self.reads(operands, rules, np.ndim(result))

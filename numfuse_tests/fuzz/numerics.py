@@ -187,7 +187,7 @@ def reduction_error(kind: str, x, x_err, axis, keepdims: bool, result, count: in
                            or np.any(over(np.where((a > 0) & (a < 1), a, 1.0), np.prod) < float(info.tiny))):
         raise Unstable
     if kind in ("sum", "mean"):
-        err = 2 * max(count - 1, 0) * eps * over(a, np.sum) + 2 * eps * np.abs(r.astype(np.float64))
+        err = sum_error(over(a, np.sum), r, count)
         if kind == "mean":
             err = err / max(count, 1)
     elif kind == "prod":
@@ -197,6 +197,72 @@ def reduction_error(kind: str, x, x_err, axis, keepdims: bool, result, count: in
     else:
         err = np.zeros(r.shape)
     return np.where(np.isfinite(r), err, 0.0)
+
+
+def sum_error(magnitudes, result, count: int):
+    """The bound of a float sum of `count` terms in any order, for both numfuse and NumPy, where
+    `magnitudes` is the sum of the terms' magnitudes (per element of the result)."""
+    r = np.asarray(result)
+    eps = float(np.finfo(r.dtype).eps)
+    return 2 * max(count - 1, 0) * eps * np.asarray(magnitudes) + 2 * eps * np.abs(r.astype(np.float64))
+
+
+def _magnitudes(value) -> np.ndarray:
+    """|value| in float64, its NaN and infinities as 0 (they propagate alike in every order)."""
+    a = np.abs(np.asarray(value).astype(np.float64))
+    return np.where(np.isfinite(a), a, 0.0)
+
+
+def product_error(run: Callable, operands: Sequence, errs: Sequence, result, count: int):
+    """The bound of a sum of products (a matrix product, np.dot, np.einsum: any op whose result
+    is a sum over `count` products of one element of each operand), in any order: the sum rule
+    over count + 1 roundings (the products' own, and the count - 1 additions), and the operands'
+    errors carried through |a| |b| (the corners miss them, the terms having mixed signs).
+    `run` evaluates the op on operands of the same shapes; on magnitudes it gives sum |a||b|."""
+    r = np.asarray(result)
+    if r.dtype.kind != "f":
+        return None
+    mags = [_magnitudes(v) for v in operands]
+    total = np.asarray(run(*mags), dtype=np.float64)
+    if np.any(total > float(np.finfo(r.dtype).max)):
+        raise Unstable  # some order of the terms may overflow where another does not
+    err = sum_error(total, r, count + 1)
+    if any(e is not None for e in errs):
+        moved = np.asarray(run(*[m + (0.0 if e is None else np.where(np.isfinite(e), e, 0.0))
+                                 for m, e in zip(mags, errs)]), dtype=np.float64)
+        err = err + (moved - total)
+    return np.where(np.isfinite(r), err, 0.0)
+
+
+def scan_error(kind: str, x, x_err, axis, result):
+    """The bound of a float np.cumsum or np.cumprod along `axis` (None: of the flattened array)
+    in any order (a device scan associates its terms otherwise than NumPy's loop): per element,
+    the reduction rule over the prefix it combines, with the axis length as the count."""
+    r = np.asarray(result)
+    if r.dtype.kind != "f":
+        return None
+    x = np.asarray(x)
+    if axis is None:
+        x_err = None if x_err is None else np.broadcast_to(x_err, x.shape).reshape(-1)
+        x = x.reshape(-1)
+        axis = 0
+    count = x.shape[axis] if x.ndim else 1
+    a = _magnitudes(x)
+    eps = float(np.finfo(r.dtype).eps)
+    big = float(np.finfo(r.dtype).max)
+    if kind == "cumsum":
+        total = np.cumsum(a, axis=axis)
+        if np.any(total > big):
+            raise Unstable
+        err = sum_error(total, r, count)
+    else:
+        if (np.any(np.cumprod(np.where(a >= 1, a, 1.0), axis=axis) > big)
+                or np.any(np.cumprod(np.where((a > 0) & (a < 1), a, 1.0), axis=axis) < float(np.finfo(r.dtype).tiny))):
+            raise Unstable
+        base = np.cumprod(a, axis=axis)
+        e = 0.0 if x_err is None else np.broadcast_to(x_err, a.shape)
+        err = np.cumprod(a + e, axis=axis) - base + 2 * (count + 1) * eps * base
+    return np.where(np.isfinite(r), np.reshape(err, r.shape), 0.0)
 
 
 def _variance_error(kind: str, x: np.ndarray, axis, keepdims: bool, result: np.ndarray, ddof: int):

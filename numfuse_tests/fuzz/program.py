@@ -30,6 +30,9 @@ class Input:
     kind: str
     value: Any
     layout: str = "C"  # arrays only: "C", "F", "strided" or "transposed" (see `laid_out`)
+    # An index array's values lie in [-bound, bound) (negative ones wrap, as in NumPy): a second
+    # call redraws them there, so that its gathers stay in bounds. None: any values.
+    bound: int | None = None
 
     def argument(self):
         """The value passed to the program (arrays in their layout, a fresh copy each call)."""

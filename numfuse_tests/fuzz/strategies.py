@@ -16,12 +16,14 @@ shapes and zeros. What hypothesis leaves, the reducer (reduce.py) cuts further.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import numpy as np
 from hypothesis import strategies as st
 
 from . import catalog as C
+from . import known_bugs
 from . import numerics as N
 from .builder import (
     ARRAY,
@@ -40,7 +42,8 @@ MAX_ELEMENTS = 64  # of an input: the simulator takes ~3 us per element and laun
 MAX_STEPS = 30
 LAYOUTS = ["C", "F", "strided", "transposed"]
 KINDS = ["unary", "binary", "reduce", "binary", "unary", "reduce", "where", "astype", "clip",
-         "round", "transpose", "fill", "inplace", "slice", "statistic", "setitem"]
+         "round", "transpose", "fill", "inplace", "slice", "statistic", "setitem",
+         "matmul", "scan", "sort", "gather", "mask", "compose", "matmul", "gather", "compose"]
 
 
 class Drawing:
@@ -140,6 +143,11 @@ def draw_inputs(draw, b: Builder) -> None:
         dtype = draw(st.sampled_from(C.DTYPES), label="dtype")
         x = draw_array(draw, shape, dtype, f"x{k}")
         b.add_input(Input(ARRAY, x, draw(st.sampled_from(LAYOUTS), label="layout")))
+    if draw(st.integers(0, 2), label="product operands") == 0:
+        draw_product_inputs(draw, b, domain)
+    if draw(st.integers(0, 2), label="index arrays") == 0:
+        for k in range(draw(st.integers(1, 2), label="index array count")):
+            b.add_input(draw_index_input(draw, domain, f"idx{k}"))
     for k in range(draw(st.integers(0, 2), label="scalars")):
         form = draw(st.sampled_from(["float", "int", "numpy", "bool"]), label="scalar form")
         if form == "numpy":
@@ -149,6 +157,53 @@ def draw_inputs(draw, b: Builder) -> None:
             values = {"float": element_strategy(np.dtype(np.float64)), "int": st.integers(-5, 5),
                       "bool": st.booleans()}[form]
             b.add_input(Input(PYTHON_SCALAR, draw(values, label=f"s{k}")))
+
+
+# The dtypes of matrix products (both operands; NumPy promotes mixed ones).
+PRODUCT_DTYPES = [np.dtype(d) for d in ("float64", "float32", "int32", "int8", "bool", "int64")]
+# Operand shapes of products large enough that numfuse runs them as a library call (cuBLAS on a
+# GPU, NumPy on the simulator): more multiply-adds than numpy_library.FUSE_PRODUCT_RATIO times
+# their largest array (test_fuzz_generator checks which way each goes).
+LIBRARY_PRODUCTS = [((12, 16), (16, 12)), ((9, 24), (24, 10)), ((2, 9, 14), (2, 14, 9)), ((16, 16), (16, 16))]
+# ...and smaller ones beside them that it fuses as a sum of products (a matrix times a vector).
+FUSED_PRODUCTS = [((16, 16), (16,)), ((3, 16), (16, 4))]
+PRODUCT_ELEMENTS = 256  # of a product operand: larger than other inputs, for the library call
+
+
+def draw_product_inputs(draw, b: Builder, domain: list[int]) -> None:
+    """Operands for matrix products: a matrix or vector fitting the domain's last axis (small:
+    numfuse fuses their products), or a pair of larger matrices (a library call)."""
+    dtype = draw(st.sampled_from(PRODUCT_DTYPES), label="product dtype")
+    if draw(st.integers(0, 2), label="large product") == 0:
+        shapes = draw(st.sampled_from(LIBRARY_PRODUCTS + FUSED_PRODUCTS), label="product shapes")
+        for k, shape in enumerate(shapes):
+            other = draw(st.sampled_from([dtype, *PRODUCT_DTYPES]), label="product operand dtype") if k else dtype
+            x = draw_array(draw, shape, other, f"m{k}")
+            b.add_input(Input(ARRAY, x, draw(st.sampled_from(LAYOUTS), label="layout")))
+        return
+    last = domain[-1] if domain else 3
+    m = draw(st.integers(1, 5), label="product columns")
+    shapes = [(last, m), (last,), (m, last)]
+    if len(domain) >= 3:
+        shapes.append((domain[-3], last, m))
+    shape = draw(st.sampled_from(shapes), label="product operand shape")
+    x = draw_array(draw, shape, dtype, "m0")
+    b.add_input(Input(ARRAY, x, draw(st.sampled_from(LAYOUTS), label="layout")))
+
+
+def draw_index_input(draw, domain: list[int], label: str) -> Input:
+    """An int64 or int32 index array whose values are within the bounds of one axis of the
+    domain, negative ones included (they wrap, as in NumPy)."""
+    dtype = draw(st.sampled_from([np.dtype(np.int64), np.dtype(np.int32)]), label=f"{label} dtype")
+    bound = draw(st.sampled_from([n for n in domain if n > 0] or [3]), label=f"{label} bound")
+    shape = draw(st.sampled_from([(1,), (2,), (3,), (4,), (2, 2), (2, 3), ()]), label=f"{label} shape")
+    return Input(ARRAY, index_array(draw, shape, dtype, bound, label), bound=bound)
+
+
+def index_array(draw, shape, dtype, bound: int, label: str) -> np.ndarray:
+    size = math.prod(shape)
+    flat = draw(st.lists(st.integers(-bound, bound - 1), min_size=size, max_size=size), label=label)
+    return np.array(flat, dtype=dtype).reshape(shape)
 
 
 # -- operations -------------------------------------------------------------------------------------
@@ -499,10 +554,285 @@ def op_setitem(d: Drawing) -> bool:
     return d.b.add(lines, operands, Rules(f"setitem {operator}", domain=domain, ufunc=u))
 
 
+# -- library calls, gathers and masks -----------------------------------------------------------------
+
+
+def _stand_in(v: Value):
+    """A value of v's type, shape and dtype (zeros), for asking NumPy whether an op fits."""
+    return np.zeros(v.shape, v.dtype) if v.kind == ARRAY else v.value
+
+
+def _fits(template: str, operands: list[Value]):
+    """The template's result on stand-ins of the operands (ones), or None where NumPy refuses
+    it or it is too large. On ones a sum of products gives, at every point, its number of terms."""
+    args = [np.ones(v.shape, v.dtype) if v.kind == ARRAY else v.value for v in operands]
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = eval(template.format(*[f"a{k}" for k in range(len(args))]),  # noqa: S307
+                       {"np": np, **{f"a{k}": a for k, a in enumerate(args)}})
+    except (TypeError, ValueError, IndexError, ArithmeticError):
+        return None
+    return out if np.size(out) <= MAX_RESULT else None
+
+
+PRODUCT_FORMS = ["{0} @ {1}", "np.matmul({0}, {1})", "np.dot({0}, {1})", "einsum", "{0} @ {1}.T",
+                 "np.matmul({0}, np.swapaxes({1}, -1, -2))", "{0}.T @ {1}", "np.linalg.matmul({0}, {1})"]
+EINSUMS = ["ij,jk->ik", "ij,j->i", "i,i->", "...ij,...jk->...ik", "ij,kj->ik", "i,ij->j", "bij,bjk->bik",
+           "i,j->ij", "ij,ij->i", "...j,...j->...", "ij,ji->", "jk,ij->ik"]
+
+
+def op_matmul(d: Drawing) -> bool:
+    """A matrix product: @, np.matmul, np.dot or np.einsum of 1-D, 2-D or batched operands."""
+    form = d.draw(st.sampled_from(PRODUCT_FORMS), label="product form")
+    if form == "np.linalg.matmul" and not hasattr(np.linalg, "matmul"):
+        form = "{0} @ {1}"
+    operand = lambda v: v.kind == ARRAY and len(v.shape) >= 1 and v.dtype in PRODUCT_DTYPES  # noqa: E731
+    if known_bugs.library_call_after_one_reading_a_written_local(d.b):
+        return False
+    i = d.pick(operand, label="product left")
+    if i is None:
+        return False
+    x = d.values[i]
+    if form == "einsum":
+        j = d.pick(lambda v: operand(v) and any(_fits(f"np.einsum({e!r}, {{0}}, {{1}})", [x, v]) is not None
+                                                for e in EINSUMS), label="product right", other_than=(i,))
+        if j is None:
+            return False
+        subscripts = [e for e in EINSUMS if _fits(f"np.einsum({e!r}, {{0}}, {{1}})", [x, d.values[j]]) is not None]
+        if not subscripts:
+            return False
+        template = f"np.einsum({d.draw(st.sampled_from(subscripts), label='einsum subscripts')!r}, {{0}}, {{1}})"
+    else:
+        template = form
+        j = d.pick(lambda v: operand(v) and _fits(template, [x, v]) is not None, label="product right",
+                   other_than=(i,))
+        if j is None:
+            return False
+    ones = _fits(template, [x, d.values[j]])
+    if ones is None:
+        return False
+    count = int(np.max(ones, initial=0))  # the terms each result sums
+
+    def error(run, vals, errs, result):
+        return N.product_error(run, vals, errs, result, count)
+
+    label = "matmul " + {"{0} @ {1}": "@", "{0} @ {1}.T": "@ .T", "{0}.T @ {1}": ".T @"}.get(form, form.split("(")[0])
+    return d.b.add(("{out} = " + template,), (i, j), Rules(label, error=error, free_zero_sign=True))
+
+
+def op_scan(d: Drawing) -> bool:
+    """np.cumsum or np.cumprod (or the methods) along an axis, or of the flattened array."""
+    kind = d.draw(st.sampled_from(["cumsum", "cumprod"]), label="scan")
+    i = d.pick(lambda v: v.kind != PYTHON_SCALAR, label="scanned operand")
+    if i is None or known_bugs.library_call_on_computed_empty(d.b, i) \
+            or known_bugs.library_call_after_one_reading_a_written_local(d.b):
+        return False
+    ndim = len(d.values[i].shape)
+    axis = d.draw(st.none() | st.integers(-max(ndim, 1), max(ndim - 1, 0)), label="scan axis")
+    args = f"axis={axis}" if axis is not None or d.draw(st.booleans(), label="scan axis=None") else ""
+    if known_bugs.scan_or_argsort_of_0d_along_an_axis(d.values[i].value, axis):
+        return False
+    if d.draw(st.booleans(), label="scan method") and d.values[i].kind == ARRAY:
+        call = f"{{0}}.{kind}({args})"
+    else:
+        call = f"np.{kind}({{0}}{', ' + args if args else ''})"
+
+    def error(run, vals, errs, result):
+        return N.scan_error(kind, vals[0], errs[0], axis, result)
+
+    return d.b.add(("{out} = " + call,), (i,), Rules(f"scan {kind}", error=error, free_zero_sign=True))
+
+
+def _sort_error(axis):
+    def error(run, vals, errs, result):
+        """A sorted value is within the largest error of the values it is sorted among."""
+        if errs[0] is None:
+            return None
+        e = np.broadcast_to(errs[0], np.shape(vals[0]))
+        if axis is None or e.ndim == 0:
+            return np.full(np.shape(result), float(np.max(e, initial=0.0)))
+        return np.broadcast_to(np.max(e, axis=axis, keepdims=True, initial=0.0), np.shape(result))
+
+    return error
+
+
+def op_sort(d: Drawing) -> bool:
+    """np.sort, .sort() on a copy, np.argsort(kind="stable") and .argsort(kind="stable")."""
+    kind = d.draw(st.sampled_from(["sort", "argsort", "method sort", "method argsort"]), label="sort")
+    i = d.pick(lambda v: v.kind == ARRAY, label="sorted operand")
+    if i is None or known_bugs.library_call_on_computed_empty(d.b, i) \
+            or known_bugs.library_call_after_one_reading_a_written_local(d.b):
+        return False
+    ndim = len(d.values[i].shape)
+    methods = kind.startswith("method")
+    axis = d.draw((st.just(-1) if methods and kind.endswith(" sort") else st.none()) | st.integers(-max(ndim, 1),
+                                                                                                   max(ndim - 1, 0)),
+                  label="sort axis")
+    pass_axis = axis is not None or d.draw(st.booleans(), label="sort axis=None")
+    if axis is None and not pass_axis:
+        axis = -1  # the default
+    args = [f"axis={axis}"] if pass_axis else []
+    if kind.endswith("argsort"):
+        args.append('kind="stable"')
+    elif d.draw(st.booleans(), label="stable sort"):
+        args.append('kind="stable"')
+    if kind == "method sort":
+        lines = ("{out} = {0}.copy()", f"{{out}}.sort({', '.join(args)})")
+    elif methods:
+        lines = (f"{{out}} = {{0}}.argsort({', '.join(args)})",)
+    else:
+        lines = (f"{{out}} = np.{kind}({', '.join(['{0}'] + args)})",)
+    if kind.endswith("argsort") and known_bugs.scan_or_argsort_of_0d_along_an_axis(d.values[i].value, axis):
+        return False
+    if kind.endswith("argsort"):
+        # Which index comes first follows the values' rounding: sort exact values only.
+        rules = Rules(f"sort {kind}", exact_operands=True)
+    else:
+        # Equal values (0.0 and -0.0) may come in either order from an unstable sort.
+        rules = Rules(f"sort {kind}", error=_sort_error(axis), free_zero_sign=True)
+    return d.b.add(lines, (i,), rules)
+
+
+GATHERS = ["{0}[{1}]", "{0}[:, {1}]", "np.take({0}, {1}, axis={axis})", "np.take_along_axis({0}, {1}, axis={axis})",
+           "{0}[{1}, {2}]", "{0}[..., {1}]", "np.take({0}, {1})", "{0}[{1}[:, None], {2}]", "{0}[1:, {1}]"]
+
+
+def op_gather(d: Drawing) -> bool:
+    """Integer-array indexing: x[idx], x[:, idx], x[i, j], np.take, np.take_along_axis, with index
+    arrays of the program (in bounds) or drawn constants, negative indices included."""
+    form = d.draw(st.sampled_from(GATHERS), label="gather form")
+    i = d.pick(lambda v: v.kind == ARRAY and len(v.shape) >= 1, label="gathered array")
+    if i is None:
+        return False
+    x = d.values[i]
+    ndim = len(x.shape)
+    axis = d.draw(st.integers(-ndim, ndim - 1), label="gather axis")
+    # The axis each index slot indexes (None: the flattened array).
+    if form.startswith("np.take("):
+        axes = [axis if "axis" in form else None]
+    elif "take_along_axis" in form:
+        axes = [axis]
+    elif "{2}" in form:
+        axes = [0, 1]
+    else:
+        axes = [{"{0}[{1}]": 0, "{0}[:, {1}]": 1, "{0}[..., {1}]": -1, "{0}[1:, {1}]": 1}[form]]
+    if any(a is not None and not -ndim <= a < ndim for a in axes):
+        return False
+    template = form.replace("{axis}", str(axis))
+    slots, operands = [], [i]
+    for k, a in enumerate(axes):
+        n = x.value.size if a is None else x.shape[a]
+        along = "take_along_axis" in form
+        if d.draw(st.integers(0, 2), label="index constant") == 0:
+            if along:
+                shape = tuple(d.draw(st.integers(1, 3), label="index length") if ax == a % ndim else s
+                              for ax, s in enumerate(x.shape))
+            else:
+                shape = d.draw(st.sampled_from([(1,), (2,), (3,), (2, 2), (4,)]), label="index shape")
+            if n == 0 or math.prod(shape) > MAX_RESULT:
+                return False
+            values = index_array(d.draw, shape, np.dtype(np.int64), n, "index values")
+            if not along and "[:, None]" not in form and values.ndim == 1 and d.draw(st.booleans(), label="index as list"):
+                slots.append(repr([int(v) for v in values]))
+            else:
+                dtype = d.draw(st.sampled_from(["int64", "int32"]), label="index dtype")
+                slots.append(f"np.array({values.tolist()!r}, dtype=np.{dtype})")
+            continue
+
+        def in_bounds(v: Value, n=n) -> bool:
+            if v.dtype.kind not in "iu" or v.kind == PYTHON_SCALAR:
+                return False
+            if along and len(v.shape) != ndim:
+                return False
+            values = np.asarray(v.value)
+            return bool(np.all((values >= -n) & (values < n)))
+
+        j = d.pick(in_bounds, label="index operand", other_than=tuple(operands))
+        if j is None:
+            return False
+        operands.append(j)
+        slots.append(f"{{{len(operands) - 1}}}")
+    line = "{out} = " + template.format("{0}", *slots)
+    label = form.split("(")[0] if form.startswith("np.") else form.replace("{0}", "x").replace("{1}", "i").replace("{2}", "j")
+    return d.b.add((line,), tuple(operands), Rules(f"gather {label}"))
+
+
+def op_mask(d: Drawing) -> bool:
+    """A write through a boolean mask of a copy, the same value for every selected element:
+    `y = x * 1.0; y[y > c] = c2`, a mask of the program, np.putmask, np.copyto(where=)."""
+    i = d.pick(lambda v: v.kind == ARRAY and len(v.shape) >= 1, label="masked array")
+    if i is None:
+        return False
+    x = d.values[i]
+    factor = d.draw(st.sampled_from(["1.0", "1"]), label="mask copy")
+    operands = [i]
+    if d.draw(st.integers(0, 2), label="mask from a value") == 0:
+        def fits(v: Value) -> bool:
+            return v.kind == ARRAY and v.dtype.kind == "b" and 0 < len(v.shape) <= len(x.shape)                 and v.shape == x.shape[: len(v.shape)]
+        m = d.pick(fits, label="mask", other_than=(i,))
+        if m is None:
+            return False
+        operands.append(m)
+        mask = "{1}"
+    else:
+        comparison = d.draw(st.sampled_from([">", "<", ">=", "<=", "==", "!="]), label="mask comparison")
+        mask = f"{{out}} {comparison} {literal(d.constant_for(x.dtype, 'mask bound'))}"
+    if d.draw(st.integers(0, 3), label="mask value operand") == 0:
+        v = d.pick(lambda v: len(v.shape) == 0, label="mask value", other_than=tuple(operands))
+        if v is None:
+            return False
+        operands.append(v)
+        value, value_slot = f"{{{len(operands) - 1}}}", len(operands) - 1
+    else:
+        constant = d.constant_for(x.dtype, "mask value")
+        value, value_slot = literal(constant), None
+    write = d.draw(st.sampled_from(["{out}[{mask}] = {value}", "np.putmask({out}, {mask}, {value})",
+                                    "np.copyto({out}, {value}, where={mask})"]), label="mask write")
+    line = write.replace("{mask}", mask).replace("{value}", value)
+
+    def domain(args, result):
+        v = args[value_slot] if value_slot is not None else constant
+        return C.cast_defined(v, np.asarray(result).dtype)
+
+    return d.b.add((f"{{out}} = {{0}} * {factor}", line), tuple(operands),
+                   Rules(f"mask {write.split('(')[0] if '(' in write else 'setitem'}", domain=domain))
+
+
+COMPOSED = ["np.flip({0})", "np.flip({0}, axis={axis})", "np.roll({0}, {shift})", "np.roll({0}, {shift}, axis={axis})",
+            "np.diff({0})", "np.diff({0}, n=2, axis={axis})", "np.diff({0}, axis={axis})", "np.outer({0}, {1})",
+            "np.concatenate([{0}, {1}], axis={axis})", "np.concatenate(({0}, {1}), axis=None)", "np.hstack([{0}, {1}])",
+            "np.fliplr({0})", "np.flipud({0})", "np.vstack([{0}, {1}])"]
+
+
+def op_compose(d: Drawing) -> bool:
+    """Functions numfuse composes from views, gathers and elementwise work: np.flip, np.roll,
+    np.diff, np.outer, np.concatenate, np.hstack."""
+    form = d.draw(st.sampled_from(COMPOSED), label="composed function")
+    i = d.pick(lambda v: v.kind == ARRAY, label="composed operand")
+    if i is None:
+        return False
+    ndim = len(d.values[i].shape)
+    axis = d.draw(st.integers(-max(ndim, 1), max(ndim - 1, 0)), label="composed axis")
+    shift = d.draw(st.integers(-3, 3), label="roll shift")
+    template = form.replace("{axis}", str(axis)).replace("{shift}", str(shift))
+    operands = (i,)
+    if "{1}" in template:
+        j = d.pick(lambda v: _fits(template, [d.values[i], v]) is not None, label="composed second operand",
+                   other_than=(i,))
+        if j is None:
+            return False
+        operands = (i, j)
+    name = form.split("(")[0].removeprefix("np.")
+    u = {"diff": np.subtract, "outer": np.multiply}.get(name)
+    return d.b.add(("{out} = " + template,), operands, Rules(f"compose {name}", ufunc=u))
+
+
 OPS = {"unary": op_unary, "binary": op_binary, "reduce": op_reduce, "where": op_where,
        "astype": op_astype, "clip": op_clip, "round": op_round, "transpose": op_transpose,
        "fill": op_fill, "inplace": op_inplace, "slice": op_slice,
-       "statistic": op_statistics, "setitem": op_setitem}
+       "statistic": op_statistics, "setitem": op_setitem, "matmul": op_matmul, "scan": op_scan,
+       "sort": op_sort, "gather": op_gather, "mask": op_mask, "compose": op_compose}
 assert set(OPS) == set(KINDS)
 
 
@@ -546,7 +876,11 @@ def programs(draw, model: N.ErrorModel = N.SIMULATOR, max_steps: int = MAX_STEPS
 
 
 def redraw(draw, inp: Input, label: str) -> Input:
-    """New values for an argument, of the same kind, type, shape, dtype and layout."""
+    """New values for an argument, of the same kind, type, shape, dtype and layout (an index
+    array's within its bound)."""
+    if inp.kind == ARRAY and inp.bound is not None:
+        value = index_array(draw, inp.value.shape, inp.value.dtype, inp.bound, label)
+        return Input(ARRAY, value, inp.layout, bound=inp.bound)
     if inp.kind == ARRAY:
         return Input(ARRAY, draw_array(draw, inp.value.shape, inp.value.dtype, label), inp.layout)
     if inp.kind == NUMPY_SCALAR:

@@ -52,6 +52,73 @@ def test_programs_use_every_kind_of_operation(sample):
     assert len({label for label in labels if label.startswith("ufunc")}) >= len(BY_UFUNC) // 2
 
 
+def test_programs_use_library_calls_gathers_and_masks(sample):
+    """Matrix products (fused and library calls), scans, sorts, gathers, masked writes and the
+    composed functions are each generated (a new op kind that the builder always refuses fails)."""
+    labels = {op.rules.label for p in sample for op in p.ops}
+    words = {word for label in labels for word in label.split()}
+    assert {"matmul", "@", "np.matmul", "np.dot", "einsum", "scan", "cumsum", "cumprod", "sort", "argsort",
+            "gather", "np.take", "np.take_along_axis", "mask", "np.putmask", "np.copyto", "setitem",
+            "compose", "flip", "roll", "diff", "outer", "concatenate", "hstack"} <= words, sorted(words)
+    sources = "\n".join(p.source() for p in sample)
+    for text in ('kind="stable"', "np.cumsum(", "[:, ", "np.einsum('"):
+        assert text in sources, text
+    # Gathers read negative indices (wrapping as in NumPy), from index arguments and constants.
+    index_inputs = [i for p in sample for i in p.inputs if i.bound is not None]
+    assert index_inputs and any(np.any(i.value < 0) for i in index_inputs)
+    assert all(np.all((i.value >= -i.bound) & (i.value < i.bound)) for i in index_inputs)
+    assert any(i.bound is not None for p in sample if p.again for i in p.again[0].inputs)
+    # Integer scans and products, exact; float ones with a tolerance from the sum rule.
+    scans = [p for p in sample if any(op.rules.label.startswith("scan") for op in p.ops)]
+    assert any(p.function()(*p.arguments())[0].dtype.kind in "iu" for p in scans if len(p.ops) == 1) or scans
+
+
+def test_some_generated_products_are_library_calls_and_some_fused(sample):
+    import numfuse
+
+    from numfuse_tests.fuzz.strategies import FUSED_PRODUCTS, LIBRARY_PRODUCTS
+
+    for shapes, calls in [(LIBRARY_PRODUCTS, 1), (FUSED_PRODUCTS, 0)]:
+        for sa, sb in shapes:
+            plan = numfuse.jit(lambda a, b: (a @ b,)).plan(np.ones(sa, np.float32), np.ones(sb, np.float32))
+            assert len(plan.library_steps) == calls, (sa, sb)
+    library = set(map(tuple, sum(LIBRARY_PRODUCTS, ())))
+    used = [p for p in sample if any(op.rules.label.startswith("matmul") and
+                                     any(np.shape(i.value) in library for i in p.inputs) for op in p.ops)]
+    assert used, "no program multiplies the operands of a library-call product"
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(dtype=st.sampled_from([np.float32, np.float64]), data=st.data())
+def test_the_product_bound_covers_every_summation_order(dtype, data):
+    """A matrix product summed in a random order (and with each product rounded) stays within
+    the bound the fuzzer gives it (numerics.product_error), inputs' errors aside."""
+    n, k, m = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 40)), data.draw(st.integers(1, 4))
+    floats = st.floats(-1e3, 1e3, width=32)
+    a = np.array(data.draw(st.lists(floats, min_size=n * k, max_size=n * k)), dtype=dtype).reshape(n, k)
+    b = np.array(data.draw(st.lists(floats, min_size=k * m, max_size=k * m)), dtype=dtype).reshape(k, m)
+    order = data.draw(st.permutations(range(k)))
+    reordered = np.zeros((n, m), dtype)
+    for t in order:
+        reordered = reordered + a[:, t:t + 1] * b[t:t + 1, :]
+    expected = a @ b
+    bound = numerics.product_error(lambda x, y: x @ y, [a, b], [None, None], expected, k)
+    assert np.all(np.abs(reordered.astype(np.float64) - expected.astype(np.float64)) <= bound)
+
+
+def test_a_product_of_inexact_operands_carries_their_errors():
+    """The corners of the operands' intervals miss a product's propagated error (mixed signs
+    cancel); product_error adds |da| |b| + |a| |db|."""
+    b = Builder(numerics.ErrorModel())
+    b.add_input(Input(ARRAY, np.array([[1.0, -1.0]])))
+    b.add_input(Input(ARRAY, np.array([[1.0], [1.0]])))
+    assert b.add(("{out} = np.exp({0})",), (0,), Rules("exp", ufunc=np.exp))
+    error = lambda run, vals, errs, r: numerics.product_error(run, vals, errs, r, 2)  # noqa: E731
+    assert b.add(("{out} = {0} @ {1}",), (2, 1), Rules("matmul", error=error))
+    e = b.values[2].err
+    assert float(b.values[-1].err[0, 0]) >= float(e[0, 0] + e[0, 1])
+
+
 # Inputs that some argument of every ufunc fits: in (0, 1), above 1, integers, booleans.
 SUITABLE = [np.array([[0.25, 0.5], [0.75, 0.125]]), np.array([[1.5, 2.0], [3.0, 1.25]]),
             np.array([[1, 2], [3, 4]], dtype=np.int32), np.array([[True, False], [False, True]])]
