@@ -217,10 +217,18 @@ class JitFunction:
                 fn_name = getattr(self._fn, "__name__", "f")
                 traced = trace(lambda *vals: call(self._fn, vals), specs, fn_name)
                 break
-            except TracingError as err:
+            except Exception as raised:
+                err = _tracing_error_in(raised)
+                if err is None:
+                    raise
                 position = getattr(err, "input_position", None)
                 if position is None:
-                    raise
+                    if err is raised:
+                        raise
+                    # NumPy turned numfuse's error into its own (R[k] = traced value into a
+                    # NumPy array made inside the function: "setting an array element with a
+                    # sequence"): the user sees numfuse's, which says what happened.
+                    raise err from None
                 # A scalar argument steers Python code: make it static and trace again.
                 i = traced_positions[position]
                 self._auto_static.add(names[i])
@@ -350,6 +358,17 @@ class JitFunction:
 
     def __repr__(self) -> str:
         return f"<numfuse.jit {getattr(self._fn, '__qualname__', self._fn)}>"
+
+
+def _tracing_error_in(error: BaseException) -> TracingError | None:
+    """`error` itself if it is a TracingError, or the TracingError NumPy raised it from."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, TracingError):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def explain_text(compiled: Compiled) -> str:

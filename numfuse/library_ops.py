@@ -241,7 +241,7 @@ def _axis_op(fn_name: str, index_dtype: bool = False, module: str = ""):
     def abstract(avals, params):
         a = avals[0]
         options = {k: v for k, v in params.items() if k != "output"}
-        shape = (a.size,) if options.get("axis", -1) is None else a.shape
+        shape = (a.size,) if options.get("axis", -1) is None or a.ndim == 0 else a.shape  # 0-d: (1,)
         probe = np.ones((2,) * max(a.ndim, 1), a.dtype)
         if "kth" in options:
             probe = np.ones(tuple(max(s, 2) for s in a.shape) or (2,), a.dtype)

@@ -381,7 +381,8 @@ def _axis_call(prim, name):
         t = _tracer(ctx, a)
         if not t.shape and axis is not None:
             with user_line_noted():
-                getattr(np, prim)(np.zeros((), t.dtype), axis=axis)
+                getattr(np, prim)(np.zeros((), t.dtype), axis=axis)  # np.sort's AxisError
+            axis = None  # NumPy's argsort of a 0-d value: of it flattened, shape (1,)
         params = {"axis": _axis_param(t, axis, name)}
         if stable or kind == "stable":
             params["kind"] = "stable"
@@ -410,6 +411,10 @@ def _scan(prim):
         if out is not None:
             raise unsupported(f"np.{prim}(..., out=...)")
         t = _tracer(ctx, a)
+        if not t.shape and axis is not None:
+            with user_line_noted():
+                getattr(np, prim)(np.zeros((), t.dtype), axis=axis)
+            axis = None  # a scan of a 0-d value along its one axis: shape (1,), as NumPy's
         params = {"axis": _axis_param(t, axis, f"np.{prim}")}
         if dtype is not None:
             params["dtype"] = check_supported(dtype, f"np.{prim}(dtype=...)")

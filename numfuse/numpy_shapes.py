@@ -193,6 +193,10 @@ def _split_like(numpy_split):
 
     def handler(ctx, ary, indices_or_sections, axis=0):
         x = as_array(ctx, ary)
+        if not isinstance(indices_or_sections, (list, tuple, np.ndarray)):
+            # A count must be a Python value: a traced one (a scalar argument) raises the
+            # TracingError that makes it static, before NumPy dispatches back here with it.
+            indices_or_sections = operator.index(indices_or_sections)
         args = (indices_or_sections,) if numpy_split in (np.hsplit, np.vsplit, np.dsplit) else (indices_or_sections, axis)
         with user_line_noted():
             pieces = numpy_split(stand_in(x.shape, dtype=x.dtype), *args)

@@ -499,9 +499,16 @@ class Planner:
             )
             for s, low, note in zip(specs, lowered, notes)
         ]
-        steps = list(kernels)
-        for step in reversed(library):
-            steps.insert(step.after, step)
+        # Each library call right before the first kernel after it; calls between the same two
+        # kernels in their order (the library's indices: level, then trace order).
+        steps = []
+        pending = sorted(library, key=lambda step: (step.after, library.index(step)))
+        for position in range(len(kernels) + 1):
+            while pending and pending[0].after == position:
+                steps.append(pending.pop(0))
+            if position < len(kernels):
+                steps.append(kernels[position])
+        for step in library:
             step.reason = self._library_reason(step)
         self._check_versions(steps)
         outputs = [self._output_source(a) for a in self.graph.outputs]
@@ -553,15 +560,29 @@ class Planner:
             for var in k.reads:
                 if var in family and current[family[var]] is not var:
                     raise UnsupportedError(
-                        f"kernel #{i} would read {n[var]} after its buffer was overwritten in place "
-                        f"by a later version ({n[current[family[var]]]}); copy the array "
-                        f"(.copy()) before updating it if you need its old values later"
+                        f"reading an array's values after they were overwritten in place: "
+                        f"{self._where(var, 'the values')} are read by "
+                        f"{self._readers_text(k, var)}, after {self._where(current[family[var]], 'the write')}; "
+                        f"numfuse does not yet keep the old values for a later read: copy the "
+                        f"array (.copy()) before writing into it if you need its old values later"
                     )
             if update is not None:
                 current[family[update.out]] = update.out
         for var in list(self.graph.outputs) + list(self.graph.writebacks.values()):
             if var in family and current[family[var]] is not var:
                 raise UnsupportedError(f"{n[var]} is returned, but its buffer was overwritten by a later update")
+
+    def _where(self, var: Var, what: str) -> str:
+        """`what` with the user's line that made `var` (the write, or the values)."""
+        eqn = self.producers.get(var)
+        loc = eqn.loc if eqn is not None else None
+        return f"{what} at {loc} ({loc.text})" if loc is not None else what
+
+    def _readers_text(self, kernel, var: Var) -> str:
+        lines = {str(e.loc): e.loc.text for e in kernel.computed if e.loc is not None and var in e.inputs}
+        if not lines:
+            return "a later line"
+        return ", ".join(f"{place} ({text})" for place, text in lines.items())
 
     def _output_source(self, atom) -> OutputSource:
         assert not isinstance(atom, Literal)

@@ -210,7 +210,9 @@ class Executable:
                 env[var] = device
         aliases = self.plan.aliases
         written = [v for k in self.plan.kernels for v in k.writes]
-        written += [v for step in self.plan.library_steps for v in step.outputs]
+        # A library call's outputs, and its inputs a kernel would store: an empty one has no
+        # kernel, only a buffer.
+        written += [v for step in self.plan.library_steps for v in step.outputs + step.stored_inputs]
         empty_outputs = [o.var for o in self.plan.outputs if o.kind == "buffer"]
         roots = list(dict.fromkeys(aliases.values()))
         for var in written + empty_outputs + roots:

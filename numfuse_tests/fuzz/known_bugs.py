@@ -60,3 +60,47 @@ def library_call_after_one_reading_a_written_local(builder) -> bool:
     n_in = len(builder.inputs)
     written = {n_in + k for k, op in enumerate(builder.ops) if op.rules.label.startswith(WRITTEN_LABELS)}
     return any(op.rules.label.startswith(LIBRARY_LABELS) and written.intersection(op.operands) for op in builder.ops)
+
+
+def mask_write_after_flattening_scan(builder, operand: int) -> bool:
+    """A masked write into a copy of np.cumsum (or np.cumprod) of a 2-D or larger array over
+    all axes (axis=None: a flattened result) raises IndexError: tuple index out of range.
+
+        def f(x, m):
+            v = np.cumsum(x) * 1.0
+            v[m] = 5.0
+            return (v,)
+        numfuse.jit(f)(np.array([[1., 2., 3.]]), np.array([True, False, True]))
+        # IndexError; NumPy: array([5., 3., 5.])
+    """
+    k = operand - len(builder.inputs)
+    if k < 0 or not builder.ops[k].rules.label.startswith("scan"):
+        return False
+    return np.ndim(builder.values[builder.ops[k].operands[0]].value) >= 2
+
+
+def einsum_of_one_against_zero(operands) -> bool:
+    """np.einsum where a summed letter is 1 long in one operand and 0 in the other (NumPy
+    broadcasts it: an empty sum) raises ValueError; a size one against a larger size works.
+    Excluded: any einsum of a zero-size operand with one that has a size-one axis.
+
+        def f(a):
+            return (np.einsum("ij,jk->ik", a, a),)
+        numfuse.jit(f)(np.zeros((1, 0)))
+        # ValueError: operands could not be broadcast together with remapped shapes
+        # [original->remapped]: (1,0) and requested shape (1,1); NumPy: zeros((1, 0))
+    """
+    shapes = [np.shape(v) for v in operands]
+    return any(0 in s for s in shapes) and any(1 in s for s in shapes)
+
+
+def scan_of_a_scalar_argument(builder, operand: int) -> bool:
+    """np.cumsum or np.cumprod of a NumPy scalar argument is refused (UnsupportedError: "a, a
+    scalar argument, is an operand of cumsum: pass it as a 0-d array"); NumPy scans it as a
+    1-element array. A 0-d array argument, or a scalar computed in the function, works.
+
+        def f(s):
+            return (np.cumsum(s),)
+        numfuse.jit(f)(np.int64(3))   # UnsupportedError; NumPy: array([3])
+    """
+    return operand < len(builder.inputs) and builder.inputs[operand].kind != "array"

@@ -609,6 +609,8 @@ def op_matmul(d: Drawing) -> bool:
                    other_than=(i,))
         if j is None:
             return False
+    if form == "einsum" and known_bugs.einsum_of_one_against_zero([x.value, d.values[j].value]):
+        return False
     ones = _fits(template, [x, d.values[j]])
     if ones is None:
         return False
@@ -626,7 +628,8 @@ def op_scan(d: Drawing) -> bool:
     kind = d.draw(st.sampled_from(["cumsum", "cumprod"]), label="scan")
     i = d.pick(lambda v: v.kind != PYTHON_SCALAR, label="scanned operand")
     if i is None or known_bugs.library_call_on_computed_empty(d.b, i) \
-            or known_bugs.library_call_after_one_reading_a_written_local(d.b):
+            or known_bugs.library_call_after_one_reading_a_written_local(d.b) \
+            or known_bugs.scan_of_a_scalar_argument(d.b, i):
         return False
     ndim = len(d.values[i].shape)
     axis = d.draw(st.none() | st.integers(-max(ndim, 1), max(ndim - 1, 0)), label="scan axis")
@@ -762,7 +765,7 @@ def op_mask(d: Drawing) -> bool:
     """A write through a boolean mask of a copy, the same value for every selected element:
     `y = x * 1.0; y[y > c] = c2`, a mask of the program, np.putmask, np.copyto(where=)."""
     i = d.pick(lambda v: v.kind == ARRAY and len(v.shape) >= 1, label="masked array")
-    if i is None:
+    if i is None or known_bugs.mask_write_after_flattening_scan(d.b, i):
         return False
     x = d.values[i]
     factor = d.draw(st.sampled_from(["1.0", "1"]), label="mask copy")

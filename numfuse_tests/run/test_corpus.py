@@ -25,10 +25,10 @@ EXPECTED_TO_RUN = {
     "arc_distance", "atax", "bicg", "cholesky", "compute", "covariance2", "doitgen", "durbin",
     "fdtd_2d", "floyd_warshall", "gemm", "gemver", "gesummv", "go_fast", "hdiff", "heat_3d",
     "jacobi_1d", "jacobi_2d", "k2mm", "k3mm", "lu", "ludcmp", "mlp", "mvt", "seidel_2d",
-    "softmax", "stockham_fft", "syr2k", "syrk", "trisolv", "trmm",
+    "softmax", "stockham_fft", "syr2k", "syrk", "trisolv", "trmm", "scattering_self_energies",
     # picoGPT
     "picogpt_attention", "picogpt_ffn", "picogpt_gelu", "picogpt_layer_norm", "picogpt_mha",
-    "picogpt_transformer_block",
+    "picogpt_transformer_block", "picogpt_mha_auto_static",
 }
 
 

@@ -38,9 +38,10 @@ def generated(n: int, seed_value: int) -> list:
 
 @pytest.fixture(scope="module")
 def sample():
-    # A seed whose 150 programs draw every dtype, an empty, a 0-d and a 4-d array with today's
-    # op mix (test_programs_are_varied); the op mix changes the draws.
-    return generated(150, 4)
+    # A seed whose 150 programs draw every dtype, an empty, a 0-d and a 4-d array, every op kind
+    # and a library-call product with today's op mix (test_programs_are_varied and the tests of
+    # kinds below); the op mix changes the draws.
+    return generated(150, 5)
 
 
 def test_programs_use_every_kind_of_operation(sample):
@@ -68,9 +69,22 @@ def test_programs_use_library_calls_gathers_and_masks(sample):
     assert index_inputs and any(np.any(i.value < 0) for i in index_inputs)
     assert all(np.all((i.value >= -i.bound) & (i.value < i.bound)) for i in index_inputs)
     assert any(i.bound is not None for p in sample if p.again for i in p.again[0].inputs)
-    # Integer scans and products, exact; float ones with a tolerance from the sum rule.
-    scans = [p for p in sample if any(op.rules.label.startswith("scan") for op in p.ops)]
-    assert any(p.function()(*p.arguments())[0].dtype.kind in "iu" for p in scans if len(p.ops) == 1) or scans
+    # Integer scans and products are exact (an int32 cumsum gives int64); float ones carry the
+    # sum rule's tolerance.
+    kinds = {}
+    for p in sample:
+        if not any(op.rules.label.startswith(("scan", "matmul")) for op in p.ops):
+            continue
+        _, values = replay(p, numerics.ErrorModel())
+        for k, op in enumerate(p.ops):
+            if op.rules.label.startswith(("scan", "matmul")):
+                x, out = values[op.operands[0]], values[len(p.inputs) + k]
+                if out.dtype.kind != "f":
+                    assert out.err is None
+                kinds[(op.rules.label.split()[0], x.dtype.kind, out.dtype.kind, out.err is not None)] = True
+    assert ("scan", "i", "i", False) in kinds and ("matmul", "i", "i", False) in kinds, sorted(kinds)
+    assert ("scan", "f", "f", True) in kinds and ("matmul", "f", "f", True) in kinds, sorted(kinds)
+    assert any(op.lines == ("{out} = np.cumsum({0})",) for p in sample for op in p.ops)  # axis=None
 
 
 def test_some_generated_products_are_library_calls_and_some_fused(sample):
