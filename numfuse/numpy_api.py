@@ -23,6 +23,7 @@ from .numpy_complex import FUNCTIONS as COMPLEX_FUNCTIONS
 from .numpy_complex import complex_hint, refuse_complex, warn_if_imaginary_dropped
 from .numpy_functions import FUNCTIONS as COMPOSED_FUNCTIONS
 from .numpy_reductions import REDUCTION_FUNCTIONS
+from .numpy_creation import FUNCTIONS as CREATION_FUNCTIONS
 from .numpy_indexing import FUNCTIONS as INDEXING_FUNCTIONS
 from .numpy_library import FUNCTIONS as LIBRARY_FUNCTIONS
 from .numpy_statistics import FUNCTIONS as STATISTICS_FUNCTIONS
@@ -311,9 +312,8 @@ def _clip(ctx, a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoV
 
 
 def _fill_like(ctx, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    if shape is not None:
-        raise unsupported("np.*_like(..., shape=...)")
     base = ctx.operand(a)
+    target = base.shape if shape is None else np.broadcast_to(np.empty((), bool), shape).shape
     dtype = check_supported(base.dtype if dtype is None else dtype, "np.*_like(dtype=...)")
     operand = ctx.operand(fill_value)
     if operand.tracer is None:
@@ -322,11 +322,12 @@ def _fill_like(ctx, a, fill_value, dtype=None, order="K", subok=True, shape=None
         fill = np.empty((), dtype)
         with user_line_noted():
             np.copyto(fill, operand.value, casting="unsafe")
-        filled = ctx.broadcast(fill[()], base.shape)
+        filled = ctx.broadcast(fill[()], target)
     else:
         warn_if_imaginary_dropped(operand.dtype, dtype)
-        filled = ctx.broadcast(ctx.convert(operand.tracer, dtype), base.shape)
-    return ctx.laid_out_like(filled, base.tracer)
+        filled = ctx.broadcast(ctx.convert(operand.tracer, dtype), target)
+    # Of another shape, C order (NumPy keeps the prototype's layout only for its own shape).
+    return ctx.laid_out_like(filled, base.tracer if shape is None else None)
 
 
 def _zeros_like(ctx, a, dtype=None, order="K", subok=True, shape=None, *, device=None):
@@ -406,6 +407,7 @@ FUNCTIONS: dict[Callable, Callable] = {
     **VIEW_FUNCTIONS,
     **LIBRARY_FUNCTIONS,
     **INDEXING_FUNCTIONS,
+    **CREATION_FUNCTIONS,
     **STATISTICS_FUNCTIONS,
     **COMPLEX_FUNCTIONS,
     **COMPOSED_FUNCTIONS,
@@ -473,6 +475,7 @@ UNARY_OPERATORS: dict[str, np.ufunc] = {
 SUPPORTED_METHODS = (
     "sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin", "any", "all", "astype", "clip",
     "round", "transpose", "reshape", "ravel", "flatten", "squeeze", "swapaxes", "copy", "conj", "conjugate",
+    "dot", "cumsum", "cumprod", "sort", "argsort", "partition",
 )
 SUPPORTED_ATTRIBUTES = ("T", "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "real", "imag")
 

@@ -18,6 +18,10 @@ from .errors import TracingError, UnsupportedError, at_user_line, unsupported
 from .ir import Aval, Var
 
 
+def _refuse_shape_assignment():
+    raise unsupported("assigning to .shape (an in-place reshape)", "write x = x.reshape(shape)")
+
+
 def _refuse_write(tracer, numpy_message: str):
     if isinstance(tracer._readonly, str):
         raise unsupported(tracer._readonly, "index with a static int (numfuse.jit(static_argnames=...)) to get a view")
@@ -85,7 +89,7 @@ class Tracer:
 
     # -- attributes ----------------------------------------------------------------------------
     _aval = property(lambda self: self._var.aval)
-    shape = property(lambda self: self._aval.shape)
+    shape = property(lambda self: self._aval.shape, lambda self, value: _refuse_shape_assignment())
     dtype = property(lambda self: self._aval.dtype)
     ndim = property(lambda self: self._aval.ndim)
     size = property(lambda self: self._aval.size)

@@ -56,12 +56,17 @@ def supported_operations_markdown() -> str:
     lines.append(f"| NumPy functions | {', '.join(f'`{n}`' for n in dict.fromkeys(functions))} |")
     reductions = sorted(f"`np.{op.ufunc.__name__}.reduce`" for op in REDUCTIONS.values() if op.ufunc is not None)
     lines.append(f"| Ufunc reductions | {', '.join(reductions)} |")
+    lines.append("| Other ufunc methods | `ufunc.outer` of every binary ufunc above; `np.add.at`, "
+                 "`np.subtract.at`, `np.multiply.at`, `np.maximum.at`, `np.minimum.at` |")
     lines.append(f"| Array methods | {', '.join(f'`.{m}()`' for m in SUPPORTED_METHODS)} |")
     lines.append(f"| Array attributes | {', '.join(f'`.{a}`' for a in SUPPORTED_ATTRIBUTES)} |")
     lines.append(
         "| Indexing | basic indexing as views: `x[1:-1, ::2]`, `x[0]`, `x[::-1]`, `None`/`np.newaxis`, "
         "`...`; item assignment `x[idx] = v` (locals, arguments, and views of them: slices, `.T`, "
-        "`reshape`, `ravel`, `np.newaxis`, `swapaxes`, `moveaxis`, `expand_dims`, `squeeze`) |"
+        "`reshape`, `ravel`, `np.newaxis`, `swapaxes`, `moveaxis`, `expand_dims`, `squeeze`); "
+        "integer-array indexing as gathers (`x[idx]`, `x[:, [0, 2]]`, `x[i, j]`, `x[k]` for a traced "
+        "integer); writes through index arrays as scatters (`x[idx] = v`); `x[mask] = value` for one "
+        "value |"
     )
     lines.append(f"| Dtypes | {_dtype_names()} |")
     return "\n".join(lines)

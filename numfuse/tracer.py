@@ -18,6 +18,7 @@ from . import numpy_api, numpy_views, viewmaps
 from .dtypes import check_supported
 from .errors import TracingError, at_user_line, unsupported, user_location
 from .ir import Atom, Aval, Eqn, Graph, Literal, SizeConst, SizeValue, Var, check_graph
+from .numpy_creation import creating_arrays
 from .primitives import VIEWS, abstract_eval
 from .layouts import Layouts
 from .numpy_api import Operand
@@ -321,7 +322,8 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple[str, Any]], name: str | 
     args = [ctx.new_input(s) if isinstance(s, ArgSpec) else s[1] for s in specs]
     arguments = [a for a in args if isinstance(a, Tracer)]
     initial = [a._var for a in arguments]
-    result = fn(*args)
+    with creating_arrays(ctx):  # np.zeros and friends in the function make traced values
+        result = fn(*args)
     leaves: list[Tracer] = []
     tree = flatten_outputs(result, leaves)
     for leaf in leaves:

@@ -588,8 +588,6 @@ def op_matmul(d: Drawing) -> bool:
     if form == "np.linalg.matmul" and not hasattr(np.linalg, "matmul"):
         form = "{0} @ {1}"
     operand = lambda v: v.kind == ARRAY and len(v.shape) >= 1 and v.dtype in PRODUCT_DTYPES  # noqa: E731
-    if known_bugs.library_call_after_one_reading_a_written_local(d.b):
-        return False
     i = d.pick(operand, label="product left")
     if i is None:
         return False
@@ -627,15 +625,11 @@ def op_scan(d: Drawing) -> bool:
     """np.cumsum or np.cumprod (or the methods) along an axis, or of the flattened array."""
     kind = d.draw(st.sampled_from(["cumsum", "cumprod"]), label="scan")
     i = d.pick(lambda v: v.kind != PYTHON_SCALAR, label="scanned operand")
-    if i is None or known_bugs.library_call_on_computed_empty(d.b, i) \
-            or known_bugs.library_call_after_one_reading_a_written_local(d.b) \
-            or known_bugs.scan_of_a_scalar_argument(d.b, i):
+    if i is None or known_bugs.scan_of_a_scalar_argument(d.b, i):
         return False
     ndim = len(d.values[i].shape)
     axis = d.draw(st.none() | st.integers(-max(ndim, 1), max(ndim - 1, 0)), label="scan axis")
     args = f"axis={axis}" if axis is not None or d.draw(st.booleans(), label="scan axis=None") else ""
-    if known_bugs.scan_or_argsort_of_0d_along_an_axis(d.values[i].value, axis):
-        return False
     if d.draw(st.booleans(), label="scan method") and d.values[i].kind == ARRAY:
         call = f"{{0}}.{kind}({args})"
     else:
@@ -664,8 +658,7 @@ def op_sort(d: Drawing) -> bool:
     """np.sort, .sort() on a copy, np.argsort(kind="stable") and .argsort(kind="stable")."""
     kind = d.draw(st.sampled_from(["sort", "argsort", "method sort", "method argsort"]), label="sort")
     i = d.pick(lambda v: v.kind == ARRAY, label="sorted operand")
-    if i is None or known_bugs.library_call_on_computed_empty(d.b, i) \
-            or known_bugs.library_call_after_one_reading_a_written_local(d.b):
+    if i is None:
         return False
     ndim = len(d.values[i].shape)
     methods = kind.startswith("method")
@@ -686,8 +679,6 @@ def op_sort(d: Drawing) -> bool:
         lines = (f"{{out}} = {{0}}.argsort({', '.join(args)})",)
     else:
         lines = (f"{{out}} = np.{kind}({', '.join(['{0}'] + args)})",)
-    if kind.endswith("argsort") and known_bugs.scan_or_argsort_of_0d_along_an_axis(d.values[i].value, axis):
-        return False
     if kind.endswith("argsort"):
         # Which index comes first follows the values' rounding: sort exact values only.
         rules = Rules(f"sort {kind}", exact_operands=True)
@@ -765,7 +756,7 @@ def op_mask(d: Drawing) -> bool:
     """A write through a boolean mask of a copy, the same value for every selected element:
     `y = x * 1.0; y[y > c] = c2`, a mask of the program, np.putmask, np.copyto(where=)."""
     i = d.pick(lambda v: v.kind == ARRAY and len(v.shape) >= 1, label="masked array")
-    if i is None or known_bugs.mask_write_after_flattening_scan(d.b, i):
+    if i is None:
         return False
     x = d.values[i]
     factor = d.draw(st.sampled_from(["1.0", "1"]), label="mask copy")

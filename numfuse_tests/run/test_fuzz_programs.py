@@ -115,27 +115,9 @@ def test_functions_outside_their_domains(dtype):
 
 # -- known bugs --------------------------------------------------------------------------------------
 
-def _written_then_two_library_calls(x, y):
-    v = x * 1.0
-    v[0] = 2.0
-    return np.cumsum(v), np.sort(y)
-
-
-def _masked_flattened_cumsum(x, m):
-    v = np.cumsum(x) * 1.0
-    v[m] = 5.0
-    return (v,)
-
-
 # The repro of each exclusion in numfuse_tests/fuzz/known_bugs.py (and of the simulator's power
 # of -inf, left out of test_functions_outside_their_domains above).
 KNOWN_BUGS = {
-    "library_call_on_computed_empty": (lambda x: (np.cumsum(-x), np.sort(x * 1)), (np.zeros((2, 0)),)),
-    "scan_or_argsort_of_0d_along_an_axis": (lambda x: (np.cumsum(x, axis=0), np.argsort(x)), (np.array(3.0),)),
-    "library_call_after_one_reading_a_written_local": (_written_then_two_library_calls,
-                                                        (np.array([0.0, 1.0]), np.array([3.0, 1.0]))),
-    "mask_write_after_flattening_scan": (_masked_flattened_cumsum,
-                                         (np.array([[1.0, 2.0, 3.0]]), np.array([True, False, True]))),
     "einsum_of_one_against_zero": (lambda a: (np.einsum("ij,jk->ik", a, a),), (np.zeros((1, 0)),)),
     "scan_of_a_scalar_argument": (lambda s: (np.cumsum(s),), (np.int64(3),)),
 }

@@ -1,0 +1,179 @@
+"""Arrays the traced function makes itself: np.zeros, np.ones, np.empty, np.full, np.eye,
+np.identity, np.arange, np.linspace, np.logspace, np.tri, and np.triu / np.tril.
+
+These NumPy functions take no array argument, so NumPy never dispatches them to numfuse: while a
+function is traced, `creating_arrays(ctx)` replaces them in the numpy module by versions that,
+called from the user's code on the tracing thread, give traced values (from numfuse's own code,
+NumPy's, or another thread, they are NumPy's, unchanged). The replacement is installed once for
+all concurrent traces and removed when the last one ends.
+
+What they make, with NumPy's dtypes and shapes (NumPy makes a real array of the same arguments,
+and decides):
+- a filled array (np.zeros, np.ones, np.full, np.empty: zeros) is a broadcast of one value, never
+  memory: writing into it by slices or masks works as into any array the function computes;
+- np.full with a traced fill value broadcasts that value;
+- the others are NumPy's array itself, a constant of the trace (their arguments are Python
+  values, so the array is too), read by the kernels as any captured constant array.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+import sys
+import threading
+
+import numpy as np
+
+from .errors import unsupported
+
+_local = threading.local()  # this thread's traces, innermost last
+_lock = threading.Lock()
+_installed = [0]  # how many traces, on every thread, are running
+_ORIGINALS: dict[str, object] = {}
+_NAMES = ("zeros", "ones", "empty", "full", "eye", "identity", "arange", "linspace", "logspace", "tri")
+
+
+def _current():
+    stack = getattr(_local, "stack", None)
+    return stack[-1] if stack else None
+
+
+def _from_user_code(depth: int = 2) -> bool:
+    """Whether the caller of the replaced function is the user's code (not numfuse's, NumPy's)."""
+    module = sys._getframe(depth).f_globals.get("__name__", "")
+    return not (module == "numfuse" or module.startswith(("numfuse.", "numpy")))
+
+
+def _traced(name: str, original):
+    def make(*args, **kwargs):
+        ctx = _current()
+        if ctx is None or not _from_user_code():
+            return original(*args, **kwargs)
+        return _make(ctx, name, original, args, kwargs)
+
+    make.__name__ = name
+    make.__qualname__ = name
+    make.__doc__ = original.__doc__
+    make.__wrapped__ = original
+    return make
+
+
+def _make(ctx, name, original, args, kwargs):
+    from .proxy import Tracer
+
+    if name in ("zeros", "ones", "empty", "full"):
+        args, kwargs = list(args), dict(kwargs)
+        shape = args.pop(0) if args else kwargs.pop("shape")
+        fill = None
+        if name == "full":
+            fill = args.pop(0) if args else kwargs.pop("fill_value")
+        if isinstance(fill, Tracer):
+            dtype = args[0] if args else kwargs.get("dtype")
+            dtype = fill.dtype if dtype is None else np.dtype(dtype)
+            return ctx.broadcast(ctx.convert(fill, dtype), _shape(shape))
+        if any(isinstance(a, Tracer) for a in args + list(kwargs.values())):
+            raise unsupported(f"np.{name} with a traced argument", "pass its arguments as Python values")
+        # NumPy makes one element (its dtype, its fill value, its errors); the array is that
+        # value broadcast, which holds no memory.
+        one = original((), *([fill] if name == "full" else []), *args, **kwargs)
+        if one.dtype.kind in "OSUVMm":
+            raise unsupported(f"np.{name} of dtype {one.dtype}")
+        return ctx.broadcast(one[()] if name != "empty" else one.dtype.type(0), _shape(shape))
+    traced = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tracer)]
+    for a in traced:
+        if a.dtype.kind in "biu" and a._input_position is not None:
+            operator.index(a)  # an int argument used as a size: made static
+    if traced and name == "linspace":
+        return _linspace(ctx, *args, **kwargs)
+    if traced:
+        raise unsupported(f"np.{name} with a traced argument", "pass its arguments as Python values (static arguments)")
+    array = original(*args, **kwargs)
+    result = ctx.as_tracer(ctx.operand(array))
+    return ctx.numpy_scalar(result) if array.ndim == 0 else result
+
+
+def _linspace(ctx, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """np.linspace with traced scalar endpoints, computed as NumPy computes it: start + i * step
+    (i / div * delta where the step is zero), the last point set to stop."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    if axis != 0 or np.ndim(start) or np.ndim(stop):
+        raise unsupported("np.linspace with traced array endpoints or axis", "pass scalar endpoints")
+    div = (num - 1) if endpoint else num
+    start_op, stop_op = ctx.operand(start), ctx.operand(stop)
+    dt = np.result_type(start_op.resolve_type(), stop_op.resolve_type(), float(num))
+    start_t = ctx.convert(ctx.as_tracer(start_op), dt)
+    delta = ctx.convert(ctx.as_tracer(stop_op), dt) - start_t
+    index = ctx.as_tracer(ctx.operand(_ORIGINALS.get("arange", np.arange)(0, num, dtype=dt)))
+    step = delta / div if div > 0 else delta * np.nan
+    y = np.where(step == 0, index / div * delta, index * step) if div > 0 else index * delta
+    y = y + start_t
+    if endpoint and num > 1:
+        y = np.concatenate([y[:-1], np.reshape(ctx.convert(ctx.as_tracer(stop_op), dt), (1,))])
+    if dtype is not None:
+        if np.dtype(dtype).kind in "iu":
+            y = np.floor(y)
+        y = y.astype(dtype)
+    if retstep:
+        return y, ctx.wrap(step._var, numpy_scalar=True)  # a NumPy scalar, as NumPy's step
+    return y
+
+
+def _shape(shape) -> tuple[int, ...]:
+    """NumPy's shape from `shape` (an int or a sequence), with NumPy's errors; a traced int in
+    it (a scalar argument) raises the TracingError that makes that argument static."""
+    sizes = shape if isinstance(shape, (tuple, list)) else (shape,)
+    sizes = tuple(operator.index(s) for s in sizes)  # a traced size: its TracingError
+    return np.broadcast_to(np.empty((), bool), sizes).shape
+
+
+@contextlib.contextmanager
+def creating_arrays(ctx):
+    """Within: np.zeros and friends, called by the user's code on this thread, make traced
+    values of `ctx`."""
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    with _lock:
+        if _installed[0] == 0:
+            for name in _NAMES:
+                original = getattr(np, name)
+                _ORIGINALS[name] = original
+                setattr(np, name, _traced(name, original))
+        _installed[0] += 1
+    stack.append(ctx)
+    try:
+        yield
+    finally:
+        stack.pop()
+        with _lock:
+            _installed[0] -= 1
+            if _installed[0] == 0:
+                for name, original in _ORIGINALS.items():
+                    setattr(np, name, original)
+                _ORIGINALS.clear()
+
+
+# -- functions of an array, reached through __array_function__ ---------------------------------
+
+
+def _triangle(lower: bool):
+    def handler(ctx, m, k=0):
+        t = ctx.as_tracer(ctx.operand(m))
+        if t.ndim == 0:
+            raise ValueError("input array must be at least 1-d")  # as np.tri's shape check says
+        rows, cols = t.shape[-2:] if t.ndim >= 2 else (t.shape[-1], t.shape[-1])  # 1-D: (n, n)
+        tri = _ORIGINALS.get("tri", np.tri)
+        keep = tri(rows, cols, k, dtype=bool) if lower else ~tri(rows, cols, k - 1, dtype=bool)
+        mask = ctx.as_tracer(ctx.operand(keep))
+        return np.where(mask, t, np.zeros((), t.dtype))
+
+    return handler
+
+
+FUNCTIONS = {
+    np.triu: _triangle(lower=False),
+    np.tril: _triangle(lower=True),
+}
