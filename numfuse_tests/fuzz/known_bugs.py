@@ -19,6 +19,30 @@ import numpy as np
 # strategies.py, and a repro in test_fuzz_programs.KNOWN_BUGS.
 
 
+def library_call_of_a_computed_empty(builder, operand: int) -> bool:
+    """A sort or scan (a library call) of a zero-size array that a kernel computes, when a
+    kernel also reads that array (a sum, a fused product), raises NotFusable ("b (negative) is
+    written by a later kernel"). Alone (or returned beside it) it works. Excluded: every sort
+    and scan of a computed zero-size array.
+
+        def f(x):
+            return np.cumsum(-x), (-x).sum()     # or np.sort(-x), or (-x) @ x
+        numfuse.jit(f)(np.zeros((0,)))          # NotFusable; NumPy: (array([]), 0.0)
+    """
+    return operand >= len(builder.inputs) and np.size(builder.values[operand].value) == 0
+
+
+def ellipsis_gather_of_a_0d_index(form: str, x, index) -> bool:
+    """x[..., i] of a 1-D x with a 0-d integer array i gives a NumPy scalar where NumPy gives a
+    0-d array (the Ellipsis makes NumPy's result an array).
+
+        def f(x, i):
+            return (x[..., i],)
+        numfuse.jit(f)(np.array([1., 2.]), np.array(0))   # np.float64(1.0); NumPy: array(1.)
+    """
+    return "..." in form and np.ndim(x) == 1 and np.ndim(index) == 0
+
+
 def einsum_of_one_against_zero(operands) -> bool:
     """np.einsum where a summed letter is 1 long in one operand and 0 in the other (NumPy
     broadcasts it: an empty sum) raises ValueError; a size one against a larger size works.

@@ -625,7 +625,7 @@ def op_scan(d: Drawing) -> bool:
     """np.cumsum or np.cumprod (or the methods) along an axis, or of the flattened array."""
     kind = d.draw(st.sampled_from(["cumsum", "cumprod"]), label="scan")
     i = d.pick(lambda v: v.kind != PYTHON_SCALAR, label="scanned operand")
-    if i is None or known_bugs.scan_of_a_scalar_argument(d.b, i):
+    if i is None or known_bugs.scan_of_a_scalar_argument(d.b, i) or known_bugs.library_call_of_a_computed_empty(d.b, i):
         return False
     ndim = len(d.values[i].shape)
     axis = d.draw(st.none() | st.integers(-max(ndim, 1), max(ndim - 1, 0)), label="scan axis")
@@ -658,7 +658,7 @@ def op_sort(d: Drawing) -> bool:
     """np.sort, .sort() on a copy, np.argsort(kind="stable") and .argsort(kind="stable")."""
     kind = d.draw(st.sampled_from(["sort", "argsort", "method sort", "method argsort"]), label="sort")
     i = d.pick(lambda v: v.kind == ARRAY, label="sorted operand")
-    if i is None:
+    if i is None or known_bugs.library_call_of_a_computed_empty(d.b, i):
         return False
     ndim = len(d.values[i].shape)
     methods = kind.startswith("method")
@@ -743,7 +743,7 @@ def op_gather(d: Drawing) -> bool:
             return bool(np.all((values >= -n) & (values < n)))
 
         j = d.pick(in_bounds, label="index operand", other_than=tuple(operands))
-        if j is None:
+        if j is None or known_bugs.ellipsis_gather_of_a_0d_index(form, x.value, d.values[j].value):
             return False
         operands.append(j)
         slots.append(f"{{{len(operands) - 1}}}")
