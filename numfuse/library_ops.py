@@ -391,3 +391,71 @@ def _run_scatter(xp, arrays, params):
 
 LIBRARY["scatter"] = LibraryOp("scatter", _scatter_abstract, _run_scatter,
                                "a write through index arrays (x[idx] = v, np.add.at), in place")
+
+
+# -- searches, interpolation, histograms -------------------------------------------------------------
+
+
+def _probe(aval: Aval) -> np.ndarray:
+    """A small increasing array of `aval`'s dtype and rank (bins and sample points are sorted)."""
+    return np.arange(2 ** max(aval.ndim, 1), dtype=aval.dtype).reshape((2,) * aval.ndim) if aval.ndim else \
+        aval.dtype.type(1)
+
+
+def _function(name: str, shapes: Callable, what: str):
+    """A NumPy function run as a library call, its outputs' shapes from `shapes(avals, params)`
+    and their dtypes from NumPy on small stand-ins."""
+
+    def abstract(avals, params):
+        options = {k: v for k, v in params.items() if k != "output"}
+        with np.errstate(all="ignore"):
+            result = getattr(np, name)(*[_probe(a) for a in avals], **options)
+        results = result if isinstance(result, tuple) else (result,)
+        return [Aval(s, np.asarray(r).dtype) for s, r in zip(shapes(avals, params), results)]
+
+    def run(xp, arrays, params):
+        options = {k: v for k, v in params.items() if k != "output"}
+        result = getattr(xp, name)(*arrays, **options)
+        return list(result) if isinstance(result, tuple) else [result]
+
+    return LibraryOp(name, abstract, run, what)
+
+
+def _histogram_call(xp, arrays, params):
+    a, rest = arrays[0], list(arrays[1:])
+    bins = params["bins"] if params["bins"] is not None else rest.pop(0)
+    weights = rest.pop(0) if params["weighted"] else None
+    return xp.histogram(a, bins=bins, range=params["range"], density=params["density"], weights=weights)
+
+
+def _histogram_abstract(avals, params):
+    n = params["bins"] if params["bins"] is not None else avals[1].shape[0] - 1
+    probe = [_probe(avals[0])] + [np.arange(n + 1, dtype=a.dtype) if k == 1 and params["bins"] is None
+                                   else np.ones(2 ** avals[0].ndim, a.dtype).reshape(avals[0].ndim * (2,))
+                                   for k, a in enumerate(avals[1:], start=1)]
+    probe_params = dict(params, bins=n) if params["bins"] is not None else params
+    with np.errstate(all="ignore"):
+        counts, edges = _histogram_call(np, probe, probe_params)
+    return [Aval((n,), counts.dtype), Aval((n + 1,), edges.dtype)]
+
+
+def _histogram_run(xp, arrays, params):
+    return list(_histogram_call(xp, arrays, params))
+
+
+def _bincount_run(xp, arrays, params):
+    weights = arrays[1] if len(arrays) > 1 else None
+    return [xp.bincount(arrays[0], weights=weights, minlength=params["minlength"])]
+
+
+def _bincount_abstract(avals, params):
+    weights = np.ones(2, avals[1].dtype) if len(avals) > 1 else None
+    dtype = np.bincount(np.zeros(2, avals[0].dtype), weights=weights).dtype
+    return [Aval((params["minlength"],), dtype)]
+
+
+LIBRARY["histogram"] = LibraryOp("histogram", _histogram_abstract, _histogram_run, "np.histogram")
+LIBRARY["bincount"] = LibraryOp("bincount", _bincount_abstract, _bincount_run, "np.bincount")
+LIBRARY["searchsorted"] = _function("searchsorted", lambda avals, p: [avals[1].shape], "np.searchsorted (a binary search)")
+LIBRARY["digitize"] = _function("digitize", lambda avals, p: [avals[0].shape], "np.digitize (a binary search)")
+LIBRARY["interp"] = _function("interp", lambda avals, p: [avals[0].shape], "np.interp")

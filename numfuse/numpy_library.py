@@ -503,3 +503,99 @@ FUNCTIONS = {
 }
 if hasattr(np, "linalg") and hasattr(np.linalg, "matmul"):
     FUNCTIONS[np.linalg.matmul] = lambda ctx, a, b: matmul(ctx, a, b, "np.linalg.matmul")
+
+
+# -- searches, interpolation, histograms (library calls) ---------------------------------------------
+
+
+def _static_scalar(value, what):
+    from .proxy import Tracer
+
+    if isinstance(value, Tracer):
+        raise unsupported(f"{what} as a traced value", "pass it as a Python number")
+    return None if value is None else float(value) if not isinstance(value, complex) else value
+
+
+def searchsorted(ctx, a, v, side="left", sorter=None):
+    if sorter is not None:
+        raise unsupported("np.searchsorted(..., sorter=...)", "sort a first: np.searchsorted(a[sorter], v)")
+    if side not in ("left", "right"):
+        raise ValueError(at_user_line(f"side must be 'left' or 'right' (got {side!r})"))
+    ta, tv = _tracer(ctx, a), _tracer(ctx, v)
+    if ta.ndim != 1:
+        raise ValueError(at_user_line("object too deep for desired array"))
+    _note(ctx, "np.searchsorted runs as a library call")
+    return ctx.numpy_scalar(bind_library(ctx, "searchsorted", [ta, tv], {"side": side})[0])
+
+
+def digitize(ctx, x, bins, right=False):
+    tx, tb = _tracer(ctx, x), _tracer(ctx, bins)
+    if tb.ndim != 1:
+        raise ValueError(at_user_line("bins must be one-dimensional"))
+    _note(ctx, "np.digitize runs as a library call")
+    return ctx.numpy_scalar(bind_library(ctx, "digitize", [tx, tb], {"right": bool(right)})[0])
+
+
+def interp(ctx, x, xp, fp, left=None, right=None, period=None):
+    params = {"left": _static_scalar(left, "np.interp's left"), "right": _static_scalar(right, "np.interp's right"),
+              "period": _static_scalar(period, "np.interp's period")}
+    tx, txp, tfp = _tracer(ctx, x), _tracer(ctx, xp), _tracer(ctx, fp)
+    if txp.ndim != 1 or tfp.ndim != 1 or txp.shape != tfp.shape:
+        with user_line_noted():
+            np.interp(np.zeros(1), np.zeros(txp.shape), np.zeros(tfp.shape))
+    _note(ctx, "np.interp runs as a library call")
+    return ctx.numpy_scalar(bind_library(ctx, "interp", [tx, txp, tfp], params)[0])
+
+
+def histogram(ctx, a, bins=10, range=None, density=None, weights=None):
+    from .proxy import Tracer
+
+    ta = _tracer(ctx, a)
+    inputs, params = [ta], {"range": None, "density": density, "weighted": weights is not None}
+    if range is not None:
+        params["range"] = tuple(_static_scalar(r, "np.histogram's range") for r in range)
+    if isinstance(bins, str):
+        raise unsupported(f"np.histogram(bins={bins!r})", "its number of bins depends on the data; pass a count or edges")
+    if isinstance(bins, (Tracer, list, tuple, np.ndarray)):
+        edges = _tracer(ctx, bins)
+        if edges.ndim != 1:
+            raise ValueError(at_user_line("`bins` must be 1d, when an array"))
+        inputs.append(edges)
+        params["bins"] = None
+    else:
+        import operator
+
+        params["bins"] = operator.index(bins)
+        if params["bins"] < 1:
+            raise ValueError(at_user_line("`bins` must be positive, when an integer"))
+    if weights is not None:
+        inputs.append(_tracer(ctx, weights))
+    _note(ctx, "np.histogram runs as a library call")
+    counts, edges = bind_library(ctx, "histogram", inputs, params)
+    return counts, edges
+
+
+def bincount(ctx, x, /, weights=None, minlength=0):
+    import operator
+
+    tx = _tracer(ctx, x)
+    minlength = operator.index(minlength)
+    if tx.ndim != 1 or tx.dtype.kind not in "biu":
+        with user_line_noted():
+            np.bincount(np.zeros(tx.shape, tx.dtype))
+    if minlength <= 0:
+        raise unsupported("np.bincount without minlength",
+                          "its length is max(x) + 1, known only from the data; pass minlength=N for N bins "
+                          "(a larger x raises an error, never a wrong answer)")
+    inputs = [tx] + ([_tracer(ctx, weights)] if weights is not None else [])
+    _note(ctx, "np.bincount runs as a library call")
+    return ctx.numpy_scalar(bind_library(ctx, "bincount", inputs, {"minlength": minlength})[0])
+
+
+FUNCTIONS.update({
+    np.searchsorted: searchsorted,
+    np.digitize: digitize,
+    np.interp: interp,
+    np.histogram: histogram,
+    np.bincount: bincount,
+})

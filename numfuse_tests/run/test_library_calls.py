@@ -225,3 +225,31 @@ def test_matrix_norms_match_numpy(order):
 @pytest.mark.parametrize("x", [STAT_X, STAT_NAN, rand(4, 6, dtype=np.int32)], ids=["f32", "nan", "i32"])
 def test_order_statistics_and_covariances_match_numpy(fn, x):
     check(fn, x, reduced=30)
+
+
+# -- searches, interpolation, histograms -----------------------------------------------------------
+
+SAMPLES = RNG.uniform(0, 10, 20).astype(np.float32)
+BINS = np.linspace(0, 10, 6)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: np.searchsorted(np.sort(x), x * 0.5),
+    lambda x: np.searchsorted(BINS, x, side="right") + 1,
+    lambda x: np.digitize(x, BINS, right=True),
+    lambda x: np.interp(x * 2, BINS, BINS ** 2),
+    lambda x: np.interp(x, BINS, BINS ** 2, left=-1.0, right=99.0),
+    lambda x: np.histogram(x * 2),
+    lambda x: np.histogram(x, bins=4, range=(0, 5))[0].sum(),
+    lambda x: np.histogram(x, bins=BINS, density=True),
+    lambda x: np.histogram(x, bins=3, weights=x * 2),
+    lambda x: np.bincount(x.astype(np.int64), minlength=12),
+    lambda x: np.bincount(x.astype(np.int32), weights=x, minlength=10),
+])
+def test_searches_and_histograms_match_numpy(fn):
+    check(fn, SAMPLES, reduced=20)
+
+
+def test_bincount_longer_than_planned_raises_rather_than_truncates():
+    with pytest.raises(ValueError, match="depends on the data"):
+        numfuse.jit(lambda x: np.bincount(x.astype(np.int64), minlength=5))(SAMPLES)

@@ -62,8 +62,15 @@ def _scatter(a, i):
     return b
 
 
+EDGES = np.linspace(0.0, 1.0, 5)
 CASES = {
     "scatter": (_scatter, np.ones((4, 3), F32), np.array([0, 2, 0])),
+    "searchsorted": (lambda a, v: np.searchsorted(a, v, side="right"), EDGES, np.ones((2, 3), F32)),
+    "digitize": (lambda x, b: np.digitize(x, b), np.ones((2, 3), F32), EDGES),
+    "interp": (lambda x, xp: np.interp(x, xp, xp * 2), np.ones(3, F32), EDGES),
+    "histogram": (lambda x: np.histogram(x, bins=7), np.ones(9, F32)),
+    "histogram_edges": (lambda x, b: np.histogram(x, bins=b, weights=x), np.ones(9, F32), EDGES),
+    "bincount": (lambda x: np.bincount(x, minlength=6), np.ones(9, np.int32)),
     "solve": (lambda a, b: np.linalg.solve(a, b), SPD, np.ones(4)),
     "solve_batched": (lambda a, b: np.linalg.solve(a, b), np.stack([SPD] * 3), np.ones((3, 4, 2), F32)),
     "inv": (lambda a: np.linalg.inv(a), SPD.astype(F32)),
