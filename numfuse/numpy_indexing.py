@@ -188,7 +188,7 @@ FUNCTIONS = {
 # -- writes through a boolean mask -----------------------------------------------------------------
 
 
-def mask_of(ctx, x, index):
+def mask_of(ctx, x, index, reading: bool = False):
     """The traced boolean mask of `x[mask] = v` (a mask of x's shape, or of its leading
     dimensions), or None where `index` is not one."""
     from .proxy import Tracer
@@ -199,6 +199,11 @@ def mask_of(ctx, x, index):
         index = ctx.as_tracer(ctx.operand(index))
     if not isinstance(index, Tracer) or index.dtype.kind != "b":
         return None
+    if reading:
+        if index.shape == x.shape:
+            return index
+        raise unsupported("x[mask] with a mask of another shape than x's",
+                          "its result's size depends on the data; reduce x[mask] whole with a mask of x's shape")
     if index.ndim == 0 or index.ndim > x.ndim or index.shape != x.shape[:index.ndim]:
         with user_line_noted():
             np.empty(x.shape)[np.zeros(index.shape, bool)]  # NumPy's IndexError for the shape
@@ -209,6 +214,14 @@ def mask_of(ctx, x, index):
 def masked_assign(ctx, x, mask, value) -> None:
     """x[mask] = value for a value that broadcasts to every selected element (a scalar, or for a
     mask of x's leading dimensions, a row): x = where(mask, value, x), written in place."""
+    from .numpy_masked import MaskedSelection
+
+    if isinstance(value, MaskedSelection):
+        # x[m] = f(x[m]): the selection's values at the selected points, written back.
+        if value.mask._var is not mask._var or value.values.shape != x.shape:
+            raise unsupported("x[mask] = a selection of another mask", "use one mask on both sides")
+        x[...] = np.where(mask, value.values, x)
+        return
     operand = ctx.operand(value)
     trailing = x.shape[_mask_rank(mask, x):]
     if operand.shape and tuple(operand.shape) not in ((1,), tuple(trailing)) and int(np.prod(operand.shape)) != 1:

@@ -556,6 +556,10 @@ def histogram(ctx, a, bins=10, range=None, density=None, weights=None):
         params["range"] = tuple(_static_scalar(r, "np.histogram's range") for r in range)
     if isinstance(bins, str):
         raise unsupported(f"np.histogram(bins={bins!r})", "its number of bins depends on the data; pass a count or edges")
+    if isinstance(bins, Tracer) and bins.ndim == 0:
+        import operator
+
+        bins = operator.index(bins)  # a count from a scalar argument: made static
     if isinstance(bins, (Tracer, list, tuple, np.ndarray)):
         edges = _tracer(ctx, bins)
         if edges.ndim != 1:

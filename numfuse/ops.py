@@ -39,11 +39,15 @@ class RuntimeCheck:
 RUNTIME_ERRORS: dict[int, tuple[type, str]] = {
     1: (ValueError, "Integers to negative integer powers are not allowed."),
     2: (IndexError, "index out of bounds: an index array held an index beyond its axis's size"),
+    3: (ValueError, "zero-size array to reduction operation maximum or minimum which has no identity "
+                    "(the max or min of an empty x[mask])"),
 }
 
 _NEGATIVE_INT_POWER = RuntimeCheck(1, S.negative_exponent, reads=(1,))
 # A gather's index against the size of the axis it indexes (numpy_indexing.py).
 GATHER_CHECK = RuntimeCheck(2, S.index_out_of_bounds, reads=(0,))
+# The count of a masked selection whose max or min is taken (numpy_masked.py).
+_EMPTY_SELECTION = RuntimeCheck(3, S.is_zero, reads=(0,))
 
 
 @dataclass(frozen=True)
@@ -250,6 +254,8 @@ _ELEMENTWISE = [
     ElementwiseOp("imag", 1, {"c": S.imag_part}),
     # a gather's index (int64) wrapped where negative and kept in bounds, against the size
     ElementwiseOp("gather_index", 2, {"i": S.gather_index}, checks={"i": GATHER_CHECK}),
+    # a count (int64) that must not be zero: whether it is not
+    ElementwiseOp("nonempty", 1, {"i": S.is_nonzero}, checks={"i": _EMPTY_SELECTION}),
 ]
 
 ELEMENTWISE: dict[str, ElementwiseOp] = {op.name: op for op in _ELEMENTWISE}

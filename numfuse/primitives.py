@@ -68,6 +68,8 @@ def _elementwise_rule(op) -> Callable:
         return _same_dtype_as(1)
     if op.name == "gather_index":
         return lambda avals, params, out: Aval(_shape(avals), np.dtype(np.int64))
+    if op.name == "nonempty":
+        return lambda avals, params, out: Aval(_shape(avals), np.dtype(bool))
     return _same_dtype_as(0)  # the float16 forms of nextafter and spacing
 
 

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import numpy_api, numpy_complex, numpy_functions, numpy_indexing, numpy_library, numpy_reductions, numpy_views, viewmaps
+from . import numpy_api, numpy_complex, numpy_functions, numpy_indexing, numpy_library, numpy_masked, numpy_reductions, numpy_views, viewmaps
 from .errors import TracingError, UnsupportedError, at_user_line, unsupported
 from .ir import Aval, Var
 
@@ -261,6 +261,9 @@ class Tracer:
         ctx = self._ctx
         if self._numpy_scalar and not self.shape:
             raise IndexError(at_user_line("invalid index to scalar variable."))
+        mask = numpy_indexing.mask_of(ctx, self, index, reading=True)
+        if mask is not None:
+            return numpy_masked.select(ctx, self, mask)  # x[mask]: its size depends on the data
         if numpy_indexing.is_advanced(ctx, index):
             return numpy_indexing.getitem(ctx, self, index)  # a gather: a new array
         region, sliced, final, scalar = numpy_views.parse_index(self.shape, index)

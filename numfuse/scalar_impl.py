@@ -595,3 +595,12 @@ def index_out_of_bounds(i, n):
     if i < T(0) - n:
         bad = True
     return bad
+
+
+def is_nonzero(n):
+    return n != T(0)
+
+
+def is_zero(n):
+    # A count NumPy cannot reduce (see ops.RUNTIME_ERRORS).
+    return n == T(0)

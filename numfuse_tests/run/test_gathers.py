@@ -203,3 +203,49 @@ def test_a_scatter_is_one_library_call_in_the_arrays_buffer():
 def test_a_scatter_out_of_bounds_raises_index_error():
     with pytest.raises(IndexError):
         numfuse.jit(_assign)(X.copy(), np.array([0, 9]))
+
+
+# -- reading through a boolean mask ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x[x > 0].sum(),
+    lambda x: x[x > 0].mean(),
+    lambda x: np.sum(x[x < 0] ** 2),
+    lambda x: x[x > 0.5].max() - x[x < 0.5].min(),
+    lambda x: (x[x > 1] * 2).prod(),
+    lambda x: (2 - x[x > 0]).sum() + np.mean(x[x > 0]),
+    lambda x: (x[x > 0] > 1).sum(),
+    lambda x: x[x > 9].mean(),  # empty: NaN, as NumPy's mean of an empty slice
+    lambda x: x[x > 0].any() & x[x < 9].all(),
+    lambda x: np.abs(x[x < 0]).sum(),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_reductions_of_masked_selections_match_numpy(fn, dtype):
+    x = (X * 3).astype(dtype)
+    with np.errstate(all="ignore"):
+        expected = fn(x)
+    with np.errstate(all="ignore"):
+        assert_same(numfuse.jit(fn)(x), expected, 30)
+
+
+def _power_back(x):
+    x[x > 0] = x[x > 0] ** -1.5  # npbench's nbody
+    return x
+
+
+def _add_through_mask(x):
+    x[x > 0] += 1
+    return x
+
+
+@pytest.mark.parametrize("fn", [_power_back, _add_through_mask])
+def test_writing_a_selection_back_matches_numpy(fn):
+    check_in_place(fn, X)
+
+
+def test_max_of_an_empty_selection_raises_numpys_error():
+    with pytest.raises(ValueError):
+        X[X > 9].max()
+    with pytest.raises(ValueError, match="zero-size array"):
+        numfuse.jit(lambda x: x[x > 9].max())(X)
