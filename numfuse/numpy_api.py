@@ -80,7 +80,7 @@ def _broadcast_shape(operands: list[Operand]) -> tuple[int, ...]:
         ) from None
 
 
-def _loop_dtypes(ufunc: np.ufunc, operands: list[Operand], all_outputs: bool = False):
+def _loop_dtypes(ufunc: np.ufunc, operands: list[Operand], all_outputs: bool = False, dtype=None):
     """The NumPy loop that runs `ufunc` on these operands: its input dtypes and output dtype
     (with `all_outputs`, the list of its output dtypes)."""
     name = f"np.{ufunc.__name__}"
@@ -91,8 +91,12 @@ def _loop_dtypes(ufunc: np.ufunc, operands: list[Operand], all_outputs: bool = F
     # Run NumPy on stand-ins first so that its own errors (bad dtypes, Python ints out of
     # range for the array's dtype) surface unchanged.
     with np.errstate(all="ignore"), user_line_noted():
-        ufunc(*[op.stand_in() for op in operands])
-    resolved = ufunc.resolve_dtypes(types + (None,) * ufunc.nout)
+        ufunc(*[op.stand_in() for op in operands], **({} if dtype is None else {"dtype": dtype}))
+    # dtype=: the output's dtype, which picks the loop (NumPy's signature=(None, ..., dtype)).
+    if dtype is None:
+        resolved = ufunc.resolve_dtypes(types + (None,) * ufunc.nout)
+    else:
+        resolved = ufunc.resolve_dtypes(types + (None,), signature=(None,) * ufunc.nin + (np.dtype(dtype),))
     ins, out = list(resolved[: ufunc.nin]), resolved[-1]
     outs = list(resolved[ufunc.nin:])
     # NumPy compares Python ints with integer arrays exactly, even beyond the array's dtype
@@ -114,10 +118,13 @@ def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs, python_operator: bool = Fals
     name = f"np.{ufunc.__name__}"
     if op is None and ufunc not in MULTI_OUTPUT:
         raise unsupported(name)
+    dtype = kwargs.get("dtype")
+    if dtype is not None:
+        dtype = check_supported(dtype, f"{name}(dtype=...)")
+        if ufunc.nout != 1:
+            raise unsupported(f"{name}(..., dtype=...)")
     for key, value in kwargs.items():
-        if key == "dtype" and value is not None:
-            raise unsupported(f"{name}(..., dtype=...)", "cast the result with .astype() instead")
-        if key != "casting" and value is not None:
+        if key not in ("casting", "dtype") and value is not None:
             raise unsupported(f"{name}(..., {key}=...)")
     if len(args) != ufunc.nin:
         raise TypeError(at_user_line(f"{name} takes {ufunc.nin} arguments, got {len(args)}"))
@@ -128,7 +135,7 @@ def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs, python_operator: bool = Fals
             operands = _python_negative_power(ctx, operands)
     if op is None:
         return _apply_multi_output(ctx, ufunc, operands, python_operator)
-    ins, out = _loop_dtypes(ufunc, operands)  # NumPy checks the loop before the shapes
+    ins, out = _loop_dtypes(ufunc, operands, dtype=dtype)  # NumPy checks the loop before the shapes
     shape = _broadcast_shape(operands)
     constant = _out_of_range_comparison(ufunc, operands, ins)
     if constant is not None:
@@ -163,6 +170,35 @@ def _apply_multi_output(ctx, ufunc: np.ufunc, operands: list[Operand], python_op
     weak = python_operator and all(o.weak for o in operands)
     return tuple(ctx.bind(part.name, atoms, shape, out, weak=weak and out.kind in "bifc", numpy_scalar=True)
                  for part, out in zip(parts, outs))
+
+
+def ufunc_into(ctx, ufunc: np.ufunc, args, kwargs):
+    """A ufunc call with out= and/or where=: the result written into `out` (where `where`
+    holds, else out's values stay), as NumPy writes it, and `out` returned."""
+    from .proxy import Tracer
+
+    name = f"np.{ufunc.__name__}"
+    out, where = kwargs.pop("out", None), kwargs.pop("where", True)
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise unsupported(f"{name}(..., out=...) of several outputs")
+        out = out[0]
+    result = apply_ufunc(ctx, ufunc, args, dict(kwargs))
+    if out is None:
+        # NumPy leaves the points where `where` is False uninitialized: zeros are as good.
+        return np.where(where, result, np.zeros((), result.dtype)) if where is not True else result
+    if not isinstance(out, Tracer):
+        raise unsupported(f"{name}(..., out=) into an array the function did not receive or make",
+                          "pass the array as an argument, or write `x = ...`")
+    operands = [ctx.operand(a) for a in args]
+    with user_line_noted():
+        ufunc(*[o.stand_in() for o in operands], out=np.empty((0,), out.dtype),
+              casting=kwargs.get("casting", "same_kind"), **({"dtype": kwargs["dtype"]} if kwargs.get("dtype") else {}))
+    if tuple(np.broadcast_shapes(result.shape, out.shape)) != out.shape:
+        raise ValueError(at_user_line(
+            f"non-broadcastable output operand with shape {out.shape} doesn't match the broadcast shape {result.shape}"))
+    out[...] = result if where is True else np.where(where, result, out)
+    return out
 
 
 _PY_COMPARE = {np.equal: "__eq__", np.not_equal: "__ne__", np.less: "__lt__", np.less_equal: "__le__",

@@ -350,6 +350,21 @@ def average(ctx, a, axis=None, weights=None, returned=False, *, keepdims=np._NoV
     return reduce(ctx, "mean", xt, axis, keepdims=False if keepdims is np._NoValue else keepdims)
 
 
+def _into(ctx, kind: str, result, out):
+    """np.<kind>(..., out=out): the result written into `out` (of the result's shape, as NumPy
+    requires; cast unsafely, as NumPy's reductions cast into out), and `out` returned."""
+    from .proxy import Tracer
+
+    if not isinstance(out, Tracer) or out._numpy_scalar:
+        raise unsupported(f"np.{kind}(..., out=) into an array the function did not receive or make",
+                          "pass the array as an argument, or write `x = ...`")
+    if out.shape != result.shape:
+        raise ValueError(at_user_line(f"output parameter for reduction operation {kind} has the wrong "
+                                      f"shape: {out.shape} where the result has {result.shape}"))
+    out[...] = result
+    return out
+
+
 def _bound(kind: str, numpy_function, implementation):
     """A handler that takes the arguments exactly as NumPy's own function does."""
     signature = inspect.signature(numpy_function)
@@ -359,7 +374,10 @@ def _bound(kind: str, numpy_function, implementation):
             bound = signature.bind(*args, **kwargs)
         except TypeError as err:
             raise TypeError(at_user_line(f"np.{kind}(): {err}")) from None
-        return implementation(ctx, **bound.arguments)
+        arguments = dict(bound.arguments)
+        out = arguments.pop("out", None)
+        result = implementation(ctx, **arguments)
+        return result if out is None else _into(ctx, kind, result, out)
 
     handler.__name__ = kind
     return handler

@@ -102,9 +102,13 @@ class Tracer:
 
     # -- NumPy protocols -----------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and (kwargs.get("out") is not None or kwargs.get("where", True) is not True) \
+                and ufunc is not np.matmul and ufunc not in numpy_functions.COMPOSED_UFUNCS:
+            return numpy_api.ufunc_into(self._ctx, ufunc, inputs, kwargs)
         if kwargs.get("out") is not None:
-            raise unsupported(f"np.{ufunc.__name__}(..., out=...)", "write `x = ...` instead")
+            raise unsupported(f"np.{ufunc.__name__}.{method}(..., out=...)", "write `x = ...` instead")
         kwargs.pop("out", None)
+        kwargs.pop("where", None) if kwargs.get("where", None) is True else None
         if ufunc is np.matmul and method == "__call__":
             if kwargs:
                 raise unsupported(f"np.matmul(..., {', '.join(kwargs)}=...)")

@@ -68,3 +68,47 @@ def scan_of_a_scalar_argument(builder, operand: int) -> bool:
         numfuse.jit(f)(np.int64(3))   # UnsupportedError; NumPy: array([3])
     """
     return operand < len(builder.inputs) and builder.inputs[operand].kind != "array"
+
+
+def flattening_scan_of_a_computed_array(builder, operand: int, axis) -> bool:
+    """np.cumsum (or np.cumprod) with axis=None of a 2-D or larger array that a kernel computes,
+    followed by a masked write into a copy of it, or by an in-place update, a scan and a
+    .sort() of a copy, raises IndexError: tuple index out of range. The exact condition is not
+    pinned down (np.cumsum(-x) * 1.0 with a mask works); excluded: every flattening scan of a
+    computed 2-D or larger array.
+
+        def f(x0, x1):
+            v1 = np.cumsum(np.outer(x0, x1)) * 1.0
+            v1[v1 > 0.5] = 0.5
+            return (v1,)
+        numfuse.jit(f)(np.array([[127, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0],
+                                 [0, 0, 0, 0]], dtype=np.int8), np.array([-15, 0, 0, 10]))
+        # IndexError; NumPy: a (80,) float64 array
+    """
+    return axis is None and operand >= len(builder.inputs) and np.ndim(builder.values[operand].value) >= 2
+
+
+def masked_write_of_a_signed_value_into_uint64(array_dtype, value) -> bool:
+    """A masked write of a signed-integer NumPy value into a uint64 array changes the unselected
+    elements too (near 2**64: as if computed through float64).
+
+        def f(x0, x1):
+            v = x1.astype(np.uint64) * 1
+            v[x0 > 0] = np.int64(0)          # selects nothing
+            return (v,)
+        numfuse.jit(f)(np.array([0]), np.array([-1]))
+        # array([0], dtype=uint64); NumPy: array([18446744073709551615], dtype=uint64)
+    """
+    return np.dtype(array_dtype) == np.uint64 and isinstance(value, (np.ndarray, np.generic)) \
+        and np.asarray(value).dtype.kind == "i"
+
+
+def concatenate_of_a_python_scalar(operands) -> bool:
+    """np.concatenate((x, s), axis=None) with a Python float s and a float32 x gives float64; NumPy
+    gives float32 (a Python scalar is weakly typed).
+
+        def f(x, s):
+            return (np.concatenate((x, s), axis=None),)
+        numfuse.jit(f)(np.array(np.nan, dtype=np.float32), 0.0)   # float64; NumPy: float32
+    """
+    return any(not isinstance(v, (np.ndarray, np.generic)) for v in operands)

@@ -629,6 +629,8 @@ def op_scan(d: Drawing) -> bool:
         return False
     ndim = len(d.values[i].shape)
     axis = d.draw(st.none() | st.integers(-max(ndim, 1), max(ndim - 1, 0)), label="scan axis")
+    if known_bugs.flattening_scan_of_a_computed_array(d.b, i, axis):
+        return False
     args = f"axis={axis}" if axis is not None or d.draw(st.booleans(), label="scan axis=None") else ""
     if d.draw(st.booleans(), label="scan method") and d.values[i].kind == ARRAY:
         call = f"{{0}}.{kind}({args})"
@@ -787,6 +789,8 @@ def op_mask(d: Drawing) -> bool:
 
     def domain(args, result):
         v = args[value_slot] if value_slot is not None else constant
+        if known_bugs.masked_write_of_a_signed_value_into_uint64(np.asarray(result).dtype, v):
+            return False
         return C.cast_defined(v, np.asarray(result).dtype)
 
     return d.b.add((f"{{out}} = {{0}} * {factor}", line), tuple(operands),
@@ -818,6 +822,9 @@ def op_compose(d: Drawing) -> bool:
             return False
         operands = (i, j)
     name = form.split("(")[0].removeprefix("np.")
+    if name in ("concatenate", "hstack", "vstack") and known_bugs.concatenate_of_a_python_scalar(
+            [d.values[k].value for k in operands]):
+        return False
     u = {"diff": np.subtract, "outer": np.multiply}.get(name)
     return d.b.add(("{out} = " + template,), operands, Rules(f"compose {name}", ufunc=u))
 
