@@ -26,6 +26,7 @@ from .numpy_reductions import REDUCTION_FUNCTIONS
 from .numpy_creation import FUNCTIONS as CREATION_FUNCTIONS
 from .numpy_indexing import FUNCTIONS as INDEXING_FUNCTIONS
 from .numpy_library import FUNCTIONS as LIBRARY_FUNCTIONS
+from .numpy_products import FUNCTIONS as PRODUCT_FUNCTIONS
 from .numpy_statistics import FUNCTIONS as STATISTICS_FUNCTIONS
 from .numpy_views import FUNCTIONS as VIEW_FUNCTIONS
 from .ops import BY_UFUNC, ELEMENTWISE, MULTI_OUTPUT
@@ -442,6 +443,7 @@ FUNCTIONS: dict[Callable, Callable] = {
     **REDUCTION_FUNCTIONS,
     **VIEW_FUNCTIONS,
     **LIBRARY_FUNCTIONS,
+    **PRODUCT_FUNCTIONS,
     **INDEXING_FUNCTIONS,
     **CREATION_FUNCTIONS,
     **STATISTICS_FUNCTIONS,

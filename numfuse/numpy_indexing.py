@@ -276,7 +276,7 @@ FUNCTIONS[np.copyto] = copyto
 def scatter(ctx, x, index, value, ufunc: str | None = None, name: str = "x[idx] = v") -> None:
     """x[index] = value (ufunc None), or np.<ufunc>.at(x, index, value): a library call that
     writes into x's buffer in place (library_ops.py's scatter), x then its new version."""
-    from .proxy import Tracer, _View
+    from .proxy import _View
 
     if isinstance(x, _View):
         raise unsupported(f"{name} into a view", "write into the array itself (x[:, idx] rather than x[1:][idx])")

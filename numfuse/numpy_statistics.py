@@ -1,5 +1,5 @@
 """NumPy's norms, order statistics and covariances on traced values, written as NumPy writes
-them: from reductions, products (numpy_library.py) and a sort. np.median and np.percentile sort
+them: from reductions, products (numpy_products.py) and a sort. np.median and np.percentile sort
 along the axis (a library call) and read the middle or the two neighbouring ranks, which fuse
 into the kernel after the sort; np.linalg.norm's matrix 2-norm and nuclear norm take singular
 values. Each result has NumPy's dtype: NumPy, run on a tiny stand-in, decides it.

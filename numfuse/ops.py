@@ -20,6 +20,7 @@ import numpy as np
 
 from . import scalar_impl as S
 from . import scalar_impl_bits as B
+from . import scalar_impl_complex as C
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ _ELEMENTWISE = [
     _ew(np.floor_divide, {"i": S.floor_divide_int, "u": S.floor_divide_int, "f": S.floor_divide_float}),
     _ew(np.remainder, {"i": S.remainder_int, "u": S.remainder_int, "f": S.remainder_float}),
     _ew(np.fmod, {"i": S.fmod_int, "u": S.remainder_int, "f": S.fmod_float}),
-    _ew(np.power, {"i": S.power_int, "u": S.power_int, "f": S.power_float}, checks={"i": _NEGATIVE_INT_POWER}),
+    _ew(np.power, {"i": S.power_int, "u": S.power_int, "f": S.power_float, "c": C.power_complex}, checks={"i": _NEGATIVE_INT_POWER}),
     _ew(np.negative, {"i": S.negative, "u": S.negative_unsigned, "f": S.negative, "c": S.negative}),
     _ew(np.positive, {**_num(S.identity), "c": S.identity}),
     _ew(np.absolute, {"b": S.identity, "i": S.absolute_int, "u": S.identity, "f": S.absolute_float,
@@ -166,15 +167,16 @@ _ELEMENTWISE = [
     _ew(np.square, {**_num(S.square), "c": S.square}),
     # NumPy's conjugate of a real dtype copies it (bool goes through its int8 loop).
     _ew(np.conjugate, {**_real(S.identity), "c": S.conjugate}),
-    _ew(np.reciprocal, {"i": S.reciprocal_int, "u": S.reciprocal_unsigned, "f": S.reciprocal_float}),
-    _ew(np.sign, {"i": S.sign_int, "u": S.sign_unsigned, "f": S.sign_float}),
+    _ew(np.reciprocal, {"i": S.reciprocal_int, "u": S.reciprocal_unsigned, "f": S.reciprocal_float,
+                         "c": C.reciprocal_complex}),
+    _ew(np.sign, {"i": S.sign_int, "u": S.sign_unsigned, "f": S.sign_float, "c": C.sign_complex}),
     # comparisons
     _ew(np.equal, {**_all(S.equal), "c": S.equal}),
     _ew(np.not_equal, {**_all(S.not_equal), "c": S.not_equal}),
-    _ew(np.less, _all(S.less)),
-    _ew(np.less_equal, _all(S.less_equal)),
-    _ew(np.greater, _all(S.greater)),
-    _ew(np.greater_equal, _all(S.greater_equal)),
+    _ew(np.less, {**_all(S.less), "c": C.less_complex}),
+    _ew(np.less_equal, {**_all(S.less_equal), "c": C.less_equal_complex}),
+    _ew(np.greater, {**_all(S.greater), "c": C.greater_complex}),
+    _ew(np.greater_equal, {**_all(S.greater_equal), "c": C.greater_equal_complex}),
     _ew(np.maximum, _all(S.maximum)),
     _ew(np.minimum, _all(S.minimum)),
     _ew(np.fmax, _all(S.fmax)),
@@ -189,19 +191,19 @@ _ELEMENTWISE = [
     _ew(np.bitwise_count, {"i": B.bitwise_count, "u": B.bitwise_count}),
     _ew(np.gcd, {"i": B.gcd, "u": B.gcd}),
     _ew(np.lcm, {"i": B.lcm, "u": B.lcm}),
-    _ew(np.logical_and, {"b": S.logical_and, **_num(S.logical_and_num)}),
-    _ew(np.logical_or, {"b": S.logical_or, **_num(S.logical_or_num)}),
-    _ew(np.logical_xor, {"b": S.logical_xor, **_num(S.logical_xor_num)}),
-    _ew(np.logical_not, {"b": S.logical_not, **_num(S.logical_not_num)}),
+    _ew(np.logical_and, {"b": S.logical_and, **_num(S.logical_and_num), "c": C.logical_and_complex}),
+    _ew(np.logical_or, {"b": S.logical_or, **_num(S.logical_or_num), "c": C.logical_or_complex}),
+    _ew(np.logical_xor, {"b": S.logical_xor, **_num(S.logical_xor_num), "c": C.logical_xor_complex}),
+    _ew(np.logical_not, {"b": S.logical_not, **_num(S.logical_not_num), "c": C.logical_not_complex}),
     # exponents and logarithms
     _ew(np.exp, {"f": S.exp, "c": S.exp_complex}),
-    _ew(np.exp2, _float(S.exp2)),
-    _ew(np.log, _float(S.log)),
-    _ew(np.log2, _float(S.log2)),
-    _ew(np.log10, _float(S.log10)),
-    _ew(np.log1p, _float(S.log1p)),
-    _ew(np.expm1, _float(S.expm1)),
-    _ew(np.sqrt, _float(S.sqrt)),
+    _ew(np.exp2, {"f": S.exp2, "c": C.exp2_complex}),
+    _ew(np.log, {"f": S.log, "c": C.log_complex}),
+    _ew(np.log2, {"f": S.log2, "c": C.log2_complex}),
+    _ew(np.log10, {"f": S.log10, "c": C.log10_complex}),
+    _ew(np.log1p, {"f": S.log1p, "c": C.log1p_complex}),
+    _ew(np.expm1, {"f": S.expm1, "c": C.expm1_complex}),
+    _ew(np.sqrt, {"f": S.sqrt, "c": C.sqrt_complex}),
     _ew(np.cbrt, _float(B.cbrt)),
     # trigonometric and hyperbolic
     _ew(np.sin, _float(S.sin)),
@@ -230,11 +232,12 @@ _ELEMENTWISE = [
     _ew(np.floor, {"b": S.identity, "i": S.identity, "u": S.identity, "f": S.floor}),
     _ew(np.ceil, {"b": S.identity, "i": S.identity, "u": S.identity, "f": S.ceil}),
     _ew(np.trunc, {"b": S.identity, "i": S.identity, "u": S.identity, "f": S.trunc}),
-    _ew(np.rint, _float(S.rint)),
+    _ew(np.rint, {"f": S.rint, "c": C.rint_complex}),
     # classification
-    _ew(np.isnan, {"b": S.never, "i": S.never, "u": S.never, "f": S.isnan}),
-    _ew(np.isinf, {"b": S.never, "i": S.never, "u": S.never, "f": S.isinf_float}),
-    _ew(np.isfinite, {"b": S.always, "i": S.always, "u": S.always, "f": S.isfinite_float}),
+    _ew(np.isnan, {"b": S.never, "i": S.never, "u": S.never, "f": S.isnan, "c": C.isnan_complex}),
+    _ew(np.isinf, {"b": S.never, "i": S.never, "u": S.never, "f": S.isinf_float, "c": C.isinf_complex}),
+    _ew(np.isfinite, {"b": S.always, "i": S.always, "u": S.always, "f": S.isfinite_float,
+                      "c": C.isfinite_complex}),
     _ew(np.signbit, _float(S.signbit)),
     # floating-point representation (ldexp's exponent operand is an int32 or int64 loop dtype)
     _ew(np.ldexp, _float(B.ldexp)),

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import numpy_api, numpy_complex, numpy_functions, numpy_indexing, numpy_library, numpy_masked, numpy_reductions, numpy_views, viewmaps
+from . import numpy_api, numpy_complex, numpy_functions, numpy_indexing, numpy_masked, numpy_products, numpy_reductions, numpy_views, viewmaps
 from .errors import TracingError, UnsupportedError, at_user_line, unsupported
 from .ir import Aval, Var
 
@@ -112,7 +112,7 @@ class Tracer:
         if ufunc is np.matmul and method == "__call__":
             if kwargs:
                 raise unsupported(f"np.matmul(..., {', '.join(kwargs)}=...)")
-            return numpy_library.matmul(self._ctx, *inputs)
+            return numpy_products.matmul(self._ctx, *inputs)
         if method == "__call__" and ufunc in numpy_functions.COMPOSED_UFUNCS:
             return numpy_functions.COMPOSED_UFUNCS[ufunc](self._ctx, *inputs, **kwargs)
         if method == "__call__":
@@ -195,22 +195,21 @@ class Tracer:
         self._var = ctx.update_var(var, at, shape, value)
 
     def __matmul__(self, other):
-        return numpy_library.matmul(self._ctx, self, other, "the @ operator")
+        return numpy_products.matmul(self._ctx, self, other, "the @ operator")
 
     def __rmatmul__(self, other):
-        return numpy_library.matmul(self._ctx, other, self, "the @ operator")
+        return numpy_products.matmul(self._ctx, other, self, "the @ operator")
 
     def __imatmul__(self, other):
         # NumPy computes the product into a new array, then copies it into self.
-        result = numpy_library.matmul(self._ctx, self, other, "the @= operator")
+        result = numpy_products.matmul(self._ctx, self, other, "the @= operator")
         if result.shape != self.shape:
-            raise ValueError(at_user_line(
-                f"matmul: Output operand 0 has a mismatch in its core dimension"))
+            raise ValueError(at_user_line("matmul: Output operand 0 has a mismatch in its core dimension"))
         self[...] = result
         return self
 
     def dot(self, b, out=None):
-        return numpy_library.dot(self._ctx, self, b, out)
+        return numpy_products.dot(self._ctx, self, b, out)
 
     def cumsum(self, axis=None, dtype=None, out=None):
         return np.cumsum(self, axis, dtype, out)

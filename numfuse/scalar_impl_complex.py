@@ -1,0 +1,425 @@
+"""Scalar templates of the complex loops NumPy defines beyond arithmetic (ops.py's 'c' entries).
+
+Written, as scalar_impl.py's templates are, from real math on the parts: `a.real` and `a.imag`
+are typed R (float32 for complex64), literals are R(...) so complex64 stays single precision,
+and a complex result is built as complex(re, im) (cast back to the loop dtype by the generator).
+Each copies NumPy's own loop (numpy/_core/src/umath/loops.c.src, funcs.inc.src, npymath's
+npy_math_complex.c.src) or, where NumPy calls the C library (glibc's clog, csqrt, cexp, cpow),
+the C99 Annex G function with its special values.
+
+Thresholds are written to hold for both part dtypes (1e-30 is above float32's smallest normal
+and harmless in float64); every rescaling is by a power of two, so it changes no rounding.
+"""
+
+# ruff: noqa: F821  (R is a template placeholder)
+
+import math
+
+
+# -- ordering: NumPy's lexicographic CLT/CLE/CGT/CGE (loops.c.src). A NaN imaginary part on
+# either side makes a strict real-part comparison false.
+def less_complex(a, b):
+    return ((a.real < b.real and a.imag == a.imag and b.imag == b.imag)
+            or (a.real == b.real and a.imag < b.imag))
+
+
+def less_equal_complex(a, b):
+    return ((a.real < b.real and a.imag == a.imag and b.imag == b.imag)
+            or (a.real == b.real and a.imag <= b.imag))
+
+
+def greater_complex(a, b):
+    return ((a.real > b.real and a.imag == a.imag and b.imag == b.imag)
+            or (a.real == b.real and a.imag > b.imag))
+
+
+def greater_equal_complex(a, b):
+    return ((a.real > b.real and a.imag == a.imag and b.imag == b.imag)
+            or (a.real == b.real and a.imag >= b.imag))
+
+
+# -- classification and truth
+def isnan_complex(a):
+    return a.real != a.real or a.imag != a.imag
+
+
+def isinf_complex(a):
+    return math.isinf(a.real) or math.isinf(a.imag)
+
+
+def isfinite_complex(a):
+    return math.isfinite(a.real) and math.isfinite(a.imag)
+
+
+def logical_and_complex(a, b):
+    return (a.real != R(0) or a.imag != R(0)) and (b.real != R(0) or b.imag != R(0))
+
+
+def logical_or_complex(a, b):
+    return (a.real != R(0) or a.imag != R(0)) or (b.real != R(0) or b.imag != R(0))
+
+
+def logical_xor_complex(a, b):
+    return (a.real != R(0) or a.imag != R(0)) != (b.real != R(0) or b.imag != R(0))
+
+
+def logical_not_complex(a):
+    return a.real == R(0) and a.imag == R(0)
+
+
+# -- sign, reciprocal, rint
+def sign_complex(a):
+    # NumPy 2: z / |z|, with |z| = hypot (so a finite z whose hypot overflows takes the
+    # infinite branch, as in NumPy); 0 for 0; NaN for NaN and for two infinite parts.
+    x = a.real
+    y = a.imag
+    h = math.hypot(x, y)
+    re = x / h
+    im = y / h
+    if h == R(0):
+        re = R(0)
+        im = R(0)
+    if math.isinf(h):
+        if math.isinf(x):
+            re = R(1) if x > R(0) else R(-1)
+            im = R(0)
+            if math.isinf(y):
+                re = R(math.nan)
+                im = R(math.nan)
+        else:
+            re = R(0)
+            im = R(1) if y > R(0) else R(-1)
+    if h != h:
+        re = R(math.nan)
+        im = R(math.nan)
+    return complex(re, im)
+
+
+def reciprocal_complex(a):
+    # NumPy's reciprocal loop: Smith's method on 1 / z.
+    x = a.real
+    y = a.imag
+    if math.fabs(y) <= math.fabs(x):
+        r = y / x
+        d = x + y * r
+        re = R(1) / d
+        im = -r / d
+    else:
+        r = x / y
+        d = x * r + y
+        re = r / d
+        im = R(-1) / d
+    return complex(re, im)
+
+
+def rint_complex(a):
+    # rint of each part: round half to even, keeping the sign of zero (scalar_impl.rint).
+    x = a.real
+    y = a.imag
+    fx = math.floor(x)
+    dx = x - fx
+    if dx > R(0.5) or (dx == R(0.5) and math.fmod(fx, R(2)) != R(0)):
+        fx = fx + R(1)
+    fy = math.floor(y)
+    dy = y - fy
+    if dy > R(0.5) or (dy == R(0.5) and math.fmod(fy, R(2)) != R(0)):
+        fy = fy + R(1)
+    re = math.copysign(fx, x)
+    im = math.copysign(fy, y)
+    if not math.isfinite(x):
+        re = x
+    if not math.isfinite(y):
+        im = y
+    return complex(re, im)
+
+
+# -- square roots, logarithms, exponentials
+def sqrt_complex(a):
+    # C99 csqrt (glibc's, which NumPy calls): Algorithm 312 (CACM 10, 1967) on rescaled parts.
+    x = a.real
+    y = a.imag
+    xs = x
+    ys = y
+    scale = R(1)
+    h = math.hypot(x, y)
+    if not math.isfinite(math.fabs(x) + h):
+        xs = x * R(0.25)
+        ys = y * R(0.25)
+        scale = R(2)
+    if h < R(1e-30):
+        xs = x * R(1.2676506002282294e30)  # 2**100
+        ys = y * R(1.2676506002282294e30)
+        scale = R(8.881784197001252e-16)  # 2**-50
+    hs = math.hypot(xs, ys)
+    if xs >= R(0):
+        t = math.sqrt((xs + hs) * R(0.5))
+        re = t * scale
+        im = (ys / (R(2) * t)) * scale
+    else:
+        t = math.sqrt((hs - xs) * R(0.5))
+        re = (math.fabs(ys) / (R(2) * t)) * scale
+        im = math.copysign(t, ys) * scale
+    if x != x:
+        re = x
+        im = x
+    if math.isinf(x):
+        if x > R(0):
+            re = x
+            im = math.copysign(R(0), y) if y == y else y
+        else:
+            re = R(0) if y == y else y
+            im = math.copysign(-x, y)
+    if x == R(0) and y == R(0):
+        re = R(0)
+        im = y
+    if math.isinf(y):
+        re = R(math.inf)
+        im = y
+    return complex(re, im)
+
+
+def log_complex(a):
+    # C99 clog (NumPy's npy_clog, after CPython's): log|z| without overflow or subnormal
+    # loss, log1p near |z| = 1, and the argument from atan2 (which gives the signed zeros and
+    # multiples of pi/4 of the special values).
+    x = a.real
+    y = a.imag
+    ax = math.fabs(x)
+    ay = math.fabs(y)
+    h = math.hypot(ax, ay)
+    rr = math.log(h)
+    if math.isinf(h):
+        rr = math.log(math.hypot(ax * R(0.5), ay * R(0.5))) + R(0.6931471805599453)
+    if h > R(0) and h < R(1e-30):
+        rr = (math.log(math.hypot(ax * R(1.152921504606847e18), ay * R(1.152921504606847e18)))
+              - R(41.58883083359672))  # 2**60 and 60 log 2
+    if h >= R(0.71) and h <= R(1.73):
+        am = ax if ax > ay else ay
+        an = ay if ax > ay else ax
+        rr = math.log1p((am - R(1)) * (am + R(1)) + an * an) * R(0.5)
+    ri = math.atan2(y, x)
+    if x != x and math.isfinite(y):
+        rr = x
+        ri = x
+    return complex(rr, ri)
+
+
+def log10_complex(a):
+    # NumPy's nc_log10: clog, both parts times log10(e).
+    x = a.real
+    y = a.imag
+    ax = math.fabs(x)
+    ay = math.fabs(y)
+    h = math.hypot(ax, ay)
+    rr = math.log(h)
+    if math.isinf(h):
+        rr = math.log(math.hypot(ax * R(0.5), ay * R(0.5))) + R(0.6931471805599453)
+    if h > R(0) and h < R(1e-30):
+        rr = (math.log(math.hypot(ax * R(1.152921504606847e18), ay * R(1.152921504606847e18)))
+              - R(41.58883083359672))
+    if h >= R(0.71) and h <= R(1.73):
+        am = ax if ax > ay else ay
+        an = ay if ax > ay else ax
+        rr = math.log1p((am - R(1)) * (am + R(1)) + an * an) * R(0.5)
+    ri = math.atan2(y, x)
+    if x != x and math.isfinite(y):
+        rr = x
+        ri = x
+    return complex(rr * R(0.4342944819032518), ri * R(0.4342944819032518))
+
+
+def log2_complex(a):
+    # NumPy's nc_log2: clog, both parts times log2(e).
+    x = a.real
+    y = a.imag
+    ax = math.fabs(x)
+    ay = math.fabs(y)
+    h = math.hypot(ax, ay)
+    rr = math.log(h)
+    if math.isinf(h):
+        rr = math.log(math.hypot(ax * R(0.5), ay * R(0.5))) + R(0.6931471805599453)
+    if h > R(0) and h < R(1e-30):
+        rr = (math.log(math.hypot(ax * R(1.152921504606847e18), ay * R(1.152921504606847e18)))
+              - R(41.58883083359672))
+    if h >= R(0.71) and h <= R(1.73):
+        am = ax if ax > ay else ay
+        an = ay if ax > ay else ax
+        rr = math.log1p((am - R(1)) * (am + R(1)) + an * an) * R(0.5)
+    ri = math.atan2(y, x)
+    if x != x and math.isfinite(y):
+        rr = x
+        ri = x
+    return complex(rr * R(1.4426950408889634), ri * R(1.4426950408889634))
+
+
+def log1p_complex(a):
+    # NumPy's nc_log1p, as written there: log(hypot(x + 1, y)) + i atan2(y, x + 1).
+    x1 = a.real + R(1)
+    y = a.imag
+    return complex(math.log(math.hypot(x1, y)), math.atan2(y, x1))
+
+
+def expm1_complex(a):
+    # NumPy's nc_expm1: expm1(x) cos y - 2 sin(y/2)**2 + i exp(x) sin y.
+    x = a.real
+    y = a.imag
+    s = math.sin(y * R(0.5))
+    return complex(math.expm1(x) * math.cos(y) - R(2) * s * s, math.exp(x) * math.sin(y))
+
+
+def exp2_complex(a):
+    # NumPy's nc_exp2: cexp(z log 2), cexp as scalar_impl.exp_complex.
+    x = a.real * R(0.6931471805599453)
+    y = a.imag * R(0.6931471805599453)
+    c = math.cos(y)
+    s = math.sin(y)
+    e = math.exp(x)
+    re = e * c
+    im = e * s
+    if math.isinf(e) and not math.isinf(x):
+        h = math.exp(x * R(0.5))
+        re = (h * c) * h
+        im = (h * s) * h
+    if math.isinf(x) and not math.isfinite(y):
+        re = e
+        im = (y - y) if x > R(0) else R(0)
+    if y == R(0):
+        re = e
+        im = y
+    return complex(re, im)
+
+
+def power_complex(a, b):
+    # NumPy's npy_cpow: 1 for a zero exponent; 0 or NaN for a zero base; repeated
+    # multiplication for integer exponents in (-100, 100) (unrolled for 1, 2, 3; a reciprocal
+    # by Smith's division for negative ones); otherwise the C library's cpow, cexp(b clog a).
+    ar = a.real
+    ai = a.imag
+    br = b.real
+    bi = b.imag
+    # cexp(b * clog(a)), the general case (clog as log_complex, cexp as exp_complex).
+    ax = math.fabs(ar)
+    ay = math.fabs(ai)
+    h = math.hypot(ax, ay)
+    lr = math.log(h)
+    if math.isinf(h):
+        lr = math.log(math.hypot(ax * R(0.5), ay * R(0.5))) + R(0.6931471805599453)
+    if h > R(0) and h < R(1e-30):
+        lr = (math.log(math.hypot(ax * R(1.152921504606847e18), ay * R(1.152921504606847e18)))
+              - R(41.58883083359672))
+    if h >= R(0.71) and h <= R(1.73):
+        am = ax if ax > ay else ay
+        an = ay if ax > ay else ax
+        lr = math.log1p((am - R(1)) * (am + R(1)) + an * an) * R(0.5)
+    li = math.atan2(ai, ar)
+    if ar != ar and math.isfinite(ai):
+        lr = ar
+        li = ar
+    # b * log(a) as C99 multiplies (libgcc's __muldc3): where both parts come out NaN,
+    # infinities are recovered from the operands' infinite parts.
+    mc = br
+    md = bi
+    ma = lr
+    mb = li
+    x = mc * ma - md * mb
+    y = mc * mb + md * ma
+    if x != x and y != y:
+        recalc = False
+        if math.isinf(mc) or math.isinf(md):
+            mc = math.copysign(R(1) if math.isinf(mc) else R(0), mc)
+            md = math.copysign(R(1) if math.isinf(md) else R(0), md)
+            if ma != ma:
+                ma = math.copysign(R(0), ma)
+            if mb != mb:
+                mb = math.copysign(R(0), mb)
+            recalc = True
+        if math.isinf(ma) or math.isinf(mb):
+            ma = math.copysign(R(1) if math.isinf(ma) else R(0), ma)
+            mb = math.copysign(R(1) if math.isinf(mb) else R(0), mb)
+            if mc != mc:
+                mc = math.copysign(R(0), mc)
+            if md != md:
+                md = math.copysign(R(0), md)
+            recalc = True
+        if not recalc and (math.isinf(br * lr) or math.isinf(bi * li) or math.isinf(br * li)
+                           or math.isinf(bi * lr)):
+            if mc != mc:
+                mc = math.copysign(R(0), mc)
+            if md != md:
+                md = math.copysign(R(0), md)
+            if ma != ma:
+                ma = math.copysign(R(0), ma)
+            if mb != mb:
+                mb = math.copysign(R(0), mb)
+            recalc = True
+        if recalc:
+            x = R(math.inf) * (mc * ma - md * mb)
+            y = R(math.inf) * (mc * mb + md * ma)
+    c = math.cos(y)
+    s = math.sin(y)
+    e = math.exp(x)
+    re = e * c
+    im = e * s
+    if math.isinf(e) and not math.isinf(x):
+        hx = math.exp(x * R(0.5))
+        re = (hx * c) * hx
+        im = (hx * s) * hx
+    if math.isinf(x) and not math.isfinite(y):
+        re = e
+        im = (y - y) if x > R(0) else R(0)
+    if y == R(0):
+        re = e
+        im = y
+    # Integer exponents: binary powering from 1 + 0i, as NumPy's loop.
+    if bi == R(0) and br > R(-100) and br < R(100) and math.floor(br) == br:
+        pr = ar
+        pi = ai
+        qr = R(1)
+        qi = R(0)
+        n = math.fabs(br)
+        while n > R(0):
+            if math.fmod(n, R(2)) == R(1):
+                tr = qr * pr - qi * pi
+                qi = qr * pi + qi * pr
+                qr = tr
+            n = math.floor(n * R(0.5))
+            if n > R(0):
+                tr = pr * pr - pi * pi
+                pi = pr * pi + pi * pr
+                pr = tr
+        re = qr
+        im = qi
+        if br < R(0):
+            # 1 / q by Smith's method (NumPy's cdiv with a = 1).
+            if math.fabs(qr) >= math.fabs(qi):
+                if qr == R(0) and qi == R(0):
+                    re = R(1) / math.fabs(qr)
+                    im = R(0) / math.fabs(qi)
+                else:
+                    rat = qi / qr
+                    scl = R(1) / (qr + qi * rat)
+                    re = (R(1) + R(0) * rat) * scl
+                    im = (R(0) - rat) * scl
+            else:
+                rat = qr / qi
+                scl = R(1) / (qi + qr * rat)
+                re = (rat + R(0)) * scl
+                im = (R(0) * rat - R(1)) * scl
+        if br == R(1):
+            re = ar
+            im = ai
+        if br == R(2):
+            re = ar * ar - ai * ai
+            im = ar * ai + ai * ar
+        if br == R(3):
+            sr = ar * ar - ai * ai
+            si = ar * ai + ai * ar
+            re = ar * sr - ai * si
+            im = ar * si + ai * sr
+    if ar == R(0) and ai == R(0):
+        re = R(0) if br > R(0) else R(math.nan)
+        im = R(0) if br > R(0) else R(math.nan)
+    if br == R(0) and bi == R(0):
+        re = R(1)
+        im = R(0)
+    return complex(re, im)
