@@ -339,7 +339,7 @@ def is_library(prim: str) -> bool:
 # last of repeated indices wins) or combined with v by the ufunc (`np.add.at`: every repeat
 # counts). Its result is a new version of x in x's buffer (planner: an in-place library call).
 
-IN_PLACE = {"scatter"}
+IN_PLACE = {"scatter", "put", "place"}
 
 
 def _scatter_abstract(avals, params):
@@ -459,3 +459,24 @@ LIBRARY["bincount"] = LibraryOp("bincount", _bincount_abstract, _bincount_run, "
 LIBRARY["searchsorted"] = _function("searchsorted", lambda avals, p: [avals[1].shape], "np.searchsorted (a binary search)")
 LIBRARY["digitize"] = _function("digitize", lambda avals, p: [avals[0].shape], "np.digitize (a binary search)")
 LIBRARY["interp"] = _function("interp", lambda avals, p: [avals[0].shape], "np.interp")
+
+
+def _run_put(xp, arrays, params):
+    x, indices, values = arrays
+    if xp is np or params["mode"] == "raise":
+        host = np.array(x if xp is np else x.get())  # CuPy's put has no mode="raise"
+        np.put(host, indices if xp is np else indices.get(), values if xp is np else values.get(), mode=params["mode"])
+        return [host if xp is np else xp.asarray(host)]
+    xp.put(x, indices, values, mode=params["mode"])
+    return [x]
+
+
+def _run_place(xp, arrays, params):
+    x, mask, values = arrays
+    x = np.array(x) if xp is np else x
+    xp.place(x, mask, values)
+    return [x]
+
+
+LIBRARY["put"] = LibraryOp("put", _scatter_abstract, _run_put, "np.put, in place")
+LIBRARY["place"] = LibraryOp("place", _scatter_abstract, _run_place, "np.place, in place")

@@ -312,18 +312,49 @@ def scatter(ctx, x, index, value, ufunc: str | None = None, name: str = "x[idx] 
             getattr(np, ufunc).at(np.zeros(1, x.dtype), [0], stand_in)
         np.broadcast_shapes(operand.shape, region)
     v = ctx.convert(ctx.as_tracer(operand), x.dtype)
-    ctx_var = x._var
-    if not ctx.owns(x, ctx_var):
-        ctx_var = ctx.copy_var(ctx_var)  # this array's own buffer, which the scatter writes into
-        ctx.owner[ctx_var] = x
-    atoms = [ctx_var, v._var] + [a._var for a in arrays]
-    out = ctx.bind("scatter", atoms, x.shape, x.dtype, params=(("axis", axis), ("ufunc", ufunc)))._var
-    if ctx_var in ctx.strides:
-        ctx.strides[out] = ctx.strides[ctx_var]  # the same buffer
-    root = ctx.family.setdefault(ctx_var, ctx_var)
+    write_in_place(ctx, x, "scatter", [v] + arrays, (("axis", axis), ("ufunc", ufunc)))
+
+
+def write_in_place(ctx, x, prim: str, operands, params) -> None:
+    """x becomes `prim[params] x operands...`, an in-place library call (library_ops.IN_PLACE):
+    a new version of x in x's buffer."""
+    var = x._var
+    if not ctx.owns(x, var):
+        var = ctx.copy_var(var)  # this array's own buffer, which the call writes into
+        ctx.owner[var] = x
+    out = ctx.bind(prim, [var] + [t._var for t in operands], x.shape, x.dtype, params=params)._var
+    if var in ctx.strides:
+        ctx.strides[out] = ctx.strides[var]  # the same buffer
+    root = ctx.family.setdefault(var, var)
     ctx.family[out] = root
     ctx.latest[root] = out
     x._var = out
+
+
+def put(ctx, a, ind, v, mode="raise"):
+    """np.put: values written at flat indices of `a`, in place (NumPy's order and modes)."""
+    from .proxy import Tracer, _View
+
+    if not isinstance(a, Tracer) or isinstance(a, _View):
+        raise unsupported("np.put into a view or an array the function did not receive or make")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(at_user_line(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})"))
+    indices = _index_tracer(ctx, ind)
+    values = ctx.convert(ctx.as_tracer(ctx.operand(v)), a.dtype)
+    write_in_place(ctx, a, "put", [indices, values], (("mode", mode),))
+
+
+def place(ctx, arr, mask, vals):
+    """np.place: the selected elements set to vals in order, repeated as needed, in place."""
+    from .proxy import Tracer, _View
+
+    if not isinstance(arr, Tracer) or isinstance(arr, _View):
+        raise unsupported("np.place into a view or an array the function did not receive or make")
+    m = ctx.as_tracer(ctx.operand(mask))
+    if m.size != arr.size:
+        raise ValueError(at_user_line("place: mask and data must be the same size"))
+    values = ctx.convert(ctx.as_tracer(ctx.operand(vals)), arr.dtype)
+    write_in_place(ctx, arr, "place", [m.astype(bool), values], ())
 
 
 _AT_UFUNCS = {np.add: "add", np.subtract: "subtract", np.multiply: "multiply", np.maximum: "maximum",
@@ -336,3 +367,7 @@ def ufunc_at(ctx, ufunc, args, kwargs):
         raise unsupported(f"np.{ufunc.__name__}.at" + ("" if name else " (add, subtract, multiply, maximum and minimum are traced)"))
     x, index, value = args
     scatter(ctx, x, index if isinstance(index, tuple) else (index,), value, name, f"np.{name}.at")
+
+
+FUNCTIONS[np.put] = put
+FUNCTIONS[np.place] = place

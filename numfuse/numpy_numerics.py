@@ -435,3 +435,46 @@ FUNCTIONS = {
 
 # Ufuncs numfuse composes rather than having in its op table.
 COMPOSED_UFUNCS = {np.float_power: _float_power}
+
+
+# -- np.i0 and np.choose -----------------------------------------------------------------------------
+
+
+def i0(ctx, x):
+    """NumPy's np.i0: its own Chebyshev series (numpy's _i0_1 below 8, _i0_2 above), run on the
+    traced values, both branches computed and the right one kept."""
+    from numpy.lib._function_base_impl import _i0_1, _i0_2
+
+    t = ctx.as_tracer(ctx.operand(x))
+    if t.dtype.kind == "c":
+        raise TypeError(at_user_line("i0 not supported for complex values"))
+    if t.dtype.kind != "f":
+        t = t.astype(float)
+    t = np.abs(t)
+    with np.errstate(all="ignore"):
+        return np.where(t <= 8.0, _i0_1(t), _i0_2(t))
+
+
+def choose(ctx, a, choices, out=None, mode="raise"):
+    """np.choose: choices[a[i]][i], as a gather of the stacked choices (NumPy's IndexError for
+    an index out of range comes from the gather's check)."""
+    if out is not None or mode != "raise":
+        raise unsupported(f"np.choose(..., {'out=' if out is not None else f'mode={mode!r}'})")
+    index = ctx.as_tracer(ctx.operand(a))
+    operands = [ctx.operand(c) for c in choices]
+    options = [ctx.as_tracer(o) for o in operands]
+    shape = tuple(np.broadcast_shapes(index.shape, *[c.shape for c in options]))
+    # NEP 50: a Python scalar among the choices takes the arrays' dtype.
+    dtype = np.result_type(*[o.stand_in() for o in operands])
+    stacked = np.stack([np.broadcast_to(c.astype(dtype), shape) for c in options])
+    from .ir import Literal
+
+    picks = np.broadcast_to(index, shape).astype(np.int64)
+    # NumPy's mode="raise" refuses an index outside [0, n) with a ValueError (no negative index
+    # wraps): checked in the kernel (ops.RUNTIME_ERRORS), before the gather reads.
+    picks = ctx.bind("choice_index", [picks._var, Literal(np.int64(len(options)))], shape, np.int64)
+    return ctx.numpy_scalar(np.take_along_axis(stacked, picks[None], axis=0)[0])
+
+
+FUNCTIONS[np.i0] = i0
+FUNCTIONS[np.choose] = choose

@@ -244,3 +244,27 @@ FUNCTIONS = {
     np.cov: cov,
     np.corrcoef: corrcoef,
 }
+
+
+def nanmedian(ctx, a, axis=None, out=None, overwrite_input=False, keepdims=np._NoValue):
+    """NumPy's nanmedian: the median of each slice's values that are not NaN. NumPy sorts NaNs
+    last, so with k such values the middle ones are at ranks (k - 1) // 2 and k // 2 of the
+    sorted slice, read by a gather; a slice of NaNs only (k = 0) reads a NaN."""
+    if out is not None:
+        raise unsupported("np.nanmedian(..., out=...)")
+    keepdims = False if keepdims is np._NoValue else keepdims
+    t = _tracer(ctx, a)
+    dtype = _result_dtype(np.nanmedian, t)
+    if t.dtype.kind not in "fc":
+        return median(ctx, t, axis=axis, keepdims=keepdims)  # no NaN to skip
+    x, ax = _single_axis(t, axis, "np.nanmedian")
+    ordered = np.sort(x, axis=ax)
+    count = np.sum(np.logical_not(np.isnan(x)), axis=ax, keepdims=True)
+    low = np.take_along_axis(ordered, (count - 1) // 2, axis=ax)
+    high = np.take_along_axis(ordered, count // 2, axis=ax)
+    result = np.squeeze(np.mean(np.concatenate([low, high], axis=ax), axis=ax, keepdims=True), axis=ax)
+    result = result.astype(dtype) if result.dtype != dtype else result
+    return ctx.numpy_scalar(_keep(t, result, axis, keepdims))
+
+
+FUNCTIONS[np.nanmedian] = nanmedian

@@ -42,6 +42,7 @@ RUNTIME_ERRORS: dict[int, tuple[type, str]] = {
     2: (IndexError, "index out of bounds: an index array held an index beyond its axis's size"),
     3: (ValueError, "zero-size array to reduction operation maximum or minimum which has no identity "
                     "(the max or min of an empty x[mask])"),
+    4: (ValueError, "invalid entry in choice array"),
 }
 
 _NEGATIVE_INT_POWER = RuntimeCheck(1, S.negative_exponent, reads=(1,))
@@ -49,6 +50,8 @@ _NEGATIVE_INT_POWER = RuntimeCheck(1, S.negative_exponent, reads=(1,))
 GATHER_CHECK = RuntimeCheck(2, S.index_out_of_bounds, reads=(0,))
 # The count of a masked selection whose max or min is taken (numpy_masked.py).
 _EMPTY_SELECTION = RuntimeCheck(3, S.is_zero, reads=(0,))
+# np.choose's index against the number of choices (numpy_numerics.py).
+_CHOICE = RuntimeCheck(4, S.outside_choices, reads=(0,))
 
 
 @dataclass(frozen=True)
@@ -259,6 +262,8 @@ _ELEMENTWISE = [
     ElementwiseOp("gather_index", 2, {"i": S.gather_index}, checks={"i": GATHER_CHECK}),
     # a count (int64) that must not be zero: whether it is not
     ElementwiseOp("nonempty", 1, {"i": S.is_nonzero}, checks={"i": _EMPTY_SELECTION}),
+    # np.choose's index (int64), checked against the number of choices
+    ElementwiseOp("choice_index", 2, {"i": S.choice_in_range}, checks={"i": _CHOICE}),
 ]
 
 ELEMENTWISE: dict[str, ElementwiseOp] = {op.name: op for op in _ELEMENTWISE}

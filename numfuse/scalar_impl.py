@@ -604,3 +604,21 @@ def is_nonzero(n):
 def is_zero(n):
     # A count NumPy cannot reduce (see ops.RUNTIME_ERRORS).
     return n == T(0)
+
+
+def choice_in_range(i, n):
+    # An index outside the choices was reported by outside_choices: kept in range for the read.
+    j = i
+    if j < T(0):
+        j = T(0)
+    if j >= n:
+        j = n - T(1)
+    return j
+
+
+def outside_choices(i, n):
+    # Where np.choose(mode="raise") raises (see ops.RUNTIME_ERRORS).
+    bad = i < T(0)
+    if i >= n:
+        bad = True
+    return bad

@@ -249,3 +249,52 @@ def test_max_of_an_empty_selection_raises_numpys_error():
         X[X > 9].max()
     with pytest.raises(ValueError, match="zero-size array"):
         numfuse.jit(lambda x: x[x > 9].max())(X)
+
+
+# -- np.put, np.place, np.choose ---------------------------------------------------------------------
+
+
+def _put_lists(x):
+    np.put(x, [0, 5, -1], [1.0, 2.0, 3.0])
+    return x
+
+
+def _put_clip(x):
+    y = x * 2.0
+    np.put(y, np.array([2, 30]), 9.0, mode="clip")
+    return y
+
+
+def _place_cycles(x):
+    np.place(x, x > 0, [10.0, 20.0])
+    return x
+
+
+@pytest.mark.parametrize("fn", [_put_lists, _put_clip, _place_cycles])
+def test_put_and_place_match_numpy(fn):
+    check_in_place(fn, X)
+
+
+def test_put_out_of_bounds_raises_index_error():
+    with pytest.raises(IndexError):
+        numfuse.jit(_put_lists)(np.ones(2))
+
+
+CHOICE = RNG.integers(0, 3, X.shape)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, x: np.choose(a, [x, -x, x * 2]),
+    lambda a, x: np.choose(a % 2, [x[0], 7.0]),
+])
+def test_choose_matches_numpy(fn):
+    check(fn, CHOICE, X)
+
+
+@pytest.mark.parametrize("bad", [[0, 3], [-1, 0]])
+def test_choose_out_of_range_raises_numpys_value_error(bad):
+    fn = lambda a, x: np.choose(a, [x, -x, x])  # noqa: E731
+    with pytest.raises(ValueError, match="invalid entry in choice array"):
+        fn(np.array(bad), np.ones(2))
+    with pytest.raises(ValueError, match="invalid entry in choice array"):
+        numfuse.jit(fn)(np.array(bad), np.ones(2))

@@ -253,3 +253,21 @@ def test_searches_and_histograms_match_numpy(fn):
 def test_bincount_longer_than_planned_raises_rather_than_truncates():
     with pytest.raises(ValueError, match="depends on the data"):
         numfuse.jit(lambda x: np.bincount(x.astype(np.int64), minlength=5))(SAMPLES)
+
+
+STAT_ALL_NAN_ROW = STAT_NAN.copy()
+STAT_ALL_NAN_ROW[3, :] = np.nan
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a: np.nanmedian(a, axis=1),
+    lambda a: np.nanmedian(a),
+    lambda a: np.nanmedian(a, axis=0, keepdims=True),
+    lambda a: np.nanmedian(a.astype(np.float64), axis=1),
+    lambda a: np.i0(a * 5.0),
+    lambda a: np.i0((a * 5).astype(np.int32)),
+])
+@pytest.mark.parametrize("x", [STAT_X, STAT_NAN, STAT_ALL_NAN_ROW], ids=["f32", "nan", "nan_row"])
+def test_nanmedian_and_i0_match_numpy(fn, x):
+    with np.errstate(all="ignore"):
+        check(fn, x, reduced=6)

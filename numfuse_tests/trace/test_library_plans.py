@@ -62,8 +62,22 @@ def _scatter(a, i):
     return b
 
 
+def _put(a, i):
+    b = a * 2.0
+    np.put(b, i, 5.0)
+    return b
+
+
+def _place(a):
+    b = a * 2.0
+    np.place(b, b > 1.0, [7.0, 8.0])
+    return b
+
+
 EDGES = np.linspace(0.0, 1.0, 5)
 CASES = {
+    "put": (_put, np.ones((4, 3), F32), np.array([0, 2, 0])),
+    "place": (_place, np.ones((4, 3), F32)),
     "scatter": (_scatter, np.ones((4, 3), F32), np.array([0, 2, 0])),
     "searchsorted": (lambda a, v: np.searchsorted(a, v, side="right"), EDGES, np.ones((2, 3), F32)),
     "digitize": (lambda x, b: np.digitize(x, b), np.ones((2, 3), F32), EDGES),
