@@ -5,8 +5,12 @@ see numpy_api.py. This module only says which dtypes kernels can hold, and which
 
 Every operation takes the real dtypes (REAL) where NumPy does. The complex dtypes (COMPLEX) take
 the operations whose op table entry (ops.py) has a complex template: arithmetic, abs, exp,
-conjugate, the real and imaginary parts, equality, where, sums and products; any other operation
-on them is refused at trace time, naming the operation and the dtype.
+conjugate, the real and imaginary parts, equality, where, sums and products, and (with NumPy's
+loops, scalar_impl_complex.py) power, sqrt, log, log10, log2, log1p, expm1, exp2, the ordered
+comparisons (NumPy's lexicographic order), isnan, isinf, isfinite, sign, reciprocal, rint and the
+logical ufuncs; any other operation on them (the trigonometric and hyperbolic functions, maximum,
+minimum, fmax, fmin and the max/min reductions among them) is refused at trace time, naming the
+operation and the dtype.
 """
 
 from __future__ import annotations

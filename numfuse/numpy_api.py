@@ -247,6 +247,12 @@ def _python_negative_power(ctx, operands: list[Operand]) -> list[Operand]:
     """Python's int ** negative int is a float (NumPy raises): the base as a Python float.
     (An exponent that is a scalar argument was made static, so its value is known here.)"""
     base, exponent = operands
+    position = getattr(exponent.tracer, "_input_position", None)
+    if base.dtype.kind in "iu" and exponent.dtype.kind in "iu" and position is not None:
+        # Python's int ** int is an int or a float by the exponent's sign: its value is needed.
+        error = TracingError(at_user_line("the exponent of ** is needed as a value"))
+        error.input_position = position
+        raise error
     if base.dtype.kind in "iu" and exponent.tracer is None and type(exponent.value) is int and exponent.value < 0:
         f64 = np.dtype(np.float64)
         if base.tracer is not None:

@@ -112,7 +112,11 @@ def getitem(ctx, x, index):
         advanced_at = list(range(len(advanced_at)))
     axis = advanced_at[0]
     shape = view.shape[:axis] + joint + view.shape[axis + len(arrays):]
-    result = gather(ctx, view, axis, arrays, shape)
+    # NumPy gives a scalar only where every index is one (an int, a NumPy scalar): a 0-d index
+    # array gives a 0-d array.
+    scalar_indices = all(not isinstance(i, (Tracer, list, np.ndarray)) or (isinstance(i, Tracer) and i.ndim == 0
+                         and (i._numpy_scalar or i._weak)) for i in items)
+    result = gather(ctx, view, axis, arrays, shape, numpy_scalar=scalar_indices)
     if scalars_only:
         # NumPy's x[k] for an integer scalar k is a view; numfuse's gather is a copy, so
         # writing through it (which would change x in NumPy) is refused, never silently lost.
@@ -120,14 +124,14 @@ def getitem(ctx, x, index):
     return result
 
 
-def gather(ctx, x, axis: int, indices, shape):
+def gather(ctx, x, axis: int, indices, shape, numpy_scalar: bool = True):
     """Record `gather[axis] x indices...` (int64 index arrays of one shape)."""
     for k, i in enumerate(indices):
         if x.shape[axis + k] == 0 and i.size:
             raise IndexError(at_user_line(
                 f"index is out of bounds for axis {axis + k} with size 0"))
     atoms = [x._var] + [i._var for i in indices]
-    return ctx.bind("gather", atoms, shape, x.dtype, params=(("axis", axis),), numpy_scalar=not shape)
+    return ctx.bind("gather", atoms, shape, x.dtype, params=(("axis", axis),), numpy_scalar=numpy_scalar and not shape)
 
 
 def take(ctx, a, indices, axis=None, out=None, mode="raise"):
@@ -232,7 +236,19 @@ def masked_assign(ctx, x, mask, value) -> None:
         )
     if operand.shape and int(np.prod(operand.shape)) == 1:
         value = np.reshape(value, ())
-    x[...] = np.where(mask, value, x)
+    x[...] = np.where(mask, _cast_for_assignment(ctx, value, x.dtype), x)
+
+
+def _cast_for_assignment(ctx, value, dtype):
+    """`value` cast into `dtype` as NumPy's item assignment casts it (unsafely; NumPy's own
+    errors for a Python int out of range), so that np.where keeps x's dtype."""
+    operand = ctx.operand(value)
+    if operand.tracer is not None:
+        return ctx.convert(operand.tracer, dtype)
+    probe = np.empty((1,), dtype)
+    with user_line_noted():
+        probe[...] = operand.value
+    return probe[0]
 
 
 def _mask_rank(mask, x) -> int:
@@ -263,7 +279,7 @@ def copyto(ctx, dst, src, casting="same_kind", where=True):
         dst[...] = src_b
         return
     m = ctx.as_tracer(ctx.operand(where))
-    dst[...] = np.where(m, src_b, dst)
+    dst[...] = np.where(m, _cast_for_assignment(ctx, src_b, dst.dtype), dst)
 
 
 FUNCTIONS[np.putmask] = putmask

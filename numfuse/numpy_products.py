@@ -192,7 +192,7 @@ def parse_einsum(subscripts: str, shapes):
         for c, n in zip(t, s):
             if sizes.get(c, 1) != 1 and n != 1 and sizes[c] != n:
                 raise ValueError(at_user_line("operands could not be broadcast together with remapped shapes"))
-            sizes[c] = max(sizes.get(c, 1), n)
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]  # a size 1 broadcasts, even to 0
     return expanded, out, sizes
 
 

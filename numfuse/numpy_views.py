@@ -254,7 +254,8 @@ def _joined(ctx, name, arrays, axis, dtype, casting, out):
     operands = [ctx.operand(a) for a in arrays]
     if not operands:
         raise ValueError(at_user_line("need at least one array to concatenate"))
-    probes = [np.zeros((1,) * len(o.shape), o.dtype) for o in operands]
+    # A Python scalar stands in as itself: NEP 50 lets the arrays' dtype decide.
+    probes = [o.stand_in() if o.weak else np.zeros((1,) * len(o.shape), o.dtype) for o in operands]
     with user_line_noted():
         if name == "stack":
             kind = np.stack(probes, axis, dtype=dtype, casting=casting)
@@ -267,10 +268,14 @@ def concatenate(ctx, arrays, axis=0, out=None, *, dtype=None, casting="same_kind
     """`concatenate[axis]` of the inputs in the result's dtype: one value, that kernels
     evaluate point by point like any elementwise one (each point reads the input whose range
     holds it)."""
+    flat_dtype = None
     if axis is None:
+        # The dtype of the arrays as passed (a Python scalar among them is weak), then raveled.
+        flat_dtype = _joined(ctx, "concatenate", arrays, None, dtype, casting, out)[1]
         arrays = [ravel(ctx, a) for a in arrays]
         axis = 0
     operands, result_dtype, ndim = _joined(ctx, "concatenate", arrays, axis, dtype, casting, out)
+    result_dtype = flat_dtype or result_dtype
     axis = normalize_axis(axis, ndim)
     first = operands[0].shape
     for i, o in enumerate(operands[1:], 1):

@@ -248,7 +248,9 @@ class Planner:
                     raise UnsupportedError(
                         f"{self.names[atom]}, a scalar argument, is an operand of {e.prim}: pass it as a 0-d array"
                     )
-                if isinstance(atom, Var) and atom not in info.buffer_inputs and self.transposed_view(atom) is None:
+                if (isinstance(atom, Var) and atom not in info.buffer_inputs and atom.aval.size
+                        and self.transposed_view(atom) is None):
+                    # (An empty input needs no kernel: the runtime allocates its buffer.)
                     info.materialized.add(atom)
 
     def transposed_view(self, var: Var) -> tuple[Var, tuple[int, ...]] | None:
@@ -310,7 +312,8 @@ class Planner:
                 continue
             seen.add((atom, imap))
             producer = self.producers.get(atom)
-            if producer is None or is_reduction(producer.prim) or atom in self.info.materialized:
+            if (producer is None or is_reduction(producer.prim) or is_library(producer.prim)
+                    or atom in self.info.materialized):
                 found.setdefault(atom, set()).add(imap)
             elif producer.prim in STRUCTURAL:
                 stack.append((producer.inputs[0], operand_map(producer, imap)))

@@ -282,7 +282,7 @@ def exp2_complex(a):
         im = (h * s) * h
     if math.isinf(x) and not math.isfinite(y):
         re = e
-        im = (y - y) if x > R(0) else R(0)
+        im = (y - y) if x > R(0) else math.copysign(R(0), y)
     if y == R(0):
         re = e
         im = y
@@ -366,7 +366,7 @@ def power_complex(a, b):
         im = (hx * s) * hx
     if math.isinf(x) and not math.isfinite(y):
         re = e
-        im = (y - y) if x > R(0) else R(0)
+        im = (y - y) if x > R(0) else math.copysign(R(0), y)
     if y == R(0):
         re = e
         im = y

@@ -115,26 +115,9 @@ def test_functions_outside_their_domains(dtype):
 
 # -- known bugs --------------------------------------------------------------------------------------
 
-def _masked_signed_into_uint64(x0, x1):
-    v = x1.astype(np.uint64) * 1
-    v[x0 > 0] = np.int64(0)
-    return (v,)
-
-
 # The repro of each exclusion in numfuse_tests/fuzz/known_bugs.py (and of the simulator's power
 # of -inf, left out of test_functions_outside_their_domains above).
-KNOWN_BUGS = {
-    "flattening_scan_of_a_computed_array": (
-        lambda x0, x1: (lambda v: (np.putmask(v, v > 0.5, 0.5), v)[1:])(np.cumsum(np.outer(x0, x1)) * 1.0),
-        (np.array([[127, 0, 0, 0]] + [[0, 0, 0, 0]] * 4, dtype=np.int8), np.array([-15, 0, 0, 10]))),
-    "masked_write_of_a_signed_value_into_uint64": (_masked_signed_into_uint64, (np.array([0]), np.array([-1]))),
-    "concatenate_of_a_python_scalar": (lambda x, s: (np.concatenate((x, s), axis=None),),
-                                       (np.array(1.0, dtype=np.float32), 0.0)),
-    "library_call_of_a_computed_empty": (lambda x: (np.cumsum(-x), (-x).sum()), (np.zeros((0,)),)),
-    "ellipsis_gather_of_a_0d_index": (lambda x, i: (x[..., i],), (np.array([1.0, 2.0]), np.array(0))),
-    "einsum_of_one_against_zero": (lambda a: (np.einsum("ij,jk->ik", a, a),), (np.zeros((1, 0)),)),
-    "scan_of_a_scalar_argument": (lambda s: (np.cumsum(s),), (np.int64(3),)),
-}
+KNOWN_BUGS: dict = {}
 if backend().simulated:
     KNOWN_BUGS["simulator power of -inf"] = (lambda x, p: (np.power(x, p),),
                                              (np.array([-np.inf]), np.array([0.5])))

@@ -1,0 +1,59 @@
+"""Programs the fuzzer found numfuse getting wrong, each fixed: run against NumPy for good."""
+
+import numpy as np
+import pytest
+
+import numfuse
+from numfuse_tests.helpers import assert_same
+
+
+def _masked_signed_into_uint64(x0, x1):
+    v = x1.astype(np.uint64) * 1
+    v[x0 > 0] = np.int64(0)
+    return v
+
+
+def _flattening_scan_then_mask(x0, x1):
+    v = np.cumsum(np.outer(x0, x1)) * 1.0
+    v[v > 0.5] = 0.5
+    return v
+
+
+def _scan_after_written_local(x, y):
+    v = x * 1.0
+    v[0] = 2.0
+    return np.cumsum(v), np.sort(y)
+
+
+def _sorted_scan_of_an_update(x0, x1):
+    v1 = x0 * 1
+    v1 += np.cumsum(x1)
+    w = np.cumsum(v1).copy()
+    w.sort()
+    return w
+
+
+FINDINGS = {
+    "masked_signed_into_uint64": (_masked_signed_into_uint64, (np.array([0]), np.array([-1]))),
+    "flattening_scan_then_mask": (_flattening_scan_then_mask,
+                                  (np.array([[127, 0, 0, 0]] + [[0] * 4] * 4, np.int8), np.array([-15, 0, 0, 10]))),
+    "scan_after_written_local": (_scan_after_written_local, (np.array([0.0, 1.0]), np.array([3.0, 1.0]))),
+    "sorted_scan_of_an_update": (_sorted_scan_of_an_update, (np.zeros((1, 5, 4), np.int16), np.zeros((1, 1, 4), np.int64))),
+    "concatenate_python_scalar": (lambda x, s: np.concatenate((x, s), axis=None), (np.array(1.0, np.float32), 0.0)),
+    "empty_scan_and_sum": (lambda x: (np.cumsum(-x), (-x).sum()), (np.zeros((0,)),)),
+    "empty_sort_and_product": (lambda x: (np.sort(-x), (-x) @ x), (np.zeros((0,)),)),
+    "ellipsis_gather_0d_index": (lambda x, i: x[..., i], (np.array([1.0, 2.0]), np.array(0))),
+    "einsum_one_against_zero": (lambda a: np.einsum("ij,jk->ik", a, a), (np.zeros((1, 0)),)),
+    "scan_of_scalar_argument": (lambda s: np.cumsum(s), (np.int64(3),)),
+    "scan_of_0d_along_axis": (lambda x: (np.cumsum(x, axis=0), np.argsort(x)), (np.array(3.0),)),
+    "python_int_negative_power_argument": (lambda s: ((-1) ** s, 2 ** s), (-5,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FINDINGS))
+def test_fuzzer_findings_match_numpy(name):
+    fn, args = FINDINGS[name]
+    with np.errstate(all="ignore"):
+        expected = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    got = numfuse.jit(fn)(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    assert_same(got, expected)
