@@ -33,9 +33,12 @@ class MaskedSelection:
     __array_priority__ = 2000
 
     def __init__(self, ctx, values, mask):
+        from .errors import user_location
+
         self._ctx = ctx
         self.values = values
         self.mask = mask
+        self.loc = user_location()  # the line that made it, for the refusal to return it
 
     dtype = property(lambda self: self.values.dtype)
     ndim = property(lambda self: 1)
@@ -155,11 +158,25 @@ class MaskedSelection:
         return self._extreme(False)
 
 
+def returned_error(selection: MaskedSelection):
+    """The refusal to return x[mask], naming the line that made it."""
+    from .errors import UnsupportedError
+
+    message = ("returning x[mask] is not supported by numfuse; its size depends on the data; return "
+               "np.where(mask, x, fill) or a reduction of it")
+    loc = selection.loc
+    if loc is not None:
+        message += f"\n  at {loc}" + (f": {loc.text}" if loc.text else "")
+    return UnsupportedError(message)
+
+
 def _operator(fn, reflected: bool = False):
     def apply(self, other):
         other = self._values_of(other)
         result = fn(other, self.values) if reflected else fn(self.values, other)
-        return MaskedSelection(self._ctx, result, self.mask)
+        out = MaskedSelection(self._ctx, result, self.mask)
+        out.loc = self.loc
+        return out
 
     return apply
 

@@ -19,7 +19,7 @@ from .dtypes import check_supported
 from .errors import TracingError, at_user_line, unsupported, user_location
 from .ir import Atom, Aval, Eqn, Graph, Literal, SizeConst, SizeValue, Var, check_graph
 from .numpy_creation import creating_arrays
-from .numpy_masked import MaskedSelection
+from .numpy_masked import MaskedSelection, returned_error
 from .primitives import VIEWS, abstract_eval
 from .layouts import Layouts
 from .numpy_api import Operand
@@ -291,8 +291,7 @@ def flatten_outputs(value, leaves: list) -> Any:
         leaves.append(value)
         return ("__leaf__", len(leaves) - 1)
     if isinstance(value, MaskedSelection):
-        raise unsupported("returning x[mask]", "its size depends on the data; return np.where(mask, x, fill) "
-                          "or a reduction of it")
+        raise returned_error(value)
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         # A namedtuple (np.linalg's results): rebuilt as its own type.
         return ("__namedtuple__", (type(value), [flatten_outputs(v, leaves) for v in value]))
