@@ -42,7 +42,7 @@ def _current():
 def _from_user_code(depth: int = 2) -> bool:
     """Whether the caller of the replaced function is the user's code (not numfuse's, NumPy's)."""
     module = sys._getframe(depth).f_globals.get("__name__", "")
-    return not (module == "numfuse" or module.startswith(("numfuse.", "numpy")))
+    return not (module in ("numfuse", "numpy") or module.startswith(("numfuse.", "numpy.")))
 
 
 def _traced(name: str, original):
