@@ -151,7 +151,17 @@ def _linalg(fn_name: str, shapes: Callable, square: bool = True, what: str = "")
 
     def run(xp, arrays, params):
         options = {k: v for k, v in params.items() if k != "output"}
+        upper = False
+        if xp is not np:
+            # CuPy's np.linalg has no `hermitian` (a speed hint: the result is the same), no
+            # pinv `rtol` (its `rcond` means the same) and no cholesky `upper` (the transpose).
+            options.pop("hermitian", None)
+            if "rtol" in options:
+                options["rcond"] = options.pop("rtol")
+            upper = options.pop("upper", False)
         result = getattr(xp.linalg, fn_name)(*arrays, **options)
+        if upper:
+            result = xp.swapaxes(result, -1, -2).conj()
         return list(result) if isinstance(result, tuple) else [result]
 
     return LibraryOp(f"linalg_{fn_name}", abstract, run, what or f"np.linalg.{fn_name}")

@@ -300,3 +300,27 @@ def test_library_calls_run_after_the_kernels_that_write_their_inputs():
             for var in step.stored_inputs:
                 assert var in written_before, (plan.names[var], str(plan))
             written_before |= set(step.outputs)
+
+
+def test_linalg_options_cupy_lacks_are_adapted_not_passed():
+    """On a GPU the library is CuPy, whose np.linalg takes no cholesky `upper`, pinv `rtol` or
+    `hermitian`: a stand-in with CuPy's signatures (NumPy underneath) gives NumPy's results."""
+    import types
+
+    class Linalg:
+        def cholesky(self, a):
+            return np.linalg.cholesky(a)
+
+        def pinv(self, a, rcond=1e-15):
+            return np.linalg.pinv(a, rcond=rcond)
+
+        def svd(self, a, full_matrices=True, compute_uv=True):
+            return np.linalg.svd(a, full_matrices, compute_uv)
+
+    cupy_like = types.SimpleNamespace(linalg=Linalg(), swapaxes=np.swapaxes)
+    a = np.array([[4.0, 1.0], [1.0, 3.0]])
+    run = lambda prim, params: LIBRARY[prim].run(cupy_like, [a], params)[0]  # noqa: E731
+    np.testing.assert_allclose(run("linalg_cholesky", {"upper": True}), np.linalg.cholesky(a, upper=True))
+    np.testing.assert_allclose(run("linalg_pinv", {"rtol": 1e-10}), np.linalg.pinv(a, rtol=1e-10))
+    np.testing.assert_allclose(run("linalg_svd", {"full_matrices": True, "compute_uv": False, "hermitian": True}),
+                               np.linalg.svd(a, compute_uv=False))
