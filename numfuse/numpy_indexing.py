@@ -62,6 +62,10 @@ def getitem(ctx, x, index):
     from .proxy import Tracer
 
     items = list(index) if isinstance(index, tuple) else [index]
+    # NumPy gives a scalar where every index is an integer (an int, a NumPy scalar or a 0-d
+    # integer array) and there is no Ellipsis or np.newaxis: the indexing is then basic.
+    integers_only = all((isinstance(i, (int, np.integer)) and not isinstance(i, bool))
+                        or (isinstance(i, (Tracer, np.ndarray)) and i.ndim == 0) for i in items)
     consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
     if consumed > x.ndim:
         raise IndexError(at_user_line(
@@ -112,11 +116,7 @@ def getitem(ctx, x, index):
         advanced_at = list(range(len(advanced_at)))
     axis = advanced_at[0]
     shape = view.shape[:axis] + joint + view.shape[axis + len(arrays):]
-    # NumPy gives a scalar only where every index is one (an int, a NumPy scalar): a 0-d index
-    # array gives a 0-d array.
-    scalar_indices = all(not isinstance(i, (Tracer, list, np.ndarray)) or (isinstance(i, Tracer) and i.ndim == 0
-                         and (i._numpy_scalar or i._weak)) for i in items)
-    result = gather(ctx, view, axis, arrays, shape, numpy_scalar=scalar_indices)
+    result = gather(ctx, view, axis, arrays, shape, numpy_scalar=integers_only)
     if scalars_only:
         # NumPy's x[k] for an integer scalar k is a view; numfuse's gather is a copy, so
         # writing through it (which would change x in NumPy) is refused, never silently lost.

@@ -50,6 +50,17 @@ FINDINGS = {
 }
 
 
+def _index_by_0d_arrays(x0, x1, x2):
+    v0 = x2 * 1.0
+    v0[v0 > 0.5] = x0
+    v3 = np.zeros_like(v0[np.array([0, 0])], dtype=bool)
+    return v3[x1, np.clip(x0, None, 1)]  # 0-d integer arrays: a scalar, as integers give
+
+
+FINDINGS["index_by_0d_arrays"] = (_index_by_0d_arrays, (np.array(False), np.array(0, np.uint32),
+                                                         np.array([[16, -8], [15, -6], [0, 0]])))
+
+
 @pytest.mark.parametrize("name", sorted(FINDINGS))
 def test_fuzzer_findings_match_numpy(name):
     fn, args = FINDINGS[name]
@@ -57,3 +68,4 @@ def test_fuzzer_findings_match_numpy(name):
         expected = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
     got = numfuse.jit(fn)(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
     assert_same(got, expected)
+
