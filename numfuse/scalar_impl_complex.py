@@ -206,50 +206,14 @@ def log_complex(a):
 
 def log10_complex(a):
     # NumPy's nc_log10: clog, both parts times log10(e).
-    x = a.real
-    y = a.imag
-    ax = math.fabs(x)
-    ay = math.fabs(y)
-    h = math.hypot(ax, ay)
-    rr = math.log(h)
-    if math.isinf(h):
-        rr = math.log(math.hypot(ax * R(0.5), ay * R(0.5))) + R(0.6931471805599453)
-    if h > R(0) and h < R(1e-30):
-        rr = (math.log(math.hypot(ax * R(1.152921504606847e18), ay * R(1.152921504606847e18)))
-              - R(41.58883083359672))
-    if h >= R(0.71) and h <= R(1.73):
-        am = ax if ax > ay else ay
-        an = ay if ax > ay else ax
-        rr = math.log1p((am - R(1)) * (am + R(1)) + an * an) * R(0.5)
-    ri = math.atan2(y, x)
-    if x != x and math.isfinite(y):
-        rr = x
-        ri = x
-    return complex(rr * R(0.4342944819032518), ri * R(0.4342944819032518))
+    z = log_complex(a)
+    return complex(R(z.real) * R(0.4342944819032518), R(z.imag) * R(0.4342944819032518))
 
 
 def log2_complex(a):
     # NumPy's nc_log2: clog, both parts times log2(e).
-    x = a.real
-    y = a.imag
-    ax = math.fabs(x)
-    ay = math.fabs(y)
-    h = math.hypot(ax, ay)
-    rr = math.log(h)
-    if math.isinf(h):
-        rr = math.log(math.hypot(ax * R(0.5), ay * R(0.5))) + R(0.6931471805599453)
-    if h > R(0) and h < R(1e-30):
-        rr = (math.log(math.hypot(ax * R(1.152921504606847e18), ay * R(1.152921504606847e18)))
-              - R(41.58883083359672))
-    if h >= R(0.71) and h <= R(1.73):
-        am = ax if ax > ay else ay
-        an = ay if ax > ay else ax
-        rr = math.log1p((am - R(1)) * (am + R(1)) + an * an) * R(0.5)
-    ri = math.atan2(y, x)
-    if x != x and math.isfinite(y):
-        rr = x
-        ri = x
-    return complex(rr * R(1.4426950408889634), ri * R(1.4426950408889634))
+    z = log_complex(a)
+    return complex(R(z.real) * R(1.4426950408889634), R(z.imag) * R(1.4426950408889634))
 
 
 def log1p_complex(a):
@@ -297,24 +261,11 @@ def power_complex(a, b):
     ai = a.imag
     br = b.real
     bi = b.imag
-    # cexp(b * clog(a)), the general case (clog as log_complex, cexp as exp_complex).
-    ax = math.fabs(ar)
-    ay = math.fabs(ai)
-    h = math.hypot(ax, ay)
-    lr = math.log(h)
-    if math.isinf(h):
-        lr = math.log(math.hypot(ax * R(0.5), ay * R(0.5))) + R(0.6931471805599453)
-    if h > R(0) and h < R(1e-30):
-        lr = (math.log(math.hypot(ax * R(1.152921504606847e18), ay * R(1.152921504606847e18)))
-              - R(41.58883083359672))
-    if h >= R(0.71) and h <= R(1.73):
-        am = ax if ax > ay else ay
-        an = ay if ax > ay else ax
-        lr = math.log1p((am - R(1)) * (am + R(1)) + an * an) * R(0.5)
-    li = math.atan2(ai, ar)
-    if ar != ar and math.isfinite(ai):
-        lr = ar
-        li = ar
+    # cexp(b * clog(a)), the general case (cexp as exp_complex). clog's parts come back in
+    # R exactly (they were computed in it).
+    lg = log_complex(a)
+    lr = R(lg.real)
+    li = R(lg.imag)
     # b * log(a) as C99 multiplies (libgcc's __muldc3): where both parts come out NaN,
     # infinities are recovered from the operands' infinite parts.
     mc = br

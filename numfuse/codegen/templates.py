@@ -12,7 +12,8 @@ caller cannot drift apart silently (the check tangent's templates make).
 `inline` copies a scalar template (scalar_impl.py) into a kernel body: its arguments become the
 given expressions, its locals get a unique prefix, `T(...)` becomes the dtype's constructor (and
 `R(...)` that of its parts' dtype, for complex templates), and its final `return` becomes the
-value.
+value. A statement `z = other(...)`, where `other` is a template of the same module, is that
+template inlined in its place (so log10 of a complex value is its log, scaled, written once).
 """
 
 from __future__ import annotations
@@ -179,6 +180,24 @@ def _assigned_names(body: list) -> set[str]:
     return names
 
 
+def _expand_calls(fn: Callable, body: list[ast.stmt], type_name: str, part_name: str | None) -> list[ast.stmt]:
+    """`body` with each `name = other(args)` statement, `other` a template of fn's module,
+    replaced by other's statements and `name = <its result>` (its locals prefixed `name__`)."""
+    templates = _module_functions(fn.__module__)
+    expanded = []
+    for stmt in body:
+        call = stmt.value if isinstance(stmt, ast.Assign) else None
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in templates
+                and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            target = stmt.targets[0].id
+            other = getattr(sys.modules[fn.__module__], call.func.id)
+            stmts, result = inline(other, call.args, type_name, f"{target}__", part_name)
+            expanded.extend(stmts + [ast.copy_location(ast.Assign([ast.Name(target, ast.Store())], result), stmt)])
+        else:
+            expanded.append(stmt)
+    return expanded
+
+
 def inline(fn: Callable, args: list[ast.expr], type_name: str, prefix: str,
            part_name: str | None = None) -> tuple[list[ast.stmt], ast.expr]:
     """Statements and the result expression of scalar template `fn` applied to `args`;
@@ -195,6 +214,7 @@ def inline(fn: Callable, args: list[ast.expr], type_name: str, prefix: str,
     for stmt in body[:-1]:
         if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
             raise ValueError(f"scalar template {fn.__name__} returns before its last statement")
+    body = _expand_calls(fn, body[:-1], type_name, part_name) + body[-1:]
     locals_ = {n: f"{prefix}{n}" for n in _assigned_names(body[:-1])}
     renamer = _Renamer(dict(zip(params, args)), locals_, type_name, part_name or type_name)
     stmts = [renamer.visit(s) for s in body[:-1]]

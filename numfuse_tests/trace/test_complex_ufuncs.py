@@ -63,3 +63,17 @@ def test_complex_max_and_min_reductions_are_refused(dtype):
     for fn in (np.max, np.min, np.maximum.reduce, np.nanmax):
         with pytest.raises(numfuse.UnsupportedError):
             numfuse.jit(lambda a: fn(a)).graph(z)
+
+
+def test_a_template_that_calls_another_is_inlined_whole():
+    import ast
+
+    from numfuse import scalar_impl_complex as C
+    from numfuse.codegen.templates import inline
+
+    stmts, result = inline(C.log10_complex, [ast.Name("a", ast.Load())], "complex64", "k_", "float32")
+    source = "\n".join(ast.unparse(s) for s in stmts) + "\n" + ast.unparse(result)
+    assert "log_complex" not in source  # the call became log's statements
+    assert "k_z__x = a.real" in source and "k_z__ri = math.atan2(k_z__y, k_z__x)" in source
+    assert "k_z = complex(k_z__rr, k_z__ri)" in source
+    assert "R(" not in source and "float32(k_z.real) * float32(0.4342944819032518)" in source
