@@ -28,6 +28,19 @@ class TracingError(NumfuseError):
     NumPy's axis handling, say) must not swallow it and carry on with a wrong guess."""
 
 
+class NeedsGraphBreak(TracingError):
+    """Internal: tracing reached code that needs real values (Python control flow on an array,
+    a NumPy function numfuse does not trace, a random draw). jit then runs the function segment
+    by segment (graph_breaks.py); with graph_breaks=False the user gets `refusal`, the error
+    that says why."""
+
+    def __init__(self, reason: str, refusal: Exception):
+        super().__init__(str(refusal))
+        self.reason = reason
+        self.refusal = refusal
+        self.input_position = None
+
+
 class NumfuseWarning(UserWarning):
     """Something numfuse could not do as well as it meant to; results are still right."""
 

@@ -26,65 +26,13 @@ import numpy as np
 
 from .codegen.cuda import KernelSource, render
 from .codegen.unroll import UNROLL
-from .dtypes import check_supported
-from .errors import NumfuseWarning, ScalarOutOfRange, TakeFullPath, TracingError, UnsupportedError
-from .ir import Aval, format_graph
+from .errors import NeedsGraphBreak, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TracingError, UnsupportedError
+from .ir import format_graph
 from .loopnest import format_loopnest
 from .planner import Plan, plan as make_plan
-from .runtime.libraries import describe as describe_array
 from .runtime.streams import check_stream_option
+from .arguments import RANDOM_STATES, classify
 from .tracer import ArgSpec, TraceResult, trace, unflatten_outputs
-
-
-def classify(name: str, value, static: bool):
-    """(signature key part, ArgSpec or a static marker) for one argument."""
-    if static:
-        try:
-            hash(value)
-        except TypeError:
-            raise UnsupportedError(f"static argument {name!r} must be hashable, got {type(value).__name__}") from None
-        return ("static", type(value), value), ("static", value)
-    info = describe_array(name, value)
-    if info is not None:
-        dtype = check_supported(info.dtype, f"argument {name!r}")
-        # The layout ("C", "F" or "A") is part of the key: kernels read a strided array through
-        # its strides, and whether NumPy's reshape of it is a view depends on its strides. Those
-        # of a NumPy array that is neither C- nor Fortran-contiguous are part of it too.
-        layout = info.layout
-        if info.library.on_host:
-            readonly = not value.flags.writeable
-            strides = None
-            if layout == "A" and all(s % dtype.itemsize == 0 for s in value.strides):
-                strides = tuple(s // dtype.itemsize for s in value.strides)
-            spec = ArgSpec("array", Aval(info.shape, dtype), readonly, layout, strides)
-            return ("np", info.shape, dtype.str, layout, readonly, strides), spec
-        # The library is not part of the key: the same kernels serve every kind of device array.
-        # A non-contiguous one is read in place through its strides.
-        return ("dev", info.shape, dtype.str, layout), ArgSpec("array", Aval(info.shape, dtype), False, layout)
-    # NumPy strings are str and bytes: static like them.
-    if isinstance(value, (np.str_, np.bytes_)):
-        return ("static", type(value), value), ("static", value)
-    # NumPy scalars first: np.float64 is a subclass of float, yet strongly typed.
-    if isinstance(value, np.generic):
-        dtype = check_supported(value.dtype, f"argument {name!r}")
-        return ("npscalar", dtype.str), ArgSpec("scalar", Aval((), dtype))
-    if isinstance(value, bool):
-        return ("py", bool), ArgSpec("python", Aval((), np.dtype(bool)))
-    if isinstance(value, int):
-        return ("py", int), ArgSpec("python", Aval((), np.dtype(np.int64)))
-    if isinstance(value, float):
-        return ("py", float), ArgSpec("python", Aval((), np.dtype(np.float64)))
-    if isinstance(value, complex):
-        return ("py", complex), ArgSpec("python", Aval((), np.dtype(np.complex128)))
-    try:
-        hash(value)
-    except TypeError:
-        raise UnsupportedError(
-            f"argument {name!r} of type {type(value).__name__} is neither an array, a scalar nor "
-            "a hashable static value"
-        ) from None
-    # Strings, None, tuples...: Python values that steer the function, keyed by value.
-    return ("static", type(value), value), ("static", value)
 
 
 @dataclass
@@ -97,6 +45,9 @@ class Compiled:
     traced_positions: list[int]  # positions (in the bound argument list) of traced arguments
     executable: Any = None
     arg_names: list[str] = field(default_factory=list)
+    # Not None: the function needs real values while it runs (the first reason found); it runs
+    # segment by segment at every call (graph_breaks.py), and traced, plan, sources are None.
+    graph_break: str | None = None
 
 
 @contextlib.contextmanager
@@ -128,13 +79,16 @@ class JitFunction:
     """A NumPy function compiled to fused CUDA kernels; see `jit`."""
 
     def __init__(self, fn: Callable, static_argnums=(), static_argnames=(), stream=None, autotune=False,
-                 cuda_graphs=False):
+                 cuda_graphs=False, graph_breaks=True):
         functools.update_wrapper(self, fn)
         check_stream_option(stream)
         self._fn = fn
         self._stream = stream
         self._autotune = bool(autotune)
         self._cuda_graphs = bool(cuda_graphs)
+        self._graph_breaks = bool(graph_breaks)
+        # Segments of functions run with graph breaks, by structure (graph_breaks.structure_key).
+        self._segments: dict[tuple, Compiled] = {}
         self._signature = inspect.signature(fn)
         params = list(self._signature.parameters.values())
         self._names = [p.name for p in params]
@@ -211,6 +165,10 @@ class JitFunction:
         return compiled, traced_values
 
     def _compile(self, names, values, specs, call) -> Compiled:
+        random_argument = next((n for n, v in zip(names, values) if isinstance(v, RANDOM_STATES)), None)
+        if random_argument is not None:
+            return self._segmented(names, f"argument {random_argument!r} is a random generator, whose draws "
+                                          "differ at every call")
         while True:
             traced_positions = [i for i, s in enumerate(specs) if isinstance(s, ArgSpec)]
             try:
@@ -221,7 +179,10 @@ class JitFunction:
                 err = _tracing_error_in(raised)
                 if err is None:
                     raise
-                position = getattr(err, "input_position", None)
+                if isinstance(err, NeedsGraphBreak):
+                    return self._segmented(names, err.reason, err.refusal)
+                positions = getattr(err, "input_positions", None) or [getattr(err, "input_position", None)]
+                position = positions[0]
                 if position is None:
                     if err is raised:
                         raise
@@ -229,18 +190,62 @@ class JitFunction:
                     # NumPy array made inside the function: "setting an array element with a
                     # sequence"): the user sees numfuse's, which says what happened.
                     raise err from None
-                # A scalar argument steers Python code: make it static and trace again.
-                i = traced_positions[position]
-                self._auto_static.add(names[i])
+                # Scalar arguments steer Python code: make them static and trace again.
+                for position in positions:
+                    i = traced_positions[position]
+                    self._auto_static.add(names[i])
+                    specs[i] = ("static", values[i])
                 self._static_positions = self._positions_of(self._static | self._auto_static)
                 self._fast.clear()
-                specs[i] = ("static", values[i])
         scalar_inputs = {k for k, i in enumerate(traced_positions) if specs[i].kind != "array"}
         strided_inputs = {k for k, i in enumerate(traced_positions) if specs[i].strided}
         with _without_gc():
             plan = make_plan(traced.graph, scalar_inputs, strided_inputs)
             sources = [render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
         return Compiled(traced, plan, sources, traced_positions, arg_names=names)
+
+    # -- graph breaks (graph_breaks.py) ---------------------------------------------------------
+
+    def _segmented(self, names, reason: str, refusal: Exception | None = None) -> Compiled:
+        if not self._graph_breaks:
+            if refusal is not None:
+                raise refusal from None
+            raise TracingError(f"{reason}: numfuse.jit(graph_breaks=False) refuses it")
+        return Compiled(None, None, [], [], arg_names=names, graph_break=reason)
+
+    def _run_segmented(self, args, kwargs, also_static=frozenset()):
+        from .graph_breaks import run_segmented
+
+        names, values, call = self._bind(args, kwargs)
+        static = self._static | self._auto_static | also_static
+        specs = [classify(n, v, n in static)[1] for n, v in zip(names, values)]
+        fn_name = getattr(self._fn, "__name__", "f")
+        return run_segmented(lambda *vals: call(self._fn, vals), specs, values, names, self._run_segment, fn_name)
+
+    def _run_segment(self, graph, specs, values, names):
+        """Plan (once per structure), compile and run one segment: (outputs, its Compiled)."""
+        from .graph_breaks import structure_key
+
+        key = structure_key(graph, specs)
+        compiled = self._segments.get(key)
+        if compiled is None:
+            scalar_inputs = {k for k, s in enumerate(specs) if s.kind != "array"}
+            strided_inputs = {k for k, s in enumerate(specs) if s.strided}
+            with _without_gc():
+                plan = make_plan(graph, scalar_inputs, strided_inputs)
+                sources = [render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
+            kinds = ["array"] * len(graph.outputs)
+            compiled = Compiled(TraceResult(graph, None, kinds), plan, sources, list(range(len(specs))),
+                                arg_names=list(names))
+            compiled.executable = self._executable(compiled)
+            self._segments[key] = compiled
+        try:
+            outputs = compiled.executable(values, names, self._stream)
+        except ScalarOutOfRange as err:
+            value = values[err.input_index]
+            raise OverflowError(f"Python integer {value} out of bounds for the dtype it is used in "
+                                f"({names[err.input_index]})") from None
+        return outputs, compiled
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -265,6 +270,8 @@ class JitFunction:
         also_static: frozenset = frozenset()
         while True:
             compiled, traced_values = self._compiled(args, kwargs, also_static)
+            if compiled.graph_break is not None:
+                return self._run_segmented(args, kwargs, also_static).result
             if compiled.executable is None:
                 compiled.executable = self._executable(compiled)
             names = [compiled.arg_names[i] for i in compiled.traced_positions]
@@ -309,8 +316,18 @@ class JitFunction:
             self._fast_key = fast_key
             self._fast[key] = None if fast is None else fast.run
 
+    def _one_graph(self, args, kwargs) -> Compiled:
+        compiled = self._compiled(args, kwargs)[0]
+        if compiled.graph_break is not None:
+            raise TracingError(
+                f"{getattr(self._fn, '__name__', 'the function')} runs segment by segment, with graph breaks "
+                f"(the first: {compiled.graph_break}); it has no single graph or plan: explain(*args) runs it "
+                "and shows each segment"
+            )
+        return compiled
+
     def trace(self, *args, **kwargs) -> TraceResult:
-        return self._compiled(args, kwargs)[0].traced
+        return self._one_graph(args, kwargs).traced
 
     def graph(self, *args, **kwargs):
         """The traced graph for these arguments (nothing runs)."""
@@ -318,10 +335,10 @@ class JitFunction:
 
     def plan(self, *args, **kwargs) -> Plan:
         """The fusion plan for these arguments (nothing runs or compiles)."""
-        return self._compiled(args, kwargs)[0].plan
+        return self._one_graph(args, kwargs).plan
 
     def kernel_sources(self, *args, **kwargs) -> list[KernelSource]:
-        return self._compiled(args, kwargs)[0].sources
+        return self._one_graph(args, kwargs).sources
 
     def compile(self, *args, cc: tuple[int, int] | None = None, **kwargs) -> list[str]:
         """Compile every kernel of the plan for these arguments without running anything, and
@@ -330,7 +347,7 @@ class JitFunction:
         compiled to PTX for `cc` (default sm_90) by numba-cuda's real compiler, through
         numfuse's disk cache (runtime/ptx_cache.py); that needs a process that does not run
         kernels on the CUDA simulator, which replaces the compiler."""
-        compiled = self._compiled(args, kwargs)[0]
+        compiled = self._one_graph(args, kwargs)
         from .runtime.device import compile_target
 
         target = compile_target()
@@ -352,9 +369,16 @@ class JitFunction:
                 for kernel, source in zip(compiled.plan.kernels, compiled.sources)]
 
     def explain(self, *args, **kwargs) -> str:
-        """The graph, each kernel with why it is separate and its bytes, and the generated code."""
+        """The graph, each kernel with why it is separate and its bytes, and the generated code.
+        A function with graph breaks is run once, on copies of its array arguments: its breaks,
+        then each distinct segment."""
         compiled = self._compiled(args, kwargs)[0]
-        return explain_text(compiled)
+        if compiled.graph_break is None:
+            return explain_text(compiled)
+        copies = [a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for a in args]
+        copied_kwargs = {k: a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for k, a in kwargs.items()}
+        run = self._run_segmented(copies, copied_kwargs)
+        return segmented_explain_text(getattr(self._fn, "__name__", "f"), run)
 
     def __repr__(self) -> str:
         return f"<numfuse.jit {getattr(self._fn, '__qualname__', self._fn)}>"
@@ -428,6 +452,27 @@ def explain_text(compiled: Compiled) -> str:
     return "\n".join(lines)
 
 
+def segmented_explain_text(name: str, run) -> str:
+    """A function run with graph breaks: each break, then each distinct segment's plan."""
+    segments = [b.segment for b in run.breaks] + [run.final]
+    distinct = list({id(s): s for s in segments if s is not None}.values())
+    lines = [f"numfuse.jit({name}) runs in {len(run.breaks) + 1} segment(s), {len(distinct)} distinct; "
+             f"graph breaks, in the order this call met them:"]
+    number = {id(s): k for k, s in enumerate(distinct)}
+    for b in run.breaks:
+        segment = f"segment #{number[id(b.segment)]}" if b.segment is not None else "nothing traced before it"
+        lines.append(f"   {b} [ends {segment}]")
+    if run.final is not None:
+        lines.append(f"   the function returned [ends segment #{number[id(run.final)]}]")
+    lines.append("each break runs what was traced before it, then Python goes on with real values; "
+                 "a segment of the same structure is planned and compiled once")
+    for k, segment in enumerate(distinct):
+        lines.append("")
+        lines.append(f"== segment #{k}")
+        lines.extend(explain_text(segment).splitlines())
+    return "\n".join(lines)
+
+
 def compiled_for_text(nest) -> str:
     """The choices made from sizes that this kernel's code depends on (strategy's
     `compiled_for`, called from collapse.py): a call whose sizes change one of them compiles another kernel."""
@@ -476,7 +521,7 @@ def strategy_text(nest) -> str:
 
 
 def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), stream=None, autotune=False,
-        cuda_graphs=False):
+        cuda_graphs=False, graph_breaks=True):
     """Compile a NumPy function into fused CUDA kernels.
 
     Use as `@numfuse.jit` or `@numfuse.jit(static_argnames=("axis",))`. The function is traced
@@ -494,11 +539,17 @@ def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), st
     `cuda_graphs=True`: on a GPU, a plan of several kernels called again with device arrays of
     the same signature launches as one CUDA graph whose kernel parameters are updated each call
     (runtime/graphs.py), rather than kernel by kernel.
+
+    `graph_breaks=True` (the default): where Python needs the value of a traced array (`if`,
+    `while`, float(), .item(), np.asarray, a size from data), calls a NumPy function numfuse does
+    not trace, or draws random numbers, the function runs segment by segment at every call:
+    what was traced so far runs as fused kernels, Python gets real values and goes on
+    (graph_breaks.py; explain lists the breaks). `graph_breaks=False`: a TracingError there.
     """
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     if fn is None:
-        return lambda f: JitFunction(f, static_argnums, static_argnames, stream, autotune, cuda_graphs)
-    return JitFunction(fn, static_argnums, static_argnames, stream, autotune, cuda_graphs)
+        return lambda f: JitFunction(f, static_argnums, static_argnames, stream, autotune, cuda_graphs, graph_breaks)
+    return JitFunction(fn, static_argnums, static_argnames, stream, autotune, cuda_graphs, graph_breaks)

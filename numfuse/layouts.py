@@ -14,6 +14,8 @@ its first version's buffer (`family`, `latest`), owned by one array object (`own
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from . import numpy_api, numpy_complex, numpy_views, viewmaps
@@ -39,7 +41,9 @@ class Layouts:
         self.latest: dict[Var, Var] = {}
         # The array object (Tracer) whose buffer each first version is: only it writes there in
         # place; another array object with the same values (a copy) gets its own buffer first.
-        self.owner: dict[Var, "Tracer"] = {}
+        # Weakly held: an array object the function no longer holds owns nothing (and is not
+        # kept alive to a graph break, graph_breaks.py).
+        self.owner: "weakref.WeakValueDictionary[Var, Tracer]" = weakref.WeakValueDictionary()
 
     # -- strides -------------------------------------------------------------------------------
 

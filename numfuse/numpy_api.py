@@ -18,7 +18,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple  # noqa: F401  (the tracer uses it)
 
 from .dtypes import check_supported
-from .errors import TracingError, at_user_line, unsupported, user_line_noted
+from .errors import NeedsGraphBreak, TracingError, at_user_line, unsupported, user_line_noted
 from .numpy_complex import FUNCTIONS as COMPLEX_FUNCTIONS
 from .numpy_complex import complex_hint, refuse_complex, warn_if_imaginary_dropped
 from .numpy_functions import FUNCTIONS as COMPOSED_FUNCTIONS
@@ -482,7 +482,13 @@ def function_name(func) -> str:
 def call_function(ctx, func, args, kwargs):
     handler = FUNCTIONS.get(func)
     if handler is None:
-        raise unsupported(function_name(func))
+        # Not traced: it runs on real arrays at a graph break (graph_breaks.py).
+        refusal = unsupported(function_name(func))
+        if ctx.breaks is not None:
+            return ctx.breaks.foreign_call(func, args, kwargs)
+        reason = at_user_line(f"{function_name(func)} is not traced")
+        ctx.break_needed = ctx.break_needed or reason
+        raise NeedsGraphBreak(reason, refusal)
     return handler(ctx, *args, **kwargs)
 
 

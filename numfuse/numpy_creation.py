@@ -19,13 +19,14 @@ and decides):
 from __future__ import annotations
 
 import contextlib
+import linecache
 import operator
 import sys
 import threading
 
 import numpy as np
 
-from .errors import unsupported
+from .errors import at_user_line, unsupported
 
 _local = threading.local()  # this thread's traces, innermost last
 _lock = threading.Lock()
@@ -39,18 +40,56 @@ def _current():
     return stack[-1] if stack else None
 
 
-def _from_user_code(depth: int = 2) -> bool:
-    """Whether the caller of the replaced function is the user's code (not numfuse's, NumPy's)."""
-    module = sys._getframe(depth).f_globals.get("__name__", "")
-    return not (module in ("numfuse", "numpy") or module.startswith(("numfuse.", "numpy.")))
+def _from_user_code(depth: int = 2, name: str | None = None) -> bool:
+    """Whether the caller of the replaced function is the user's code (not numfuse's, NumPy's).
+    With `name`: and the user's line names it. C code (NumPy's random generators) calls
+    np.empty through the module too, and has no frame: the user's line then calls another
+    function, and the array must be a real one."""
+    frame = sys._getframe(depth)
+    module = frame.f_globals.get("__name__", "")
+    if module in ("numfuse", "numpy") or module.startswith(("numfuse.", "numpy.")):
+        return False
+    if name is None:
+        return True
+    return name in linecache.getline(frame.f_code.co_filename, frame.f_lineno) or not linecache.getline(
+        frame.f_code.co_filename, frame.f_lineno)
 
 
 def _traced(name: str, original):
     def make(*args, **kwargs):
         ctx = _current()
-        if ctx is None or not _from_user_code():
+        if ctx is None or not _from_user_code(3, name):
             return original(*args, **kwargs)
         return _make(ctx, name, original, args, kwargs)
+
+    make.__name__ = name
+    make.__qualname__ = name
+    make.__doc__ = original.__doc__
+    make.__wrapped__ = original
+    return make
+
+
+def _random_functions() -> list[str]:
+    """np.random's functions (the global generator's draws, default_rng): not its classes."""
+    return [n for n in np.random.__all__ if callable(getattr(np.random, n, None))
+            and not isinstance(getattr(np.random, n), type)]
+
+
+def _noting_random(name: str, original):
+    """np.random.`name` while a function is traced: a draw differs at every call (and
+    default_rng() seeds itself afresh), so the function must run at every call, segment by
+    segment; the draw itself makes real arrays."""
+
+    def make(*args, **kwargs):
+        ctx = _current()
+        if ctx is not None and ctx.breaks is None and _from_user_code():
+            ctx.break_needed = ctx.break_needed or at_user_line(
+                f"np.random.{name} draws numbers that differ at every call")
+        with suspended():
+            result = original(*args, **kwargs)
+        if isinstance(result, np.random.Generator):
+            return SuspendingGenerator(result)
+        return result
 
     make.__name__ = name
     make.__qualname__ = name
@@ -80,10 +119,14 @@ def _make(ctx, name, original, args, kwargs):
         if one.dtype.kind in "OSUVMm":
             raise unsupported(f"np.{name} of dtype {one.dtype}")
         return ctx.broadcast(one[()] if name != "empty" else one.dtype.type(0), _shape(shape))
+    def as_size(a):
+        # A traced int is a size or a count: from int arguments, they are made static (jit
+        # traces again); from data, its value comes from a graph break.
+        return operator.index(a) if isinstance(a, Tracer) and a.dtype.kind in "biu" and a.ndim == 0 else a
+
+    args = [as_size(a) for a in args]
+    kwargs = {k: as_size(a) for k, a in kwargs.items()}
     traced = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tracer)]
-    for a in traced:
-        if a.dtype.kind in "biu" and a._input_position is not None:
-            operator.index(a)  # an int argument used as a size: made static
     if traced and name == "linspace":
         return _linspace(ctx, *args, **kwargs)
     if traced:
@@ -142,6 +185,10 @@ def creating_arrays(ctx):
                 original = getattr(np, name)
                 _ORIGINALS[name] = original
                 setattr(np, name, _traced(name, original))
+            for name in _random_functions():
+                original = getattr(np.random, name)
+                _ORIGINALS["random." + name] = original
+                setattr(np.random, name, _noting_random(name, original))
         _installed[0] += 1
     stack.append(ctx)
     try:
@@ -152,8 +199,44 @@ def creating_arrays(ctx):
             _installed[0] -= 1
             if _installed[0] == 0:
                 for name, original in _ORIGINALS.items():
-                    setattr(np, name, original)
+                    if name.startswith("random."):
+                        setattr(np.random, name[len("random."):], original)
+                    else:
+                        setattr(np, name, original)
                 _ORIGINALS.clear()
+
+
+class SuspendingGenerator:
+    """A np.random.Generator whose methods make real arrays while a function is traced (its C
+    code calls np.empty through the numpy module)."""
+
+    def __init__(self, generator):
+        self._generator = generator
+
+    def __getattr__(self, name):
+        attribute = getattr(self._generator, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args, **kwargs):
+            with suspended():
+                return attribute(*args, **kwargs)
+
+        return call
+
+
+@contextlib.contextmanager
+def suspended():
+    """Within: NumPy's own np.zeros and friends on this thread, whoever calls them (a graph
+    break runs kernels and untraced functions, which make real arrays)."""
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    stack.append(None)
+    try:
+        yield
+    finally:
+        stack.pop()
 
 
 # -- functions of an array, reached through __array_function__ ---------------------------------

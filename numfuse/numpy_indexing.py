@@ -78,7 +78,8 @@ def getitem(ctx, x, index):
     scalars_only = all(isinstance(i, Tracer) and i.ndim == 0 or isinstance(i, (int, np.integer, slice))
                        or i is None for i in items)
     for item in items:
-        if scalars_only and isinstance(item, Tracer) and item._input_position is not None:
+        if scalars_only and isinstance(item, Tracer) and item._weak and ctx.breaks is None \
+                and ctx.scalar_inputs_behind(item._var):
             operator.index(item)  # a scalar argument: made static, x[k] is then NumPy's view
     # Advanced components (arrays, and ints beside them) become index arrays; the rest is a view.
     advanced_at, arrays, basic = [], [], []

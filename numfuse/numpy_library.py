@@ -25,7 +25,7 @@ def bind_library(ctx, prim: str, tracers, params: dict | None = None) -> list:
     params = dict(params or {})
     # A scalar argument is no buffer: a 0-d copy of it, which a kernel stores, is the operand.
     tracers = [ctx.bind("broadcast", [t._var], (), t.dtype, params=(("shape", ()),))
-               if t._input_position is not None else t for t in tracers]
+               if ctx.is_scalar_input(t._var) else t for t in tracers]
     avals = [t._aval for t in tracers]
     with user_line_noted():
         outs = LIBRARY[prim].abstract(avals, params)

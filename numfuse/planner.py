@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import UnsupportedError
-from .ir import Graph, Literal, Var, var_names
+from .ir import Eqn, Graph, Literal, Var, var_names
 from .library_ops import IN_PLACE, is_library
 from .loopnest import LoopNest
 from .lower import GraphInfo, KernelSpec, Lowered, Lowerer, NotFusable, reduction_map
@@ -550,10 +550,9 @@ class Planner:
             if isinstance(k, LibraryStep):
                 for var in k.buffers_read:
                     if var in family and current[family[var]] is not var:
-                        raise UnsupportedError(
+                        raise OverwrittenRead(
                             f"{k.name} would read {n[var]} after its buffer was overwritten in place "
-                            f"by a later version ({n[current[family[var]]]}); copy the array "
-                            f"(.copy()) before updating it if you need its old values later"
+                            f"by a later version ({n[current[family[var]]]})", var
                         )
                 for var in k.outputs:
                     if var in family:  # written in place: the array's new version
@@ -562,18 +561,16 @@ class Planner:
             update = k.spec.update
             for var in k.reads:
                 if var in family and current[family[var]] is not var:
-                    raise UnsupportedError(
+                    raise OverwrittenRead(
                         f"reading an array's values after they were overwritten in place: "
                         f"{self._where(var, 'the values')} are read by "
-                        f"{self._readers_text(k, var)}, after {self._where(current[family[var]], 'the write')}; "
-                        f"numfuse does not yet keep the old values for a later read: copy the "
-                        f"array (.copy()) before writing into it if you need its old values later"
+                        f"{self._readers_text(k, var)}, after {self._where(current[family[var]], 'the write')}", var
                     )
             if update is not None:
                 current[family[update.out]] = update.out
         for var in list(self.graph.outputs) + list(self.graph.writebacks.values()):
             if var in family and current[family[var]] is not var:
-                raise UnsupportedError(f"{n[var]} is returned, but its buffer was overwritten by a later update")
+                raise OverwrittenRead(f"{n[var]} is returned, but its buffer was overwritten by a later update", var)
 
     def _where(self, var: Var, what: str) -> str:
         """`what` with the user's line that made `var` (the write, or the values)."""
@@ -653,7 +650,40 @@ def _writer_text(index) -> str:
     return f"#{index}" if isinstance(index, int) else "a library call"
 
 
+class OverwrittenRead(UnsupportedError):
+    """Internal: the plan would read `var` after an update overwrote its buffer."""
+
+    def __init__(self, message: str, var: Var):
+        super().__init__(message)
+        self.var = var
+
+
+def keep_old_values(graph: Graph, var: Var) -> Graph:
+    """`graph` with the update that overwrites `var`'s buffer writing into a copy of it
+    instead: `var` keeps its values for the reads that come after that update, and the versions
+    after it are a new array (an argument's last version is still written back)."""
+    eqns = list(graph.eqns)
+    for k, eqn in enumerate(eqns):
+        if eqn.inputs and eqn.inputs[0] is var and (eqn.prim == "update" or eqn.prim in IN_PLACE):
+            copy = Var(var.aval)
+            eqns[k:k + 1] = [Eqn("convert", (var,), copy, (("dtype", var.aval.dtype),), eqn.loc),
+                             Eqn(eqn.prim, (copy,) + tuple(eqn.inputs[1:]), eqn.out, eqn.params, eqn.loc)]
+            return Graph(graph.inputs, eqns, graph.outputs, graph.consts, graph.name, graph.writebacks,
+                         graph.notes + [f"{eqn.loc.short() if eqn.loc else 'an update'}: the array's old values "
+                                        "are read after this write, which goes into a copy of it"])
+    raise AssertionError(f"no update overwrites {var}")
+
+
 def plan(graph: Graph, scalar_inputs: set[int] = frozenset(), strided_inputs: set[int] = frozenset()) -> Plan:
     """Plan `graph`. `scalar_inputs`: positions of inputs passed as kernel scalars, not buffers;
-    `strided_inputs`: array inputs that are not C-contiguous (read through their strides)."""
-    return Planner(graph, set(scalar_inputs), set(strided_inputs)).plan()
+    `strided_inputs`: array inputs that are not C-contiguous (read through their strides).
+
+    Where the kernels would read an array's values after an update overwrote them in place
+    (NumPy read them before), that update writes into a copy instead and the graph is planned
+    again: in place where the order allows, a copy only where a later read needs the old values."""
+    for _ in range(len(graph.eqns) + 1):
+        try:
+            return Planner(graph, set(scalar_inputs), set(strided_inputs)).plan()
+        except OverwrittenRead as read:
+            graph = keep_old_values(graph, read.var)
+    raise AssertionError("keep_old_values did not converge")

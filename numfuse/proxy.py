@@ -9,6 +9,7 @@ new version of the array (`update`), through every view down to the array it was
 
 from __future__ import annotations
 
+import operator
 from typing import Callable
 
 import numpy as np
@@ -33,15 +34,15 @@ class UnsupportedAttributeError(UnsupportedError, AttributeError):
 
 
 def _concrete_value_error(what: str, tracer: "Tracer | None" = None) -> TracingError:
-    """The error for Python code that needs a traced value. For a scalar argument used that
-    way, `error.input_position` says which, so that jit can retrace with it static."""
+    """The refusal of Python code that needs a traced value, where no graph break may run it
+    (numfuse.jit(graph_breaks=False)). For a scalar argument used that way,
+    `error.input_position` says which, so that jit can retrace with it static."""
     error = TracingError(
         at_user_line(
-            f"{what} needs the value of a traced array, which exists only when the kernel runs. "
-            "numfuse traces the function once per input signature, so Python control flow and "
-            "conversions cannot depend on array values: write data-dependent choices with "
-            "np.where(condition, a, b), and pass values that steer the Python code (an axis, "
-            "a count) as static arguments: numfuse.jit(static_argnames=(...))"
+            f"{what} needs the value of a traced array, which exists only when the kernel runs, "
+            "and this function was compiled with graph_breaks=False: write data-dependent choices "
+            "with np.where(condition, a, b), pass values that steer the Python code (an axis, a "
+            "count) as static arguments (numfuse.jit(static_argnames=(...))), or allow graph breaks"
         )
     )
     error.input_position = None if tracer is None else tracer._input_position
@@ -72,7 +73,8 @@ def _method(function: Callable) -> Callable:
 class Tracer:
     """A proxy array seen by the user's function while it is traced."""
 
-    __slots__ = ("_ctx", "_var", "_weak", "_numpy_scalar", "_argument", "_view", "_input_position", "_readonly")
+    __slots__ = ("_ctx", "_var", "_weak", "_numpy_scalar", "_argument", "_view", "_input_position", "_readonly",
+                 "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, ctx, var, weak=False, numpy_scalar=False, argument=False):
@@ -86,6 +88,8 @@ class Tracer:
         # NumPy refuses writes (a broadcast view): True; or a str, the refusal of numfuse, where
         # NumPy's result would be a view but numfuse's is a copy (x[k] for a traced index k).
         self._readonly = False
+        if ctx.breaks is not None:
+            ctx.breaks.track(self)  # live at a graph break: its value is kept (graph_breaks.py)
 
     # -- attributes ----------------------------------------------------------------------------
     _aval = property(lambda self: self._var.aval)
@@ -129,7 +133,13 @@ class Tracer:
         return numpy_api.call_function(self._ctx, func, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
-        raise _concrete_value_error("Converting a traced array to a NumPy array (np.asarray)")
+        what = "Converting a traced array to a NumPy array (np.asarray)"
+        if copy:
+            return np.array(self._ctx.concrete(self, what), dtype=dtype, copy=True)  # its own array
+        # The array's buffer, read-only (Python's writes would not reach traced code), kept
+        # current by later traced writes (graph_breaks.Breaker.value_of).
+        value = self._ctx.concrete(self, what, expose=True)
+        return value if dtype is None or np.dtype(dtype) == value.dtype else value.astype(dtype)
 
     # -- operators -----------------------------------------------------------------------------
     __add__, __radd__ = _binary(np.add), _binary(np.add, True)
@@ -193,6 +203,8 @@ class Tracer:
             var = ctx.copy_var(var)  # this array's own buffer, which the update writes into
             ctx.owner[var] = self
         self._var = ctx.update_var(var, at, shape, value)
+        if ctx.breaks is not None:
+            ctx.breaks.written(self)
 
     def __matmul__(self, other):
         return numpy_products.matmul(self._ctx, self, other, "the @ operator")
@@ -227,27 +239,27 @@ class Tracer:
     def partition(self, kth, axis=-1, kind="introselect", order=None):
         self[...] = np.partition(self, kth, axis, kind, order)
 
-    # -- Python conversions that need values ---------------------------------------------------
+    # -- Python conversions that need values: a graph break (tracer.TraceContext.concrete) ----
     def __bool__(self):
-        raise _concrete_value_error("Python's `if`, `while`, `and`, `or`, `not` or bool() on an array", self)
+        return bool(self._ctx.concrete(self, "Python's `if`, `while`, `and`, `or`, `not` or bool() on an array"))
 
     def __float__(self):
-        raise _concrete_value_error("float() of a traced array", self)
+        return float(self._ctx.concrete(self, "float() of a traced array"))
 
     def __int__(self):
-        raise _concrete_value_error("int() of a traced array", self)
+        return int(self._ctx.concrete(self, "int() of a traced array"))
 
     def __index__(self):
-        raise _concrete_value_error("Using a traced value as an index, axis or size", self)
+        return operator.index(self._ctx.concrete(self, "Using a traced value as an index, axis or size"))
 
     def __complex__(self):
-        raise _concrete_value_error("complex() of a traced array", self)
+        return complex(self._ctx.concrete(self, "complex() of a traced array"))
 
     def item(self, *args):
-        raise _concrete_value_error(".item() of a traced array")
+        return self._ctx.concrete(self, ".item() of a traced array").item(*args)
 
     def tolist(self):
-        raise _concrete_value_error(".tolist() of a traced array")
+        return self._ctx.concrete(self, ".tolist() of a traced array").tolist()
 
     def __len__(self):
         if not self.shape:

@@ -16,14 +16,14 @@ import numpy as np
 
 from . import numpy_api, numpy_views, viewmaps
 from .dtypes import check_supported
-from .errors import TracingError, at_user_line, unsupported, user_location
+from .errors import NeedsGraphBreak, TracingError, at_user_line, unsupported, user_location
 from .ir import Atom, Aval, Eqn, Graph, Literal, SizeConst, SizeValue, Var, check_graph
 from .numpy_creation import creating_arrays
 from .numpy_masked import MaskedSelection, returned_error
 from .primitives import VIEWS, abstract_eval
 from .layouts import Layouts
 from .numpy_api import Operand
-from .proxy import _UNSURE_HINT, Tracer, _view, _View
+from .proxy import _UNSURE_HINT, Tracer, _concrete_value_error, _view, _View
 from .proxy import UnsupportedAttributeError  # noqa: F401  (re-exported: numfuse.tracer names it too)
 
 
@@ -57,25 +57,93 @@ class TraceContext(Layouts):
         self._const_by_id: dict[int, tuple[np.ndarray, Var]] = {}
         self._cse: dict[tuple, Var] = {}
         self.notes: list[str] = []  # see Graph.notes
+        self.scalar_positions: set[int] = set()  # inputs that are Python scalar arguments
+        self.by_value: set[Var] = set()  # inputs passed by value (scalars), not buffers
+        # A graph_breaks.Breaker when the function runs segment by segment: Python then gets
+        # real values where it needs them. None when tracing once: what needs a value stops
+        # the trace, and `break_needed` says why (even if the function caught the exception).
+        self.breaks = None
+        self.break_needed: str | None = None
         super().__init__()  # strides, family, latest, owner: see layouts.py
 
     # -- values --------------------------------------------------------------------------------
 
-    def new_input(self, spec: ArgSpec) -> "Tracer":
+    def add_input(self, spec: ArgSpec) -> Var:
+        """A new input of the graph, laid out as `spec` says."""
         var = Var(spec.aval)
         self.inputs.append(var)
+        if spec.kind != "array":
+            self.by_value.add(var)
+        elif spec.layout == "F":
+            self.strides[var] = numpy_views.f_strides(spec.aval.shape)
+        elif spec.layout != "C":
+            self.strides[var] = spec.strides
+        return var
+
+    def start_segment(self) -> None:
+        """Forget the equations traced so far (a graph break ran them): what follows is a new
+        graph, whose inputs the Breaker adds."""
+        self.inputs, self.eqns, self._cse, self._const_by_id = [], [], {}, {}
+        self.consts, self.notes = {}, []
+        self.by_value, self.scalar_positions = set(), set()
+        Layouts.__init__(self)
+
+    def new_input(self, spec: ArgSpec) -> "Tracer":
+        var = self.add_input(spec)
         mutable = spec.kind == "array"
         tracer = Tracer(self, var, weak=spec.weak, numpy_scalar=not mutable, argument=mutable)
         tracer._readonly = spec.readonly
         if mutable:
             self.owner[var] = tracer
-            if spec.layout == "F":
-                self.strides[var] = numpy_views.f_strides(spec.aval.shape)
-            elif spec.layout != "C":
-                self.strides[var] = spec.strides
-        if not mutable:
+        if not mutable and self.breaks is None:
             tracer._input_position = len(self.inputs) - 1
+        if spec.kind == "python":
+            self.scalar_positions.add(len(self.inputs) - 1)
         return tracer
+
+    # -- values Python needs -------------------------------------------------------------------
+
+    def concrete(self, tracer: "Tracer", what: str, expose: bool = False) -> np.ndarray:
+        """The value of `tracer` as a NumPy array, for Python code that needs it (`what`). When
+        the function runs segment by segment it comes from running what was traced so far (a
+        graph break). When tracing once: a value computed from Python scalar arguments only
+        makes them static (jit traces again); any other stops the trace (NeedsGraphBreak)."""
+        if self.breaks is not None:
+            return self.breaks.value_of(tracer, what, expose)
+        error = _concrete_value_error(what, tracer)
+        positions = self.scalar_inputs_behind(tracer._var)
+        if positions:
+            error.input_positions = positions
+            error.input_position = positions[0]
+            raise error
+        reason = at_user_line(what)
+        self.break_needed = self.break_needed or reason
+        raise NeedsGraphBreak(reason, error)
+
+    def scalar_inputs_behind(self, var: Var) -> list[int]:
+        """The positions of the Python scalar arguments that `var` is computed from, when it is
+        computed from nothing else (no array, no other input); else []."""
+        producers = {eqn.out: eqn for eqn in self.eqns}
+        position = {v: i for i, v in enumerate(self.inputs)}
+        found, stack, seen = set(), [var], set()
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v in position:
+                if position[v] not in self.scalar_positions:
+                    return []
+                found.add(position[v])
+            elif v in self.consts:
+                return []
+            else:
+                stack.extend(a for a in producers[v].inputs if isinstance(a, Var))
+        return sorted(found)
+
+    def is_scalar_input(self, var: Var) -> bool:
+        """Whether `var` is an input passed by value (a scalar argument), not a buffer."""
+        return var in self.by_value
 
     def operand(self, x) -> Operand:
         """Classify a NumPy call's argument (see numpy_api.Operand)."""
@@ -109,6 +177,8 @@ class TraceContext(Layouts):
         raise unsupported(f"an operand of type {type(x).__name__}")
 
     def _const(self, array: np.ndarray) -> "Tracer":
+        if self.breaks is not None:
+            return self.breaks.foreign_array(array)  # an input of the segment, not a constant
         found = self._const_by_id.get(id(array))
         if found is None:
             var = Var(Aval(array.shape, array.dtype))
@@ -325,8 +395,22 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple[str, Any]], name: str | 
     args = [ctx.new_input(s) if isinstance(s, ArgSpec) else s[1] for s in specs]
     arguments = [a for a in args if isinstance(a, Tracer)]
     initial = [a._var for a in arguments]
-    with creating_arrays(ctx):  # np.zeros and friends in the function make traced values
-        result = fn(*args)
+    random_before = _global_random_state()
+    try:
+        with creating_arrays(ctx):  # np.zeros and friends in the function make traced values
+            result = fn(*args)
+        if ctx.break_needed is None and _global_random_state() != random_before:
+            ctx.break_needed = ("np.random drew numbers, which differ at every call (called in "
+                                f"{name or getattr(fn, '__name__', 'f')})")
+        if ctx.break_needed is not None:
+            # Something needed real values, and the function caught numfuse's exception (or
+            # never saw one: a random draw): it runs segment by segment, or is refused.
+            refusal = TracingError(f"{ctx.break_needed}: numfuse.jit(graph_breaks=False) refuses it")
+            raise NeedsGraphBreak(ctx.break_needed, refusal)
+    except NeedsGraphBreak:
+        # The segmented run draws what NumPy would have drawn at this call.
+        _restore_global_random_state(random_before)
+        raise
     leaves: list[Tracer] = []
     tree = flatten_outputs(result, leaves)
     for leaf in leaves:
@@ -349,3 +433,15 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple[str, Any]], name: str | 
     }
     graph = ctx.graph(outputs, name or getattr(fn, "__name__", "f"), writebacks)
     return TraceResult(graph, tree, kinds)
+
+
+def _global_random_state():
+    """NumPy's global generator's position (np.random.rand and friends draw from it)."""
+    state = np.random.get_state()
+    return (state[1].tobytes(), state[2], state[3], state[4])
+
+
+def _restore_global_random_state(saved) -> None:
+    if _global_random_state() != saved:
+        keys, pos, has_gauss, gauss = saved
+        np.random.set_state(("MT19937", np.frombuffer(keys, np.uint32).copy(), pos, has_gauss, gauss))

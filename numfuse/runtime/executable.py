@@ -243,6 +243,10 @@ class Executable:
             # argument's buffer was written in place.)
             if isinstance(values[position], np.ndarray):
                 np.copyto(values[position], call.read(env[var]))
+            elif env[var] is not env[self.input_vars[position]]:
+                # Its last version is in another buffer (an update went into a copy, where
+                # the old values were read later: planner.keep_old_values).
+                env[self.input_vars[position]].copy_to_device(env[var], stream=call.stream)
         return [self._output(o, kind, env, values, call) for o, kind in zip(self.plan.outputs, self.leaf_kinds)]
 
     def _launch(self, call: CallArrays, index: int, launch: _Launch, kernel, env, scalars, errors) -> None:

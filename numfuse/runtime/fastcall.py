@@ -257,6 +257,9 @@ def build(executable, call, values: Sequence, traced_positions: Sequence[int],
         return None  # not yet: library calls run on the full path (plan_steps.py)
     if any(o.kind == "const" for o in executable.plan.outputs):
         return None
+    plan = executable.plan
+    if any(plan.aliases.get(v, v) is not plan.graph.inputs[p] for p, v in plan.graph.writebacks.items()):
+        return None  # an argument's last version in another buffer: the full path copies it back
     if any(isinstance(v, np.ndarray) for v in values):
         return None
     if stream_option is not None and library.name in ("cupy", "torch"):

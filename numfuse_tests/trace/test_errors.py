@@ -49,10 +49,22 @@ def fftshift(x):
 )
 def test_unsupported_function_names_itself_and_the_line(fn, name):
     with pytest.raises(numfuse.UnsupportedError) as info:
-        numfuse.jit(fn).graph(X)
+        numfuse.jit(fn, graph_breaks=False).graph(X)
     message = str(info.value)
     assert name in message
     assert "not supported" in message
+    assert f"{HERE}:{line_of(fn, 1)}" in message, message
+
+
+@pytest.mark.parametrize("fn, name", [(unique, "np.unique"), (nonzero, "np.nonzero")], ids=["unique", "nonzero"])
+def test_untraced_function_is_a_graph_break_that_plan_names(fn, name):
+    # With graph breaks (the default) the function runs, segment by segment; it has no one
+    # graph, and graph() says why, with the user's line.
+    with pytest.raises(numfuse.TracingError) as info:
+        numfuse.jit(fn).graph(X)
+    message = str(info.value)
+    assert "segment by segment" in message
+    assert f"{name} is not traced" in message
     assert f"{HERE}:{line_of(fn, 1)}" in message, message
 
 
@@ -83,10 +95,16 @@ def while_loop(x):
                          ids=lambda v: getattr(v, "__name__", str(v)))
 def test_concrete_value_needed_raises_tracing_error(fn, offset):
     with pytest.raises(numfuse.TracingError) as info:
-        numfuse.jit(fn).graph(X)
+        numfuse.jit(fn, graph_breaks=False).graph(X)
     message = str(info.value)
     assert "np.where" in message
+    assert "graph_breaks=False" in message
     assert f"{HERE}:{line_of(fn, offset)}" in message, message
+    # With graph breaks: no single graph, and graph() names the break's line.
+    with pytest.raises(numfuse.TracingError) as info:
+        numfuse.jit(fn).graph(X)
+    assert "segment by segment" in str(info.value)
+    assert f"{HERE}:{line_of(fn, offset)}" in str(info.value), str(info.value)
 
 
 def test_tracing_error_is_a_numfuse_error():

@@ -1,0 +1,264 @@
+"""Graph breaks: functions that need real values while they run (graph_breaks.py) give NumPy's
+results, through Python control flow on values, conversions, untraced NumPy functions, sizes
+from data, writes before and after a break, and random draws."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numfuse
+
+
+def check(fn, *args, **kwargs):
+    """numfuse's result and the arguments it left equal NumPy's on copies of the arguments."""
+    numpy_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    ours_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    expected = fn(*numpy_args)
+    jitted = numfuse.jit(fn, **kwargs)
+    got = jitted(*ours_args)
+    _same(got, expected)
+    for a, b in zip(ours_args, numpy_args):
+        if isinstance(b, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+    return jitted
+
+
+def _same(got, expected):
+    if isinstance(expected, (tuple, list)):
+        assert type(got) is type(expected) and len(got) == len(expected)
+        for g, e in zip(got, expected):
+            _same(g, e)
+        return
+    assert type(got) is type(expected), (type(got), type(expected))
+    if isinstance(expected, np.ndarray):
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
+    elif isinstance(expected, (float, np.floating)):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)  # sums may add in another order
+    else:
+        assert got == expected
+
+
+X = np.linspace(-3.0, 5.0, 24).reshape(4, 6)
+
+
+def test_while_loop_on_a_norm_compiles_its_body_once():
+    def halve_until(x, tol):
+        steps = 0
+        while np.linalg.norm(x) > tol:
+            x = x * 0.5
+            steps += 1
+        return x, steps
+
+    jitted = check(halve_until, X, 1e-3)
+    # The first segment, the first iteration's (reading the caller's array) and the body's.
+    assert len(jitted._segments) <= 3
+    before = len(jitted._segments)
+    check_again = jitted(X * 4, 1e-3)  # more iterations: no new segment
+    _same(check_again, halve_until(X * 4, 1e-3))
+    assert len(jitted._segments) == before
+
+
+def test_if_on_a_value_takes_numpy_branch():
+    def branch(x):
+        y = np.exp(x) - 2.0
+        if y.sum() > 100:
+            y = y / y.max()
+        else:
+            y[0] = 0.0
+        return y * 3
+
+    check(branch, X)
+    check(branch, X - 10)
+
+
+@pytest.mark.parametrize("convert", ["float", "int", "item", "tolist", "bool", "index"])
+def test_conversions_give_values(convert):
+    def f(x):
+        s = x.sum()
+        if convert == "float":
+            v = float(s)
+        elif convert == "int":
+            v = int(s)
+        elif convert == "item":
+            v = x.max().item()
+        elif convert == "tolist":
+            v = x[0].tolist()
+        elif convert == "bool":
+            v = bool(s > 0)
+        else:
+            v = [10, 20, 30][(x[0, 0] > 0).astype(np.int64)]
+        return x + 1, v
+
+    check(f, X)
+
+
+def test_asarray_is_the_arrays_buffer_kept_current_and_array_a_copy():
+    def f(x):
+        y = x * 2
+        seen = np.asarray(y)  # NumPy: y itself, so it shows y's later writes
+        own = np.array(y)
+        own[0, 0] = -1.0  # the function's own copy
+        first = seen.sum()
+        y[1, 1] = 7.0
+        y += 1.0
+        return y, first, seen.sum(), own
+
+    check(f, X)
+
+    def write_into_it(x):
+        a = np.asarray(x + 1)
+        a[0] = 0.0  # NumPy would write into the traced array: refused, not lost
+        return a
+
+    with pytest.raises(ValueError, match="read-only"):
+        numfuse.jit(write_into_it)(X.copy())
+
+
+def test_untraced_numpy_functions_run_on_real_arrays():
+    def f(x):
+        u = np.unique(np.round(x))  # not traced: its size depends on the data
+        m = np.outer(u, u)
+        np.fill_diagonal(m, 0.0)  # writes into the array it is given
+        return m.sum(axis=0) + 1.0, u
+
+    jitted = check(f, X)
+    assert "np.unique is not traced" in jitted.explain(X)
+
+
+def test_untraced_function_writing_into_an_argument_and_a_copy():
+    def f(x):
+        c = x.copy()
+        np.fill_diagonal(c, -1.0)  # the copy only: the caller's array keeps its diagonal
+        np.fill_diagonal(x, 9.0)  # the caller's array itself
+        return c + x
+
+    check(f, np.arange(16.0).reshape(4, 4))
+
+
+def test_writes_before_and_after_a_break_reach_the_caller():
+    def f(x):
+        x[0] = 1.0
+        if x.sum() > 0:
+            x[1] += 2.0
+        v = x[2:]  # a view across a break: writes reach x
+        if float(v.mean()) > -100:
+            v[0] = 5.0
+        return x.sum()
+
+    check(f, X.copy())
+
+
+def test_earlier_version_kept_across_a_break():
+    def f(x):
+        y = x.copy()
+        x += 1.0
+        total = float(x.sum())
+        x *= 2.0
+        return y, x, total
+
+    check(f, X.copy())
+
+
+def test_sizes_and_slice_bounds_from_data():
+    def f(x):
+        n = int((x > 0).sum())
+        out = np.zeros(n)
+        out[:] = np.sort(x.ravel())[-n:]
+        k = int(np.argmax(x[0]))
+        return out * 2, x[0, :k + 1].sum()
+
+    check(f, X)
+
+
+def test_try_except_sees_real_exceptions():
+    def f(x):
+        try:
+            np.unique(x, axis=5)
+        except np.exceptions.AxisError:
+            x = x + 100.0
+        return x
+
+    check(f, X)
+
+
+def test_graph_breaks_false_keeps_the_refusal():
+    def f(x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+    with pytest.raises(numfuse.TracingError, match="graph_breaks=False"):
+        numfuse.jit(f, graph_breaks=False)(X)
+    check(f, X)
+
+
+def test_explain_lists_each_break_with_its_line():
+    def f(x):
+        for _ in range(3):
+            if x.max() > 1:
+                x = x / 2
+        return x
+
+    text = numfuse.jit(f)(X), numfuse.jit(f).explain(X)
+    explained = text[1]
+    assert "graph breaks" in explained
+    assert "if x.max() > 1:" in explained
+    assert "== segment #0" in explained
+    _same(text[0], f(X))
+
+
+def test_random_draws_are_fresh_and_numpys():
+    def noisy(x):
+        return x + np.random.standard_normal(x.shape)
+
+    jitted = numfuse.jit(noisy)
+    np.random.seed(7)
+    expected = noisy(X)
+    np.random.seed(7)
+    got = jitted(X)
+    np.testing.assert_allclose(got, expected, rtol=1e-15)
+    again = jitted(X)  # a later call draws new numbers, as NumPy's would
+    assert not np.allclose(again, got)
+    np.random.seed(7)
+    np.testing.assert_allclose(jitted(X), expected, rtol=1e-15)
+
+
+def test_random_generator_argument_and_default_rng_inside():
+    def with_rng(x, rng):
+        return x * rng.uniform(size=x.shape)
+
+    jitted = numfuse.jit(with_rng)
+    got = jitted(X, np.random.default_rng(3))
+    np.testing.assert_allclose(got, with_rng(X, np.random.default_rng(3)), rtol=1e-15)
+    other = jitted(X, np.random.default_rng(4))
+    np.testing.assert_allclose(other, with_rng(X, np.random.default_rng(4)), rtol=1e-15)
+
+    def fresh(x):
+        return x + np.random.default_rng().standard_normal(x.shape)
+
+    jitted = numfuse.jit(fresh)
+    assert not np.allclose(jitted(X), jitted(X))
+
+
+# -- read after overwrite (planner.keep_old_values) -----------------------------------------------
+
+
+def test_value_read_after_its_buffer_is_overwritten():
+    def f(x):
+        d = x[0] + 1.0
+        x[0] = 0.0
+        return x[1] * d
+
+    check(f, X.copy())
+
+
+def test_recursive_filter_rewriting_the_row_it_reads():
+    def f(y, a):
+        for i in range(1, y.shape[0]):
+            y[i] = a * y[i - 1] + y[i]
+        y[0] = y[-1] - y[0]
+        return y, y.sum(0)
+
+    check(f, X.copy(), 0.5)
