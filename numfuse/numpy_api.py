@@ -189,8 +189,11 @@ def ufunc_into(ctx, ufunc: np.ufunc, args, kwargs):
         # NumPy leaves the points where `where` is False uninitialized: zeros are as good.
         return np.where(where, result, np.zeros((), result.dtype)) if where is not True else result
     if not isinstance(out, Tracer):
-        raise unsupported(f"{name}(..., out=) into an array the function did not receive or make",
-                          "pass the array as an argument, or write `x = ...`")
+        # Into a NumPy array the function made with NumPy: NumPy writes it, at a graph break.
+        refusal = unsupported(f"{name}(..., out=) into an array the function did not receive or make",
+                              "pass the array as an argument, or write `x = ...`")
+        return untraced(ctx, ufunc, args, {**kwargs, "out": out, "where": where}, refusal,
+                        f"{name}(..., out=) into a NumPy array")
     operands = [ctx.operand(a) for a in args]
     with user_line_noted():
         ufunc(*[o.stand_in() for o in operands], out=np.empty((0,), out.dtype),
@@ -482,14 +485,19 @@ def function_name(func) -> str:
 def call_function(ctx, func, args, kwargs):
     handler = FUNCTIONS.get(func)
     if handler is None:
-        # Not traced: it runs on real arrays at a graph break (graph_breaks.py).
-        refusal = unsupported(function_name(func))
-        if ctx.breaks is not None:
-            return ctx.breaks.foreign_call(func, args, kwargs)
-        reason = at_user_line(f"{function_name(func)} is not traced")
-        ctx.break_needed = ctx.break_needed or reason
-        raise NeedsGraphBreak(reason, refusal)
+        return untraced(ctx, func, args, kwargs, unsupported(function_name(func)), f"{function_name(func)} is not traced")
     return handler(ctx, *args, **kwargs)
+
+
+def untraced(ctx, func, args, kwargs, refusal: Exception, what: str, loc=None):
+    """A call numfuse does not trace: run on real arrays at a graph break (graph_breaks.py);
+    when tracing once, the trace stops (NeedsGraphBreak, or `refusal` with graph_breaks=False).
+    `loc`: the user's line, where it is not the innermost (a returned value's)."""
+    if ctx.breaks is not None:
+        return ctx.breaks.foreign_call(func, args, kwargs)
+    reason = at_user_line(what) if loc is None else f"{what}\n  at {loc}: {loc.text}"
+    ctx.break_needed = ctx.break_needed or reason
+    raise NeedsGraphBreak(reason, refusal)
 
 
 # Python operators on traced values, and the NumPy calls they stand for.

@@ -58,7 +58,7 @@ def _from_user_code(depth: int = 2, name: str | None = None) -> bool:
 def _traced(name: str, original):
     def make(*args, **kwargs):
         ctx = _current()
-        if ctx is None or not _from_user_code(3, name):
+        if ctx is None or not _from_user_code(2, name):
             return original(*args, **kwargs)
         return _make(ctx, name, original, args, kwargs)
 

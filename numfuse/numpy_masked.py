@@ -35,30 +35,51 @@ class MaskedSelection:
     def __init__(self, ctx, values, mask):
         from .errors import user_location
 
+        from .proxy import Tracer
+
         self._ctx = ctx
-        self.values = values
-        self.mask = mask
+        # Their values now (NumPy's x[mask] is evaluated at once): an in-place write into x or
+        # the mask afterwards does not change the selection.
+        self.values = Tracer(ctx, values._var)
+        self.mask = Tracer(ctx, mask._var)
         self.loc = user_location()  # the line that made it, for the refusal to return it
+        # Once compacted (a graph break, for something that needs its size), the selection is
+        # that NumPy array: writes into it (out=) stay, and everything after reads it.
+        self._value = None
 
     dtype = property(lambda self: self.values.dtype)
     ndim = property(lambda self: 1)
 
+    def compacted(self, what: str, refusal: Exception | None = None, at_its_line: bool = False) -> np.ndarray:
+        """The selected values as a NumPy array (NumPy's x[mask]), for `what`, which needs its
+        size: computed at a graph break; when tracing once, the trace stops (`refusal` with
+        graph_breaks=False)."""
+        from .numpy_api import untraced
+
+        if self._value is None:
+            if refusal is None:
+                refusal = unsupported(what, _HINT + "; " + _WHY)
+            self._value = untraced(self._ctx, _compact, (self.values, self.mask), {}, refusal,
+                                   f"{what}: x[mask]'s size depends on the data",
+                                   self.loc if at_its_line else None)
+        return self._value
+
     @property
     def shape(self):
-        raise unsupported("the shape of x[mask]", _HINT + "; " + _WHY)
+        return self.compacted("the shape of x[mask]").shape
 
     @property
     def size(self):
-        raise unsupported("the size of x[mask]", "count it with np.count_nonzero(mask); " + _WHY)
+        return self.compacted("the size of x[mask]").size
 
     def __len__(self):
-        raise unsupported("len(x[mask])", "count it with np.count_nonzero(mask); " + _WHY)
+        return len(self.compacted("len(x[mask])"))
 
     def __getitem__(self, index):
-        raise unsupported("indexing x[mask]", _HINT + "; " + _WHY)
+        return self.compacted("indexing x[mask]")[index]
 
     def __iter__(self):
-        raise unsupported("iterating over x[mask]", _HINT + "; " + _WHY)
+        return iter(self.compacted("iterating over x[mask]"))
 
     def __repr__(self) -> str:
         return f"MaskedSelection<{self.values._aval}>"
@@ -70,16 +91,28 @@ class MaskedSelection:
             if other.mask._var is not self.mask._var:
                 raise unsupported("combining selections of two different masks", _WHY)
             return other.values
-        if np.ndim(other) or (hasattr(other, "shape") and other.shape):
-            raise ValueError(at_user_line(
-                "operands could not be broadcast together: x[mask] has a size known only from the data"))
         return other
 
+    @staticmethod
+    def _real(value, what: str):
+        return value.compacted(what) if isinstance(value, MaskedSelection) else value
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if method != "__call__" or kwargs.get("out") is not None:
-            if method == "reduce" and ufunc in _UFUNC_REDUCTIONS:
-                return getattr(self, _UFUNC_REDUCTIONS[ufunc])(**kwargs)
-            raise unsupported(f"np.{ufunc.__name__}.{method} of x[mask]", _HINT)
+        if method == "reduce" and kwargs.get("out") is None and ufunc in _UFUNC_REDUCTIONS:
+            return getattr(self, _UFUNC_REDUCTIONS[ufunc])(**kwargs)
+        arrays = [i for i in inputs if not isinstance(i, MaskedSelection)]
+        outs = kwargs.get("out") or ()
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        if method != "__call__" or kwargs.get("out") is not None or any(
+                np.ndim(i) or (hasattr(i, "shape") and i.shape) for i in arrays) or any(
+                isinstance(i, MaskedSelection) and i._value is not None for i in inputs + outs):
+            # With an array beside it, or another method: NumPy's, on the compacted selection.
+            what = f"np.{ufunc.__name__}.{method} of x[mask]" if method != "__call__" else \
+                f"np.{ufunc.__name__} of x[mask] and an array"
+            real = [self._real(i, what) for i in inputs]
+            if "out" in kwargs and kwargs["out"] is not None:
+                kwargs = {**kwargs, "out": tuple(self._real(o, what) for o in outs)}
+            return getattr(ufunc, method)(*real, **kwargs) if method != "__call__" else ufunc(*real, **kwargs)
         values = [self._values_of(i) for i in inputs]
         result = ufunc(*values, **kwargs)
         if isinstance(result, tuple):
@@ -88,14 +121,18 @@ class MaskedSelection:
 
     def __array_function__(self, func, types, args, kwargs):
         method = _FUNCTIONS.get(func)
-        if method is None or not args or args[0] is not self:
-            raise unsupported(f"{getattr(func, '__name__', func)} of x[mask]", _HINT + "; " + _WHY)
+        if method is None or not args or args[0] is not self or self._value is not None:
+            what = f"{getattr(func, '__name__', func)} of x[mask]"
+            return func(*[self._real(a, what) for a in args],
+                        **{k: self._real(v, what) for k, v in kwargs.items()})
         return getattr(self, method)(*args[1:], **kwargs)
 
     def __array__(self, dtype=None, copy=None):
-        raise unsupported("converting x[mask] to an array", _HINT + "; " + _WHY)
+        return np.asarray(self.compacted("converting x[mask] to an array"), dtype=dtype)
 
     def astype(self, dtype, copy=True):
+        if self._value is not None:
+            return self._value.astype(dtype=dtype, copy=copy)
         return MaskedSelection(self._ctx, self.values.astype(dtype), self.mask)
 
     # -- reductions over the selected points ----------------------------------------------------
@@ -108,22 +145,32 @@ class MaskedSelection:
         return np.where(self.mask, self.values, np.asarray(identity, self.values.dtype)[()])
 
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        if self._value is not None:
+            return self._value.sum(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
         self._axis(axis, keepdims)
         return np.sum(self._filled(0), dtype=dtype)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        if self._value is not None:
+            return self._value.prod(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
         self._axis(axis, keepdims)
         return np.prod(self._filled(1), dtype=dtype)
 
     def any(self, axis=None, out=None, keepdims=False):
+        if self._value is not None:
+            return self._value.any(axis=axis, out=out, keepdims=keepdims)
         self._axis(axis, keepdims)
         return np.any(np.logical_and(self.mask, self.values))
 
     def all(self, axis=None, out=None, keepdims=False):
+        if self._value is not None:
+            return self._value.all(axis=axis, out=out, keepdims=keepdims)
         self._axis(axis, keepdims)
         return np.all(np.logical_or(np.logical_not(self.mask), self.values))
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        if self._value is not None:
+            return self._value.mean(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
         self._axis(axis, keepdims)
         kind = self.values.dtype.kind
         sum_dtype = dtype if dtype is not None else (np.float64 if kind in "biu" else None)
@@ -150,12 +197,21 @@ class MaskedSelection:
         return ctx.numpy_scalar(np.where(nonempty, value, value))
 
     def max(self, axis=None, out=None, keepdims=False):
+        if self._value is not None:
+            return self._value.max(axis=axis, out=out, keepdims=keepdims)
         self._axis(axis, keepdims)
         return self._extreme(True)
 
     def min(self, axis=None, out=None, keepdims=False):
+        if self._value is not None:
+            return self._value.min(axis=axis, out=out, keepdims=keepdims)
         self._axis(axis, keepdims)
         return self._extreme(False)
+
+
+def _compact(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """NumPy's x[mask], on real arrays at a graph break."""
+    return values[mask]
 
 
 def returned_error(selection: MaskedSelection):
@@ -172,6 +228,12 @@ def returned_error(selection: MaskedSelection):
 
 def _operator(fn, reflected: bool = False):
     def apply(self, other):
+        if self._value is not None or isinstance(other, MaskedSelection) and other._value is not None \
+                or not isinstance(other, MaskedSelection) and np.ndim(other):
+            # Compacted, or beside an array: NumPy's operator on the compacted selection.
+            what = "an operator on x[mask] and an array"
+            real, other = self._real(self, what), self._real(other, what)
+            return fn(other, real) if reflected else fn(real, other)
         other = self._values_of(other)
         result = fn(other, self.values) if reflected else fn(self.values, other)
         out = MaskedSelection(self._ctx, result, self.mask)
@@ -182,7 +244,12 @@ def _operator(fn, reflected: bool = False):
 
 
 def _unary_operator(fn):
-    return lambda self: MaskedSelection(self._ctx, fn(self.values), self.mask)
+    def apply(self):
+        if self._value is not None:
+            return fn(self._value)
+        return MaskedSelection(self._ctx, fn(self.values), self.mask)
+
+    return apply
 
 
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",

@@ -47,14 +47,25 @@ def c_strides(shape) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def _bound(part):
+    """A slice bound as an int: a traced one is one from Python int arguments (made static) or
+    from data (its value from a graph break)."""
+    if part is None or isinstance(part, (int, np.integer)):
+        return part
+    if hasattr(part, "_ctx") and part.ndim == 0 and part.dtype.kind in "iub":
+        return operator.index(part)
+    raise unsupported(f"a slice bound of type {type(part).__name__}", "slice with ints")
+
+
 def _check_basic(index) -> tuple:
     if not isinstance(index, tuple):
         index = (index,)
+    if any(isinstance(item, slice) and any(p is not None and not isinstance(p, (int, np.integer))
+                                           for p in (item.start, item.stop, item.step)) for item in index):
+        index = tuple(slice(_bound(i.start), _bound(i.stop), _bound(i.step)) if isinstance(i, slice) else i
+                      for i in index)
     for item in index:
         if item is None or item is Ellipsis or isinstance(item, slice):
-            for part in ((item.start, item.stop, item.step) if isinstance(item, slice) else ()):
-                if part is not None and not isinstance(part, (int, np.integer)):
-                    raise unsupported("a slice bound that is not an int (a traced value?)", "slice with Python ints")
             continue
         if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer)):
             raise unsupported(

@@ -15,12 +15,27 @@ from typing import Callable
 import numpy as np
 
 from . import numpy_api, numpy_complex, numpy_functions, numpy_indexing, numpy_masked, numpy_products, numpy_reductions, numpy_views, viewmaps
-from .errors import TracingError, UnsupportedError, at_user_line, unsupported
+from .errors import TracingError, UnsupportedError, at_user_line, unsupported, user_line_noted
 from .ir import Aval, Var
 
 
-def _refuse_shape_assignment():
-    raise unsupported("assigning to .shape (an in-place reshape)", "write x = x.reshape(shape)")
+def _set_shape(tracer, shape) -> None:
+    """`x.shape = shape`: NumPy reshapes x in place where that needs no copy (else raises). A
+    value the function computed takes the new shape; an array written in place (an argument,
+    a made buffer) or a view would need its buffer reshaped under every name for it."""
+    ctx = tracer._ctx
+    if isinstance(tracer, _View) or tracer._weak or tracer._numpy_scalar or ctx.owner.get(
+            ctx.family.get(tracer._var, tracer._var)) is not None:
+        raise unsupported("assigning to .shape of an argument, a view or an array written in place",
+                          "write x = x.reshape(shape)")
+    probe = numpy_views.stand_in(tracer.shape, ctx.strides_of(tracer._var)) if ctx.strides_of(tracer._var) is not None \
+        else None
+    if probe is None:
+        raise unsupported("assigning to .shape of an array whose memory layout numfuse does not trace",
+                          "write x = x.reshape(shape)")
+    with user_line_noted():
+        probe.shape = shape  # NumPy's errors (a copy needed, sizes that differ)
+    tracer._var = ctx.reshape_var(tracer._var, probe.shape)
 
 
 def _refuse_write(tracer, numpy_message: str):
@@ -93,7 +108,7 @@ class Tracer:
 
     # -- attributes ----------------------------------------------------------------------------
     _aval = property(lambda self: self._var.aval)
-    shape = property(lambda self: self._aval.shape, lambda self, value: _refuse_shape_assignment())
+    shape = property(lambda self: self._aval.shape, lambda self, value: _set_shape(self, value))
     dtype = property(lambda self: self._aval.dtype)
     ndim = property(lambda self: self._aval.ndim)
     size = property(lambda self: self._aval.size)

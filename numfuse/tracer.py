@@ -168,6 +168,8 @@ class TraceContext(Layouts):
             return Operand(None, x, np.dtype(np.float64), True)
         if isinstance(x, complex):
             return Operand(None, x, np.dtype(np.complex128), True)
+        if isinstance(x, MaskedSelection):
+            x = x.compacted("x[mask] beside an array")
         if isinstance(x, (np.ndarray, list, tuple)):
             array = np.asarray(x)
             dtype = check_supported(array.dtype, "a constant array captured by the function")
@@ -361,7 +363,8 @@ def flatten_outputs(value, leaves: list) -> Any:
         leaves.append(value)
         return ("__leaf__", len(leaves) - 1)
     if isinstance(value, MaskedSelection):
-        raise returned_error(value)
+        # Its size depends on the data: compacted at a graph break (a NumPy array returned).
+        return ("__const__", value.compacted("returning x[mask]", returned_error(value), at_its_line=True))
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         # A namedtuple (np.linalg's results): rebuilt as its own type.
         return ("__namedtuple__", (type(value), [flatten_outputs(v, leaves) for v in value]))

@@ -262,3 +262,46 @@ def test_recursive_filter_rewriting_the_row_it_reads():
         return y, y.sum(0)
 
     check(f, X.copy(), 0.5)
+
+
+GLOBAL_OUT = np.zeros((4, 6))
+
+
+def _into_global(x):
+    np.multiply(x, 2.0, out=GLOBAL_OUT)  # NumPy writes the module's array, at a break
+    return GLOBAL_OUT.sum() + x
+
+
+def test_ufunc_out_into_a_global_numpy_array():
+    GLOBAL_OUT[...] = 0.0
+    expected = _into_global(X)
+    written = GLOBAL_OUT.copy()
+    GLOBAL_OUT[...] = 0.0
+    got = numfuse.jit(_into_global)(X)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    np.testing.assert_array_equal(GLOBAL_OUT, written)
+
+
+# -- x[mask] whose size Python needs (numpy_masked.MaskedSelection.compacted) -------------------
+
+
+def test_masked_selection_returned_and_measured():
+    def f(x):
+        s = x[x > 0]
+        n = len(s)  # its size: a break
+        return s * 2, n, (x[x < 1] + 1).max()  # the last one stays fused
+
+    check(f, X)
+
+
+def test_selection_then_in_place_on_it():
+    def f(x):
+        z = x.ravel()
+        keep = np.abs(z) < 4
+        z = z[keep]
+        if not len(z):
+            return z
+        np.multiply(z, z, z)  # into the compacted selection, as into NumPy's
+        return abs(z) > 2, z
+
+    check(f, X)
