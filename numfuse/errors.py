@@ -98,6 +98,7 @@ def _internal_dirs() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return internal, external
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_internal(filename: str) -> bool:
     path = os.path.abspath(filename)
     internal, external = _internal_dirs()

@@ -35,6 +35,7 @@ from .loopnest import LoopNest
 from .lower import GraphInfo, KernelSpec, Lowered, Lowerer, NotFusable, reduction_map
 from .ops import is_reduction
 from .plan_steps import LibraryStep, library_steps_of
+from .update_chains import merge_update_chains
 from .primitives import VIEWS
 from .indexing import Gathered
 from .viewmaps import STRUCTURAL, IndexMap, concat_pieces, gather_pieces, identity_map, operand_map, update_map
@@ -681,6 +682,7 @@ def plan(graph: Graph, scalar_inputs: set[int] = frozenset(), strided_inputs: se
     Where the kernels would read an array's values after an update overwrote them in place
     (NumPy read them before), that update writes into a copy instead and the graph is planned
     again: in place where the order allows, a copy only where a later read needs the old values."""
+    graph = merge_update_chains(graph)
     for _ in range(len(graph.eqns) + 1):
         try:
             return Planner(graph, set(scalar_inputs), set(strided_inputs)).plan()

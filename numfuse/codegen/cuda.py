@@ -73,6 +73,9 @@ class KernelParam:
     kind: str  # "buffer" | "scalar" | "size" | "count" | "cache_points" | "partial" | "counter"
     value: int = 0  # a size (int), or a count (a NumPy scalar of dtype)
     dtype: np.dtype | None = None  # of a count, or of a split kernel's partial results
+    # Its name in the generated code, where that is not `name` (a buffer or scalar: by its
+    # position, so that kernels of one loop body over other arrays are one compiled kernel).
+    code_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -630,10 +633,40 @@ def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
     return _reduction_ast(nest, params)
 
 
+def _positional_names(params) -> tuple[tuple[KernelParam, ...], dict[str, str]]:
+    """Buffers and scalars named by their position in the code (in0, out1, s0): the names of
+    the graph's values they hold differ between loop iterations and segments whose code is the
+    same. The loop nest printed in the header keeps the graph's names."""
+    renamed, names, counts = [], {}, {}
+    for p in params:
+        if p.kind in ("buffer", "scalar") and p.name != ERRORS_BUFFER:
+            prefix = p.name.split("_", 1)[0] if p.kind == "buffer" else "s"
+            counts[prefix] = counts.get(prefix, -1) + 1
+            names[p.name] = f"{prefix}{counts[prefix]}"
+            p = KernelParam(p.name, p.kind, p.value, p.dtype, names[p.name])
+        renamed.append(p)
+    return tuple(renamed), names
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        if node.id in self.names:
+            node.id = self.names[node.id]
+        return node
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        if node.arg in self.names:
+            node.arg = self.names[node.arg]
+        return node
+
+
 def render(nest: LoopNest, header: str = "") -> KernelSource:
     """The kernel module's source. `header` becomes its leading comment block."""
-    params = kernel_params(nest)
-    fn = _kernel_ast(nest, [p.name for p in params])
+    params, names = _positional_names(kernel_params(nest))
+    fn = _Rename(names).visit(_kernel_ast(nest, [p.name for p in params]))
     imports = [
         ast.Import([ast.alias("math")]),
         ast.ImportFrom("numba", [ast.alias("cuda")], 0),
