@@ -72,3 +72,82 @@ def classify(name: str, value, static: bool):
         ) from None
     # Strings, None, tuples...: Python values that steer the function, keyed by value.
     return ("static", type(value), value), ("static", value)
+
+
+# -- containers of arrays ----------------------------------------------------------------------
+
+
+def _is_array(value) -> bool:
+    if isinstance(value, np.ndarray):
+        return True
+    if value is None or isinstance(value, (list, tuple, dict, str, bytes, int, float, complex, np.generic)):
+        return False
+    try:
+        return describe_array("", value) is not None  # a device array of some library
+    except UnsupportedError:
+        return True  # an array numfuse refuses: classify says why
+
+
+def has_array_leaf(value) -> bool:
+    """Whether `value` is a list, tuple, dict or namedtuple with an array somewhere inside."""
+    if isinstance(value, dict):
+        return any(_is_array(v) or has_array_leaf(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_is_array(v) or has_array_leaf(v) for v in value)
+    return False
+
+
+def _flatten(value, name: str, names: list, leaves: list):
+    """The structure of `value` (a hashable description: types, lengths, dict keys), with its
+    leaves (arrays and scalars) appended to `leaves`, named by their path."""
+    if isinstance(value, dict):
+        keys = list(value)
+        return ("dict", type(value), tuple(keys),
+                tuple(_flatten(value[k], f"{name}[{k!r}]", names, leaves) for k in keys))
+    if isinstance(value, (list, tuple)) and has_array_leaf(value):
+        fields = getattr(type(value), "_fields", None)  # a namedtuple's leaves by field name
+        paths = [f"{name}.{f}" for f in fields] if fields else [f"{name}[{i}]" for i in range(len(value))]
+        return ("seq", type(value), tuple(_flatten(v, p, names, leaves) for v, p in zip(value, paths)))
+    names.append(name)
+    leaves.append(value)
+    return ("leaf",)
+
+
+def _unflatten(tree, leaves):
+    kind = tree[0]
+    if kind == "leaf":
+        return next(leaves)
+    if kind == "dict":
+        _, cls, keys, children = tree
+        items = {k: _unflatten(c, leaves) for k, c in zip(keys, children)}
+        return items if cls is dict else cls(items)
+    _, cls, children = tree
+    items = [_unflatten(c, leaves) for c in children]
+    if cls is list or cls is tuple:
+        return cls(items)
+    return cls(*items) if hasattr(cls, "_fields") else cls(items)  # a namedtuple, or a subclass
+
+
+def flatten_containers(names, values, call):
+    """(names, values, call) with each container argument replaced by its leaves; the new call
+    rebuilds the containers (of their own types) from the leaves and calls the old one. Its
+    `structure` attribute describes them, for the signature's key."""
+    flat_names, flat_values, trees = [], [], []
+    for name, value in zip(names, values):
+        if has_array_leaf(value):
+            leaf_names, leaves = [], []
+            trees.append((_flatten(value, name, leaf_names, leaves), len(leaves)))
+            flat_names += leaf_names
+            flat_values += leaves
+        else:
+            trees.append(None)
+            flat_names.append(name)
+            flat_values.append(value)
+
+    def rebuilt(fn, vals):
+        vals = iter(vals)
+        args = [next(vals) if tree is None else _unflatten(tree[0], vals) for tree in trees]
+        return call(fn, args)
+
+    rebuilt.structure = tuple(t[0] if t is not None else None for t in trees)
+    return flat_names, flat_values, rebuilt

@@ -31,7 +31,7 @@ from .ir import format_graph
 from .loopnest import format_loopnest
 from .planner import Plan, plan as make_plan
 from .runtime.streams import check_stream_option
-from .arguments import RANDOM_STATES, classify
+from .arguments import RANDOM_STATES, classify, flatten_containers, has_array_leaf
 from .tracer import ArgSpec, TraceResult, trace, unflatten_outputs
 
 
@@ -107,7 +107,15 @@ class JitFunction:
     # -- arguments -----------------------------------------------------------------------------
 
     def _bind(self, args, kwargs) -> tuple[list[str], list[Any], Callable]:
-        """Argument names and values in order, and how to call the function with new values."""
+        """Argument names and values in order, and how to call the function with new values.
+        An argument that is a container of arrays (a dict, list, tuple or namedtuple, nested)
+        is its leaves, named by their path (params['w']); arguments.py says how."""
+        names, values, call = self._bind_arguments(args, kwargs)
+        if not any(has_array_leaf(v) for v in values):
+            return names, values, call
+        return flatten_containers(names, values, call)
+
+    def _bind_arguments(self, args, kwargs) -> tuple[list[str], list[Any], Callable]:
         if self._simple and not kwargs and len(args) == len(self._names):
             return self._names, list(args), lambda fn, vals: fn(*vals)
         bound = self._signature.bind(*args, **kwargs)
@@ -153,13 +161,14 @@ class JitFunction:
             part, spec = classify(name, value, name in static)
             key_parts.append(part)
             specs.append(spec)
-        key = tuple(key_parts)
+        structure = getattr(call, "structure", None)  # containers' shapes: part of the key
+        key = (tuple(key_parts), structure)
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._compile(names, values, specs, call)
             # The key under which it was found may have changed (arguments made static).
             static = self._static | self._auto_static | also_static
-            key = tuple(classify(n, v, n in static)[0] for n, v in zip(names, values))
+            key = (tuple(classify(n, v, n in static)[0] for n, v in zip(names, values)), structure)
             self._cache[key] = compiled
         traced_values = [values[i] for i in compiled.traced_positions]
         return compiled, traced_values
@@ -283,7 +292,8 @@ class JitFunction:
                 # see its value (and raise, or compare exactly) as they do at a real call.
                 position = compiled.traced_positions[err.input_index]
                 also_static = also_static | {compiled.arg_names[position]}
-        if not kwargs and not also_static and self._simple and len(args) == len(self._names):
+        if not kwargs and not also_static and self._simple and len(args) == len(self._names) \
+                and len(names) == len(args):  # (containers: no fast path)
             self._remember_fast_path(args, compiled, traced_values, names)
         return unflatten_outputs(compiled.traced.out_tree, outputs)
 
@@ -459,9 +469,15 @@ def segmented_explain_text(name: str, run) -> str:
     lines = [f"numfuse.jit({name}) runs in {len(run.breaks) + 1} segment(s), {len(distinct)} distinct; "
              f"graph breaks, in the order this call met them:"]
     number = {id(s): k for k, s in enumerate(distinct)}
+    runs: list[list] = []  # consecutive breaks at one line ending the same segment: one line
     for b in run.breaks:
         segment = f"segment #{number[id(b.segment)]}" if b.segment is not None else "nothing traced before it"
-        lines.append(f"   {b} [ends {segment}]")
+        text = f"{b} [ends {segment}]"
+        if runs and runs[-1][0] == text:
+            runs[-1][1] += 1
+        else:
+            runs.append([text, 1])
+    lines.extend(f"   {text}" + (f" x{count}" if count > 1 else "") for text, count in runs)
     if run.final is not None:
         lines.append(f"   the function returned [ends segment #{number[id(run.final)]}]")
     lines.append("each break runs what was traced before it, then Python goes on with real values; "
