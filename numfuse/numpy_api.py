@@ -18,7 +18,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple  # noqa: F401  (the tracer uses it)
 
 from .dtypes import check_supported
-from .errors import NeedsGraphBreak, TracingError, at_user_line, unsupported, user_line_noted
+from .errors import NeedsGraphBreak, TracingError, UnsupportedError, at_user_line, unsupported, user_line_noted
 from .numpy_complex import FUNCTIONS as COMPLEX_FUNCTIONS
 from .numpy_complex import complex_hint, refuse_complex, warn_if_imaginary_dropped
 from .numpy_functions import FUNCTIONS as COMPOSED_FUNCTIONS
@@ -486,7 +486,13 @@ def call_function(ctx, func, args, kwargs):
     handler = FUNCTIONS.get(func)
     if handler is None:
         return untraced(ctx, func, args, kwargs, unsupported(function_name(func)), f"{function_name(func)} is not traced")
-    return handler(ctx, *args, **kwargs)
+    try:
+        return handler(ctx, *args, **kwargs)
+    except UnsupportedError as refusal:
+        # An argument numfuse does not trace (np.max(x, initial=0)): NumPy's function runs on
+        # the real arrays at a graph break.
+        return untraced(ctx, func, args, kwargs, refusal,
+                        f"{function_name(func)} with these arguments is not traced ({str(refusal).splitlines()[0]})")
 
 
 def untraced(ctx, func, args, kwargs, refusal: Exception, what: str, loc=None):

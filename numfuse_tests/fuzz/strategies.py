@@ -43,7 +43,7 @@ MAX_STEPS = 30
 LAYOUTS = ["C", "F", "strided", "transposed"]
 KINDS = ["unary", "binary", "reduce", "binary", "unary", "reduce", "where", "astype", "clip",
          "round", "transpose", "fill", "inplace", "slice", "statistic", "setitem",
-         "matmul", "scan", "sort", "gather", "mask", "compose", "matmul", "gather", "compose"]
+         "matmul", "scan", "sort", "gather", "mask", "compose", "matmul", "gather", "compose", "break"]
 
 
 class Drawing:
@@ -820,7 +820,55 @@ def op_compose(d: Drawing) -> bool:
     return d.b.add(("{out} = " + template,), operands, Rules(f"compose {name}", ufunc=u))
 
 
-OPS = {"unary": op_unary, "binary": op_binary, "reduce": op_reduce, "where": op_where,
+def op_break(d: Drawing) -> bool:
+    """Code that needs values, which numfuse runs at a graph break: a branch on a value, a slice
+    bound and a size from data, an untraced NumPy function, np.asarray, and loops that update an
+    array in place and stop on its values. Conditions and sizes read exact values only, so that
+    rounding cannot take another branch than NumPy's."""
+    form = d.draw(st.sampled_from(["branch", "bound", "unique", "asarray", "shift loop", "halving loop"]),
+                  label="graph break form")
+    exact = lambda v: v.err is None  # noqa: E731
+    if form == "branch":
+        c = d.pick(lambda v: exact(v) and v.kind == ARRAY, label="branch condition")
+        i = d.pick(lambda v: v.kind == ARRAY, label="branch value", other_than=(c,) if c is not None else ())
+        if c is None or i is None:
+            return False
+        test = d.draw(st.sampled_from(["bool(np.any({0}))", "{0}.sum() > 0", "int({0}.max(initial=0)) % 2"]),
+                      label="branch test")
+        return d.b.add((f"if {test}:", "    {out} = {1} * 2", "else:", "    {out} = {1} - {1}"), (c, i),
+                       Rules("graph break: branch", ufunc=np.multiply))
+    if form == "bound":
+        i = d.pick(lambda v: v.kind == ARRAY and len(v.shape) >= 1, label="sliced by data")
+        c = d.pick(lambda v: exact(v) and v.kind == ARRAY, label="slice count", other_than=(i,) if i is not None else ())
+        if i is None or c is None:
+            return False
+        return d.b.add(("{out} = {0}[: int(np.count_nonzero({1})) + 1]",), (i, c),
+                       Rules("graph break: slice bound", view="data bound"))
+    if form == "unique":
+        i = d.pick(lambda v: exact(v) and v.kind == ARRAY, label="unique operand")
+        if i is None:
+            return False
+        return d.b.add(("{out} = np.unique({0})",), (i,), Rules("graph break: np.unique"))
+    if form == "asarray":
+        i = d.pick(lambda v: v.kind == ARRAY, label="asarray operand")
+        if i is None:
+            return False
+        return d.b.add(("{out} = np.asarray({0}) * 1",), (i,), Rules("graph break: asarray", ufunc=np.multiply))
+    if form == "shift loop":
+        i = d.pick(lambda v: v.kind == ARRAY and len(v.shape) >= 1 and v.dtype.kind in "iuf", label="shifted")
+        if i is None:
+            return False
+        steps = d.draw(st.integers(1, 3), label="shift steps")
+        return d.b.add(("{out} = {0} * 1", f"for _k in range({steps}):", "    {out}[1:] += {out}[:-1]"), (i,),
+                       Rules("loop: in-place shift", ufunc=np.add))
+    i = d.pick(lambda v: exact(v) and v.kind == ARRAY and v.dtype.kind == "f", label="halved")
+    if i is None:
+        return False
+    return d.b.add(("{out} = {0} * 1", "for _k in range(3):", "    if not np.any(np.abs({out}) > 1):",
+                    "        break", "    {out} = {out} * 0.5"), (i,), Rules("loop: halving until small"))
+
+
+OPS = {"break": op_break, "unary": op_unary, "binary": op_binary, "reduce": op_reduce, "where": op_where,
        "astype": op_astype, "clip": op_clip, "round": op_round, "transpose": op_transpose,
        "fill": op_fill, "inplace": op_inplace, "slice": op_slice,
        "statistic": op_statistics, "setitem": op_setitem, "matmul": op_matmul, "scan": op_scan,

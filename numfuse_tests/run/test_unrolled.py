@@ -64,8 +64,8 @@ def test_the_main_loop_loads_every_point_before_storing_any():
     source = numfuse.jit(lambda x, y: x * y + 1).kernel_sources(np.ones(1000), np.ones(1000))[0].source
     main = source.split("while lin + ")[1].split("while lin < total")[0]
     lines = [line.strip() for line in main.splitlines()]
-    loads = [i for i, line in enumerate(lines) if "= in_" in line]
-    stores = [i for i, line in enumerate(lines) if line.startswith("out_")]
+    loads = [i for i, line in enumerate(lines) if "= in" in line]
+    stores = [i for i, line in enumerate(lines) if line.startswith("out")]
     assert len(loads) == 2 * UNROLL and len(stores) == UNROLL and max(loads) < min(stores)
 
 

@@ -62,7 +62,7 @@ def test_complex_max_and_min_reductions_are_refused(dtype):
     z = Z.astype(dtype)
     for fn in (np.max, np.min, np.maximum.reduce, np.nanmax):
         with pytest.raises(numfuse.UnsupportedError):
-            numfuse.jit(lambda a: fn(a)).graph(z)
+            numfuse.jit(lambda a: fn(a), graph_breaks=False).graph(z)
 
 
 def test_a_template_that_calls_another_is_inlined_whole():
