@@ -71,9 +71,10 @@ class Call:
 
     inputs: list[Input]
     tolerances: list[Any]
+    packing: str = ""  # see Program.packing
 
     def arguments(self) -> list:
-        return [inp.argument() for inp in self.inputs]
+        return pack([inp.argument() for inp in self.inputs], self.packing)
 
 
 @dataclass
@@ -85,12 +86,16 @@ class Program:
     # the fuzzer's error model (numerics.py).
     tolerances: list[Any] = field(default_factory=list)
     again: list[Call] = field(default_factory=list)
+    # "": one parameter per input; "dict": the inputs in one dict argument ({"x0": ...}), "list":
+    # in one list, "nested": a tuple of (a list of the arrays, a dict of the scalars), as ML code
+    # passes its parameters (numfuse flattens containers into their leaves).
+    packing: str = ""
 
     def __repr__(self) -> str:  # hypothesis prints this; the snippet is the useful form
         return f"<program: {len(self.inputs)} inputs, {len(self.ops)} ops, {len(self.outputs)} outputs>"
 
     def calls(self) -> list[Call]:
-        return [Call(self.inputs, self.tolerances), *self.again]
+        return [Call(c.inputs, c.tolerances, self.packing) for c in [Call(self.inputs, self.tolerances), *self.again]]
 
     def names(self) -> list[str]:
         names, arrays, scalars = [], 0, 0
@@ -107,6 +112,10 @@ class Program:
         names = self.names()
         params = ", ".join(names[: len(self.inputs)])
         body = []
+        if self.packing:
+            body.append(f"{params}, = {unpack_expression(names[: len(self.inputs)], self.inputs, self.packing)}"
+                        if params else "pass")
+            params = "args"
         for k, op in enumerate(self.ops):
             body += op.render(names, names[len(self.inputs) + k])
         outs = ", ".join(names[i] for i in self.outputs)
@@ -119,7 +128,7 @@ class Program:
         return namespace[name]
 
     def arguments(self) -> list:
-        return [inp.argument() for inp in self.inputs]
+        return pack([inp.argument() for inp in self.inputs], self.packing)
 
     def pruned(self) -> Program:
         """The same program without the operations and inputs no output depends on, renumbered."""
@@ -135,7 +144,7 @@ class Program:
                for k in kept]
         again = [Call([c.inputs[i] for i in inputs], c.tolerances) for c in self.again]
         return Program([self.inputs[i] for i in inputs], ops, [position[i] for i in self.outputs],
-                       self.tolerances, again)
+                       self.tolerances, again, self.packing)
 
     def snippet(self, note: str = "") -> str:
         """A standalone script that runs the program through NumPy and numfuse and asserts that
@@ -150,6 +159,7 @@ class Program:
                   "# allowed, 0: exact). Calls after the first reuse its compiled kernels.", "calls = ["]
         for k, call in enumerate(self.calls()):
             args = names if k == 0 else [inp.literal() for inp in call.inputs]
+            args = pack_literal(args, call.inputs, self.packing)
             atols = [float(np.max(t, initial=0.0)) for t in call.tolerances] or [0.0] * len(self.outputs)
             lines.append(f"    (({', '.join(args)},), {atols!r}),")
         lines.append("]")
@@ -174,6 +184,51 @@ for args, atols in calls:
         if atol == 0:
             np.testing.assert_array_equal(np.signbit(g), np.signbit(e), err_msg=f"output {i}: signs")
 print("numfuse and NumPy agree")'''
+
+
+# -- containers ----------------------------------------------------------------------------------
+
+
+def pack(values: list, packing: str) -> list:
+    """The call's arguments: the inputs as they are, or in one container (Program.packing)."""
+    if not packing:
+        return values
+    if packing == "dict":
+        return [{f"a{k}": v for k, v in enumerate(values)}]
+    if packing == "list":
+        return [list(values)]
+    arrays = [v for v in values if isinstance(v, np.ndarray)]
+    scalars = {f"s{k}": v for k, v in enumerate(values) if not isinstance(v, np.ndarray)}
+    return [(arrays, scalars)]
+
+
+def pack_literal(texts: list[str], inputs: list, packing: str) -> list[str]:
+    """The call's arguments in program text, packed as `pack` packs them."""
+    if not packing:
+        return texts
+    if packing == "dict":
+        return ["{" + ", ".join(f"'a{k}': {t}" for k, t in enumerate(texts)) + "}"]
+    if packing == "list":
+        return ["[" + ", ".join(texts) + "]"]
+    arrays = [t for t, inp in zip(texts, inputs) if inp.kind == ARRAY]
+    scalars = [f"'s{k}': {t}" for k, (t, inp) in enumerate(zip(texts, inputs)) if inp.kind != ARRAY]
+    return ["([" + ", ".join(arrays) + "], {" + ", ".join(scalars) + "})"]
+
+
+def unpack_expression(names: list[str], inputs: list, packing: str) -> str:
+    """The expression that unpacks `args` into the inputs' names, in order."""
+    if packing == "dict":
+        return "(" + ", ".join(f"args['a{k}']" for k in range(len(names))) + ",)"
+    if packing == "list":
+        return "(" + ", ".join(f"args[{k}]" for k in range(len(names))) + ",)"
+    parts, a = [], 0
+    for k, inp in enumerate(inputs):
+        if inp.kind == ARRAY:
+            parts.append(f"args[0][{a}]")
+            a += 1
+        else:
+            parts.append(f"args[1]['s{k}']")
+    return "(" + ", ".join(parts) + ",)"
 
 
 # -- layouts --------------------------------------------------------------------------------------

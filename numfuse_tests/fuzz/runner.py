@@ -53,7 +53,7 @@ def check_call(program: Program, fn, jitted, call: Call) -> list[str]:
         except Exception as err:
             raise AssertionError("the fuzzer built a program NumPy refuses:\n" + program.snippet()) from err
     args = call.arguments()
-    copies = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+    copies = [np.copy(a) if isinstance(a, np.ndarray) else a for a in _leaves(args)]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -61,10 +61,23 @@ def check_call(program: Program, fn, jitted, call: Call) -> list[str]:
     except Exception as err:  # noqa: BLE001 - any error on a program NumPy runs is a mismatch
         return [f"numfuse raises {type(err).__name__}: {err}"]
     problems = compare(got, expected, call.tolerances)
-    for k, (before, after) in enumerate(zip(copies, args)):
+    for k, (before, after) in enumerate(zip(copies, _leaves(args))):
         if isinstance(before, np.ndarray) and not np.array_equal(before, after, equal_nan=True):
             problems.append(f"numfuse modified argument {k}")
     return problems
+
+
+def _leaves(args) -> list:
+    """The arguments with containers (Program.packing) flattened, in order."""
+    out = []
+    for a in args:
+        if isinstance(a, dict):
+            out += _leaves(list(a.values()))
+        elif isinstance(a, (list, tuple)):
+            out += _leaves(list(a))
+        else:
+            out.append(a)
+    return out
 
 
 class ProgramMismatch(AssertionError):

@@ -905,6 +905,9 @@ def programs(draw, model: N.ErrorModel = N.SIMULATOR, max_steps: int = MAX_STEPS
     if others and draw(st.integers(0, 3), label="extra output") == 0:
         outputs.append(draw(st.sampled_from(others), label="extra output value"))
     program = b.program(outputs)
+    # One program in five takes its inputs in a container (a dict, a list, or a tuple of a list
+    # and a dict), as ML code passes parameters.
+    program.packing = draw(st.sampled_from(["", "", "", "", "", "", "dict", "list", "nested"]), label="packing")
     # One program in three is called again with new values of the same signature: the plan and
     # kernels are reused, and runtime scalars and array contents must not have been baked in.
     if draw(st.integers(0, 2), label="call again") == 0:

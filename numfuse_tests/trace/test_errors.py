@@ -415,3 +415,29 @@ def test_leaked_tracer_from_another_trace():
     numfuse.jit(keep).graph(X)
     with pytest.raises(numfuse.TracingError):
         numfuse.jit(use).graph(X)
+
+
+# -- values computed from Python int arguments are static (not graph breaks) ----------------------
+
+
+def test_arithmetic_on_int_arguments_used_as_python_values_makes_them_static():
+    def f(x, n):
+        total = x[: n - 1].sum(axis=0)
+        for _ in range(n // 2):
+            total = total * 2
+        return total + np.zeros(n + 1)[:1]
+
+    jitted = numfuse.jit(f)
+    graph = jitted.graph(X, 3)  # one graph: no graph break
+    assert "n" in jitted._auto_static
+    assert [v.aval.shape for v in graph.inputs] == [X.shape]
+
+
+def test_a_value_from_data_and_an_int_argument_is_a_graph_break():
+    def f(x, n):
+        if x.sum() > n:
+            return x
+        return -x
+
+    with pytest.raises(numfuse.TracingError, match="segment by segment"):
+        numfuse.jit(f).graph(X, 3)

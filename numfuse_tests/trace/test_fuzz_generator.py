@@ -62,6 +62,8 @@ def test_programs_use_library_calls_gathers_and_masks(sample):
             "gather", "np.take", "np.take_along_axis", "mask", "np.putmask", "np.copyto", "setitem",
             "compose", "flip", "roll", "diff", "outer", "concatenate", "hstack", "break:", "branch", "bound",
             "np.unique", "asarray", "loop:", "shift", "halving"} <= words, sorted(words)
+    # Inputs passed one by one and in containers (a dict, a list, a list and a dict).
+    assert {p.packing for p in sample} == {"", "dict", "list", "nested"}
     sources = "\n".join(p.source() for p in sample)
     for text in ('kind="stable"', "np.cumsum(", "[:, ", "np.einsum('"):
         assert text in sources, text
