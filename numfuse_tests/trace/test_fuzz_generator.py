@@ -41,7 +41,7 @@ def sample():
     # A seed whose 250 programs draw every dtype, an empty, a 0-d and a 4-d array, every op kind
     # and a library-call product with today's op mix (test_programs_are_varied and the tests of
     # kinds below); the op mix changes the draws.
-    return generated(250, 0)
+    return generated(250, 2)
 
 
 def test_programs_use_every_kind_of_operation(sample):
