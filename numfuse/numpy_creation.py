@@ -32,7 +32,8 @@ _local = threading.local()  # this thread's traces, innermost last
 _lock = threading.Lock()
 _installed = [0]  # how many traces, on every thread, are running
 _ORIGINALS: dict[str, object] = {}
-_NAMES = ("zeros", "ones", "empty", "full", "eye", "identity", "arange", "linspace", "logspace", "tri")
+_NAMES = ("zeros", "ones", "empty", "full", "eye", "identity", "arange", "linspace", "logspace", "tri",
+          "array", "asarray")
 
 
 def _current():
@@ -98,8 +99,41 @@ def _noting_random(name: str, original):
     return make
 
 
+def _holds_tracer(value) -> bool:
+    from .proxy import Tracer
+
+    if isinstance(value, Tracer):
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds_tracer(v) for v in value)
+
+
+def _from_sequence(ctx, items, dtype):
+    """np.array of a (nested) list of traced and Python values: their stack, of NumPy's dtype
+    (each element as an array: a Python float is float64 here, as np.array makes it)."""
+    from .proxy import Tracer
+
+    def leaves(v):
+        return [x for item in v for x in leaves(item)] if isinstance(v, (list, tuple)) else [v]
+
+    if dtype is None:
+        dtype = np.result_type(*[x.dtype if isinstance(x, Tracer) else np.asarray(x).dtype for x in leaves(items)])
+
+    def build(v):
+        if isinstance(v, (list, tuple)):
+            return np.stack([build(item) for item in v]) if len(v) else np.zeros((0,), dtype)
+        return ctx.convert(ctx.as_tracer(ctx.operand(v)), dtype)
+
+    return build(items)
+
+
 def _make(ctx, name, original, args, kwargs):
     from .proxy import Tracer
+
+    if name in ("array", "asarray"):
+        if not args or not isinstance(args[0], (list, tuple)) or not _holds_tracer(args[0]):
+            return original(*args, **kwargs)  # np.asarray(traced): a graph break (proxy.__array__)
+        dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
+        return _from_sequence(ctx, args[0], None if dtype is None else np.dtype(dtype))
 
     if name in ("zeros", "ones", "empty", "full"):
         args, kwargs = list(args), dict(kwargs)

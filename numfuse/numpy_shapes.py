@@ -401,7 +401,31 @@ def _pad_from_indices(ctx, x, axis, left, right, mode):
     return np.concatenate(parts, axis)
 
 
+def _meshgrid(ctx, *xi, copy=True, sparse=False, indexing="xy"):
+    """np.meshgrid: each input raveled, laid along its own axis and broadcast to the grid
+    (with indexing='xy' the first two axes swapped, as NumPy's)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    arrays = [np.ravel(x) for x in xi]
+    ndim = len(arrays)
+    grid = [a.shape[0] for a in arrays]
+    axes = list(range(ndim))
+    if indexing == "xy" and ndim > 1:
+        axes[0], axes[1] = 1, 0
+        grid[0], grid[1] = grid[1], grid[0]
+    out = []
+    for a, axis in zip(arrays, axes):
+        shape = [1] * ndim
+        shape[axis] = a.shape[0]
+        v = a.reshape(shape)
+        if not sparse:
+            v = np.broadcast_to(v, tuple(grid))
+        out.append(v.copy() if copy else v)
+    return tuple(out)
+
+
 FUNCTIONS = {
+    np.meshgrid: _meshgrid,
     np.flip: _flip,
     np.fliplr: _fliplr,
     np.flipud: _flipud,

@@ -22,12 +22,13 @@ from numfuse_tests.corpus.runner import MATCHED, REFUSED, run_program
 
 EXPECTED_TO_RUN = {
     # npbench
-    "arc_distance", "atax", "azimint_hist", "azimint_naive", "bicg", "cavity_flow", "cholesky",
-    "cholesky2", "compute", "conv2d_bias", "correlation", "covariance", "covariance2", "doitgen",
-    "durbin", "fdtd_2d", "floyd_warshall", "gemm", "gemver", "gesummv", "go_fast", "gramschmidt",
-    "hdiff", "heat_3d", "jacobi_1d", "jacobi_2d", "k2mm", "k3mm", "lenet", "lu", "ludcmp",
-    "mandelbrot1", "mlp", "mvt", "resnet", "scattering_self_energies", "seidel_2d", "softmax",
-    "stockham_fft", "syr2k", "syrk", "trisolv", "trmm",
+    "adi", "arc_distance", "atax", "azimint_hist", "azimint_naive", "bicg", "cavity_flow", "channel_flow",
+    "cholesky", "cholesky2", "compute", "contour_integral", "conv2d_bias", "correlation", "covariance",
+    "covariance2", "crc16", "deriche", "doitgen", "durbin", "fdtd_2d", "floyd_warshall", "gemm", "gemver",
+    "gesummv", "go_fast", "gramschmidt", "hdiff", "heat_3d", "jacobi_1d", "jacobi_2d", "k2mm", "k3mm",
+    "lenet", "lu", "ludcmp", "mandelbrot1", "mandelbrot2", "mlp", "mvt", "nbody", "nussinov", "resnet",
+    "scattering_self_energies", "seidel_2d", "softmax", "spmv", "stockham_fft", "symm", "syr2k", "syrk",
+    "trisolv", "trmm", "vadv",
     # picoGPT
     "picogpt_attention", "picogpt_ffn", "picogpt_gelu", "picogpt_layer_norm", "picogpt_mha",
     "picogpt_mha_auto_static", "picogpt_transformer_block",

@@ -83,3 +83,38 @@ def test_other_threads_get_numpys_arrays_while_one_traces():
     thread.join()
     assert seen == [np.ndarray]
     assert_same(got, X[0, :3])
+
+
+# -- np.array of traced scalars, grids -----------------------------------------------------------
+
+
+def test_array_of_a_list_of_traced_values_is_traced():
+    def f(x):
+        a = np.array([x.sum(), x.max(), 1.0])  # NumPy's dtype: float64, the Python float's
+        b = np.asarray([[x[0, 0], 2], [x[1, 1], 3]], dtype=np.float32)
+        return a, b
+
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    jitted = numfuse.jit(f)
+    assert jitted.plan(x) is not None  # one graph, no break
+    for got, expected in zip(jitted(x), f(x)):
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("options", [{}, {"indexing": "ij"}, {"sparse": True}, {"copy": False},
+                                     {"sparse": True, "indexing": "ij"}])
+def test_meshgrid_indices_mgrid_ogrid(options):
+    def f(a, b, c):
+        grids = np.meshgrid(a, b, c, **options)
+        i, j = np.indices((3, 4))
+        g = np.mgrid[0:3, 0:4]
+        o = np.ogrid[0:3, 0:4]
+        return grids, i * 10 + j, g.sum(0), o[0] + o[1]
+
+    args = (np.arange(3.0), np.arange(4.0) * 2, np.arange(2.0) - 1)
+    got, expected = numfuse.jit(f)(*args), f(*args)
+    assert type(got[0]) is type(expected[0]) and len(got[0]) == len(expected[0])
+    for g, e in zip(list(got[0]) + list(got[1:]), list(expected[0]) + list(expected[1:])):
+        assert g.shape == e.shape and g.dtype == e.dtype
+        np.testing.assert_array_equal(g, e)
