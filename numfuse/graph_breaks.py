@@ -246,14 +246,16 @@ class Breaker:
         if root in self.values and id(self.values[root]) in self.exposed:
             self.run([], "a write into an array that Python holds as a NumPy array (np.asarray) runs at once")
 
-    def foreign_call(self, func, args, kwargs):
-        """An untraced NumPy function, called on the real arrays at a break."""
+    def foreign_call(self, func, args, kwargs, may_write: bool = True):
+        """An untraced NumPy function, called on the real arrays at a break (`may_write`:
+        it may write into them, as np.fill_diagonal does)."""
         from .numpy_api import function_name
 
         passed: list[Tracer] = []
         _tracers_in((args, kwargs), passed)
-        # The function may write into what it is given: the array object it was given, alone.
-        self._own_buffer(passed)
+        if may_write:
+            # What it writes into is the array object it was given, alone.
+            self._own_buffer(passed)
         concrete = self.run(passed, f"{function_name(func)} is not traced: it ran on the arrays at this break")
         real = {}
         for t in passed:

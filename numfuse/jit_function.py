@@ -35,6 +35,9 @@ from .arguments import RANDOM_STATES, classify, flatten_containers, has_array_le
 from .tracer import ArgSpec, TraceResult, trace, unflatten_outputs
 
 
+MAX_SEGMENTS = 256  # graph-break segments kept per JitFunction
+
+
 @dataclass
 class Compiled:
     """Everything cached for one signature."""
@@ -247,6 +250,10 @@ class JitFunction:
             compiled = Compiled(TraceResult(graph, None, kinds), plan, sources, list(range(len(specs))),
                                 arg_names=list(names))
             compiled.executable = self._executable(compiled)
+            if len(self._segments) >= MAX_SEGMENTS:
+                # Segments that differ by a constant from each break (a Python float computed
+                # at one): the oldest go, so memory stays bounded.
+                del self._segments[next(iter(self._segments))]
             self._segments[key] = compiled
         try:
             outputs = compiled.executable(values, names, self._stream)

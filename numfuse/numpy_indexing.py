@@ -193,6 +193,26 @@ FUNCTIONS = {
 # -- writes through a boolean mask -----------------------------------------------------------------
 
 
+def _select(x, mask):
+    """NumPy's x[mask], on real arrays."""
+    return x[mask]
+
+
+def rows_selected(ctx, x, index):
+    """x[mask] for a traced mask of x's leading axes (rows chosen by the data): NumPy's array,
+    computed at a graph break; None where `index` is no such mask."""
+    from .numpy_api import untraced
+    from .proxy import Tracer
+
+    mask = index[0] if isinstance(index, tuple) and len(index) == 1 else index
+    if not isinstance(mask, (Tracer, np.ndarray)) or mask.dtype.kind != "b" or mask.shape == x.shape:
+        return None
+    refusal = unsupported("x[mask] with a mask of another shape than x's",
+                          "its result's size depends on the data; reduce x[mask] whole with a mask of x's shape")
+    return untraced(ctx, _select, (x, mask), {}, refusal, "x[mask] with a mask of x's leading axes",
+                    may_write=False)
+
+
 def mask_of(ctx, x, index, reading: bool = False):
     """The traced boolean mask of `x[mask] = v` (a mask of x's shape, or of its leading
     dimensions), or None where `index` is not one."""

@@ -61,7 +61,7 @@ class MaskedSelection:
                 refusal = unsupported(what, _HINT + "; " + _WHY)
             self._value = untraced(self._ctx, _compact, (self.values, self.mask), {}, refusal,
                                    f"{what}: x[mask]'s size depends on the data",
-                                   self.loc if at_its_line else None)
+                                   self.loc if at_its_line else None, may_write=False)
         return self._value
 
     @property

@@ -291,6 +291,9 @@ class Tracer:
         ctx = self._ctx
         if self._numpy_scalar and not self.shape:
             raise IndexError(at_user_line("invalid index to scalar variable."))
+        rows = numpy_indexing.rows_selected(ctx, self, index)
+        if rows is not None:
+            return rows  # x[rows] for rows the data chose: NumPy's array, from a graph break
         mask = numpy_indexing.mask_of(ctx, self, index, reading=True)
         if mask is not None:
             return numpy_masked.select(ctx, self, mask)  # x[mask]: its size depends on the data

@@ -305,3 +305,47 @@ def test_selection_then_in_place_on_it():
         return abs(z) > 2, z
 
     check(f, X)
+
+
+def test_rows_selected_by_the_data():
+    # k-means' update: x[labels == j] picks rows; its size comes from the data.
+    def kmeans(points, k, iters):
+        centers = points[:k].copy()
+        for _ in range(iters):
+            distances = ((points[:, None, :] - centers[None, :, :]) ** 2).sum(-1)
+            labels = distances.argmin(1)
+            for j in range(k):
+                members = labels == j
+                if members.any():
+                    centers[j] = points[members].mean(0)
+        return centers, labels
+
+    points = np.random.default_rng(0).standard_normal((20, 2))
+    check(kmeans, points, 3, 4)
+    check(lambda x: x[np.array([True, False, True, False])].sum(0), X)
+
+
+def test_conjugate_gradient_stops_on_its_residual():
+    def cg(A, b, tol, maxiter):
+        x = np.zeros_like(b)
+        r = b - A @ x
+        p = r.copy()
+        rs = r @ r
+        for _ in range(maxiter):
+            Ap = A @ p
+            alpha = rs / (p @ Ap)
+            x += alpha * p
+            r -= alpha * Ap
+            rs_new = r @ r
+            if np.sqrt(rs_new) < tol:
+                break
+            p = r + (rs_new / rs) * p
+            rs = rs_new
+        return x
+
+    m = np.random.default_rng(1).standard_normal((8, 8))
+    A = m @ m.T + 8 * np.eye(8)
+    b = np.arange(8.0)
+    got = numfuse.jit(cg)(A, b, 1e-10, 50)
+    np.testing.assert_allclose(A @ got, b, atol=1e-8)
+    np.testing.assert_allclose(got, cg(A, b, 1e-10, 50), rtol=1e-9, atol=1e-12)
