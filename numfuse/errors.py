@@ -107,6 +107,11 @@ def _is_internal(filename: str) -> bool:
     return path.startswith(internal[2:]) and not path.startswith(external)
 
 
+def called_from_numfuse() -> bool:
+    """Whether the caller of the caller is numfuse's (or NumPy's) code, not the user's."""
+    return _is_internal(sys._getframe(2).f_code.co_filename)
+
+
 def user_location() -> SourceLoc | None:
     """The innermost stack frame outside numfuse and NumPy: the user's line."""
     frame = sys._getframe(1)

@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from . import numpy_api, numpy_complex, numpy_functions, numpy_indexing, numpy_masked, numpy_products, numpy_reductions, numpy_views, viewmaps
-from .errors import TracingError, UnsupportedError, at_user_line, unsupported, user_line_noted
+from .errors import TracingError, UnsupportedError, at_user_line, called_from_numfuse, unsupported, user_line_noted
 from .ir import Aval, Var
 
 
@@ -118,6 +118,18 @@ class Tracer:
 
     def __repr__(self) -> str:
         return f"Tracer<{self._var.aval}>"
+
+    def __str__(self) -> str:
+        # print(x) in the user's code shows the values, as NumPy's (a graph break); numfuse's
+        # own messages show the traced value's type.
+        if called_from_numfuse():
+            return repr(self)
+        return str(self._ctx.concrete(self, "print() or str() of a traced array")[()])
+
+    def __format__(self, spec: str) -> str:
+        if called_from_numfuse():
+            return format(repr(self), spec)
+        return format(self._ctx.concrete(self, "formatting a traced array (f-string)")[()], spec)
 
     # -- NumPy protocols -----------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

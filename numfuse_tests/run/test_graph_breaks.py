@@ -349,3 +349,16 @@ def test_conjugate_gradient_stops_on_its_residual():
     got = numfuse.jit(cg)(A, b, 1e-10, 50)
     np.testing.assert_allclose(A @ got, b, atol=1e-8)
     np.testing.assert_allclose(got, cg(A, b, 1e-10, 50), rtol=1e-9, atol=1e-12)
+
+
+def test_print_shows_values_as_numpy_prints_them(capsys):
+    def f(x):
+        y = x * 2
+        print("y is", y, f"sum={y.sum():.2f}")
+        return y + 1
+
+    f(np.arange(3.0))
+    expected = capsys.readouterr().out
+    got = numfuse.jit(f)(np.arange(3.0))
+    assert capsys.readouterr().out == expected == "y is [0. 2. 4.] sum=6.00\n"
+    np.testing.assert_array_equal(got, np.arange(3.0) * 2 + 1)
