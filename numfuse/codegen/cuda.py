@@ -27,7 +27,9 @@ the cached rows. So one compiled kernel runs with any block size the device allo
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -633,6 +635,17 @@ def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
     return _reduction_ast(nest, params)
 
 
+def render_code(nest: LoopNest, params, names: dict[str, str]) -> str:
+    """The kernel module's code (no header), rendered afresh."""
+    fn = _Rename(names).visit(_kernel_ast(nest, [p.name for p in params]))
+    imports = [
+        ast.Import([ast.alias("math")]),
+        ast.ImportFrom("numba", [ast.alias("cuda")], 0),
+        ast.ImportFrom("numba.cuda.types", [ast.alias(t) for t in TYPE_NAMES], 0),
+    ]
+    return ast.unparse(module(imports + [fn]))
+
+
 def _positional_names(params) -> tuple[tuple[KernelParam, ...], dict[str, str]]:
     """Buffers and scalars named by their position in the code (in0, out1, s0): the names of
     the graph's values they hold differ between loop iterations and segments whose code is the
@@ -663,16 +676,39 @@ class _Rename(ast.NodeTransformer):
         return node
 
 
+# Rendered code by the loop nest it is rendered from (with names by position, without the user's
+# lines): the kernels of one loop body, traced once per iteration, are rendered once.
+_CODE: dict[str, str] = {}
+_CODE_ENTRIES = 4096
+
+
+def _code_key(nest: LoopNest, names: dict[str, str]) -> str:
+    """Everything of `nest` its code is made from: all its fields but its source lines and its
+    sizes (kernel arguments: kernel_params), with buffers and scalars named as the code names
+    them."""
+    unsized = dataclasses.replace(
+        nest, sources=(),
+        buffers=tuple(dataclasses.replace(b, view=(0,) * len(b.view)) for b in nest.buffers),
+        outer=tuple(dataclasses.replace(d, size=0) for d in nest.outer),
+        inner=tuple(dataclasses.replace(d, size=0) for d in nest.inner),
+        counts=tuple(dataclasses.replace(c, value=c.dtype.type(0)) for c in nest.counts),
+    )
+    if not names:
+        return repr(unsized)
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+    return pattern.sub(lambda m: names[m.group(1)], repr(unsized))
+
+
 def render(nest: LoopNest, header: str = "") -> KernelSource:
     """The kernel module's source. `header` becomes its leading comment block."""
     params, names = _positional_names(kernel_params(nest))
-    fn = _Rename(names).visit(_kernel_ast(nest, [p.name for p in params]))
-    imports = [
-        ast.Import([ast.alias("math")]),
-        ast.ImportFrom("numba", [ast.alias("cuda")], 0),
-        ast.ImportFrom("numba.cuda.types", [ast.alias(t) for t in TYPE_NAMES], 0),
-    ]
-    code = ast.unparse(module(imports + [fn]))
+    key = _code_key(nest, names)
+    code = _CODE.get(key)
+    if code is None:
+        code = render_code(nest, params, names)
+        if len(_CODE) >= _CODE_ENTRIES:
+            del _CODE[next(iter(_CODE))]
+        _CODE[key] = code
     comment = "\n".join(f"# {line}".rstrip() for line in header.splitlines())
     source = (comment + "\n" if comment else "") + code + "\n"
     return KernelSource(nest.name, source, params, nest.schedule)
