@@ -265,7 +265,24 @@ class JitFunction:
 
     # -- public API ----------------------------------------------------------------------------
 
+    def __get__(self, instance, owner=None):
+        """A jitted method: bound to its instance as a function would be (self is static,
+        keyed by identity, or traced where it is an array)."""
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
     def __call__(self, *args, **kwargs):
+        if _inside_a_trace(args, kwargs):
+            # Called by a function being traced: traced inline, as part of the caller's graph
+            # (this function's own options do not apply).
+            from .numpy_creation import current_context
+
+            ctx = current_context()
+            if ctx is not None:
+                ctx.notes.append(f"{getattr(self._fn, '__qualname__', self._fn)} (a numfuse.jit function) is traced "
+                                 "inline, as part of this graph: its own options do not apply")
+            return self._fn(*args, **kwargs)
         if self._fast and not kwargs:
             key = self._fast_key(args, self._static_positions)
             fast = self._fast.get(key) if key is not None else None
@@ -399,6 +416,14 @@ class JitFunction:
 
     def __repr__(self) -> str:
         return f"<numfuse.jit {getattr(self._fn, '__qualname__', self._fn)}>"
+
+
+def _inside_a_trace(args, kwargs) -> bool:
+    from .proxy import Tracer
+    from .numpy_creation import tracing_now
+
+    return tracing_now() or any(isinstance(a, Tracer) for a in args) or any(
+        isinstance(a, Tracer) for a in kwargs.values())
 
 
 def _tracing_error_in(error: BaseException) -> TracingError | None:
@@ -574,5 +599,8 @@ def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), st
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     if fn is None:
-        return lambda f: JitFunction(f, static_argnums, static_argnames, stream, autotune, cuda_graphs, graph_breaks)
+        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames, stream=stream,
+                             autotune=autotune, cuda_graphs=cuda_graphs, graph_breaks=graph_breaks)
+    if isinstance(fn, JitFunction):
+        fn = fn._fn  # jit(jit(f)): one JitFunction of f, with these options
     return JitFunction(fn, static_argnums, static_argnames, stream, autotune, cuda_graphs, graph_breaks)

@@ -36,6 +36,16 @@ _NAMES = ("zeros", "ones", "empty", "full", "eye", "identity", "arange", "linspa
           "array", "asarray")
 
 
+def tracing_now() -> bool:
+    """Whether this thread is tracing a function (and not inside a graph break's run)."""
+    return _current() is not None
+
+
+def current_context():
+    """The TraceContext this thread is tracing into, or None."""
+    return _current()
+
+
 def _current():
     stack = getattr(_local, "stack", None)
     return stack[-1] if stack else None
