@@ -246,9 +246,9 @@ class Breaker:
         if root in self.values and id(self.values[root]) in self.exposed:
             self.run([], "a write into an array that Python holds as a NumPy array (np.asarray) runs at once")
 
-    def foreign_call(self, func, args, kwargs, may_write: bool = True):
+    def foreign_call(self, func, args, kwargs, may_write: bool = True, what: str | None = None):
         """An untraced NumPy function, called on the real arrays at a break (`may_write`:
-        it may write into them, as np.fill_diagonal does)."""
+        it may write into them, as np.fill_diagonal does; `what`: why, for explain)."""
         from .numpy_api import function_name
 
         passed: list[Tracer] = []
@@ -256,7 +256,7 @@ class Breaker:
         if may_write:
             # What it writes into is the array object it was given, alone.
             self._own_buffer(passed)
-        concrete = self.run(passed, f"{function_name(func)} is not traced: it ran on the arrays at this break")
+        concrete = self.run(passed, f"{what or function_name(func) + ' is not traced'}: it ran on the real arrays here")
         real = {}
         for t in passed:
             value = concrete[id(t)]

@@ -500,7 +500,7 @@ def untraced(ctx, func, args, kwargs, refusal: Exception, what: str, loc=None, m
     when tracing once, the trace stops (NeedsGraphBreak, or `refusal` with graph_breaks=False).
     `loc`: the user's line, where it is not the innermost (a returned value's)."""
     if ctx.breaks is not None:
-        return ctx.breaks.foreign_call(func, args, kwargs, may_write)
+        return ctx.breaks.foreign_call(func, args, kwargs, may_write, what)
     reason = at_user_line(what) if loc is None else f"{what}\n  at {loc}: {loc.text}"
     ctx.break_needed = ctx.break_needed or reason
     raise NeedsGraphBreak(reason, refusal)
