@@ -133,6 +133,17 @@ class Tracer:
 
     # -- NumPy protocols -----------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        try:
+            return self._traced_ufunc(ufunc, method, inputs, kwargs)
+        except UnsupportedError as refusal:
+            # A ufunc, method or dtype numfuse does not trace (np.sin of complex values,
+            # np.add.accumulate): NumPy's, on the real arrays at a graph break.
+            name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+            call = ufunc if method == "__call__" else getattr(ufunc, method)
+            return numpy_api.untraced(self._ctx, call, inputs, kwargs, refusal,
+                                      f"{name} with these operands is not traced ({str(refusal).splitlines()[0]})")
+
+    def _traced_ufunc(self, ufunc, method, inputs, kwargs):
         if method == "__call__" and (kwargs.get("out") is not None or kwargs.get("where", True) is not True) \
                 and ufunc is not np.matmul and ufunc not in numpy_functions.COMPOSED_UFUNCS:
             return numpy_api.ufunc_into(self._ctx, ufunc, inputs, kwargs)

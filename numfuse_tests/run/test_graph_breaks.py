@@ -362,3 +362,15 @@ def test_print_shows_values_as_numpy_prints_them(capsys):
     got = numfuse.jit(f)(np.arange(3.0))
     assert capsys.readouterr().out == expected == "y is [0. 2. 4.] sum=6.00\n"
     np.testing.assert_array_equal(got, np.arange(3.0) * 2 + 1)
+
+
+def test_untraced_ufuncs_and_arguments_run_numpys_at_a_break():
+    def f(x):
+        z = x + 1j * x[::-1]
+        return (np.sin(z) * 2,  # no complex sin template: NumPy's
+                np.add.accumulate(x, axis=1) + 1,  # a ufunc method numfuse does not trace
+                x.max(initial=100.0),  # an argument numfuse does not trace
+                np.maximum.reduce(z.real, axis=0))
+
+    jitted = check(f, X)
+    assert "np.sin with these operands is not traced" in jitted.explain(X)

@@ -206,11 +206,11 @@ def test_ldexp_exponent_dtypes():
 def test_unsupported_keywords_and_wrong_arity():
     x = np.ones(3)
     with pytest.raises(UnsupportedError):
-        numfuse.jit(lambda x: np.frexp(x, out=(x, x))).graph(x)
+        numfuse.jit(lambda x: np.frexp(x, out=(x, x)), graph_breaks=False).graph(x)
     with pytest.raises(TypeError):
-        numfuse.jit(lambda x: np.divmod(x)).graph(x)
+        numfuse.jit(lambda x: np.divmod(x), graph_breaks=False).graph(x)
     with pytest.raises(UnsupportedError):
-        numfuse.jit(lambda x: np.modf(x, dtype=np.float32)).graph(x)
+        numfuse.jit(lambda x: np.modf(x, dtype=np.float32), graph_breaks=False).graph(x)
 
 
 def test_new_ufuncs_in_the_docs_table():
