@@ -431,8 +431,26 @@ class Tracer:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)  # protocol probes (hasattr) must see a plain miss
-        error = unsupported(f"ndarray.{name}")
-        raise UnsupportedAttributeError(str(error))
+        error = UnsupportedAttributeError(str(unsupported(f"ndarray.{name}")))
+        if not callable(getattr(np.ndarray, name, None)):
+            raise error
+        ctx = self._ctx
+
+        def method(*args, **kwargs):
+            # An ndarray method numfuse does not trace (x.fill(0), x.nonzero()): NumPy's, on
+            # the real array at a graph break (writing into it where it owns its buffer).
+            return numpy_api.untraced(ctx, _call_method(name), (self,) + args, kwargs, error,
+                                      f"ndarray.{name} is not traced")
+
+        return method
+
+
+def _call_method(name: str):
+    def call(array, *args, **kwargs):
+        return getattr(array, name)(*args, **kwargs)
+
+    call.__name__ = f"ndarray.{name}"
+    return call
 
 
 _UNSURE_HINT = (

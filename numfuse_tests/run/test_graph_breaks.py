@@ -374,3 +374,21 @@ def test_untraced_ufuncs_and_arguments_run_numpys_at_a_break():
 
     jitted = check(f, X)
     assert "np.sin with these operands is not traced" in jitted.explain(X)
+
+
+def test_untraced_ndarray_methods_run_on_the_real_array():
+    def f(x):
+        y = x * 2
+        y.fill(3.0)  # writes into y's own buffer
+        rows, cols = (x > 0).nonzero()
+        return y + 1, rows, cols, x.tobytes() == np.ascontiguousarray(x).tobytes()
+
+    check(f, X)
+
+
+def test_untraced_method_on_an_argument_writes_the_callers_array():
+    def f(x):
+        x.fill(7.0)
+        return x.sum()
+
+    check(f, X.copy())
