@@ -317,7 +317,7 @@ class JitFunction:
                 position = compiled.traced_positions[err.input_index]
                 also_static = also_static | {compiled.arg_names[position]}
         if not kwargs and not also_static and self._simple and len(args) == len(self._names) \
-                and len(names) == len(args):  # (containers: no fast path)
+                and len(compiled.arg_names) == len(args):  # (containers flattened: no fast path)
             self._remember_fast_path(args, compiled, traced_values, names)
         return unflatten_outputs(compiled.traced.out_tree, outputs)
 
