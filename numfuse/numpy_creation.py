@@ -21,7 +21,9 @@ from __future__ import annotations
 import contextlib
 import linecache
 import operator
+import os
 import sys
+import sysconfig
 import threading
 
 import numpy as np
@@ -66,10 +68,21 @@ def _from_user_code(depth: int = 2, name: str | None = None) -> bool:
         frame.f_code.co_filename, frame.f_lineno)
 
 
+# A library's np.array(list_of_traced_values) (SciPy's, say) wants a real array: only the user's
+# own code gets a traced one.
+_ONLY_IN_OWN_CODE = ("array", "asarray")
+
+
+def _in_installed_package(depth: int) -> bool:
+    filename = os.path.abspath(sys._getframe(depth + 1).f_code.co_filename)
+    paths = sysconfig.get_paths()
+    return filename.startswith(tuple(os.path.abspath(paths[k]) + os.sep for k in ("purelib", "platlib")))
+
+
 def _traced(name: str, original):
     def make(*args, **kwargs):
         ctx = _current()
-        if ctx is None or not _from_user_code(2, name):
+        if ctx is None or not _from_user_code(2, name) or (name in _ONLY_IN_OWN_CODE and _in_installed_package(1)):
             return original(*args, **kwargs)
         return _make(ctx, name, original, args, kwargs)
 
