@@ -89,10 +89,12 @@ def _is_array(value) -> bool:
 
 
 def has_array_leaf(value) -> bool:
-    """Whether `value` is a list, tuple, dict or namedtuple with an array somewhere inside."""
-    if isinstance(value, dict):
-        return any(_is_array(v) or has_array_leaf(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
+    """Whether `value` is a container to flatten into its leaves: a dict or a list (not
+    hashable, so never a static value), or a tuple or namedtuple with an array or such a
+    container inside (a tuple of Python values stays one static value, as a shape)."""
+    if isinstance(value, (dict, list)):
+        return True
+    if isinstance(value, tuple):
         return any(_is_array(v) or has_array_leaf(v) for v in value)
     return False
 
@@ -104,7 +106,7 @@ def _flatten(value, name: str, names: list, leaves: list):
         keys = list(value)
         return ("dict", type(value), tuple(keys),
                 tuple(_flatten(value[k], f"{name}[{k!r}]", names, leaves) for k in keys))
-    if isinstance(value, (list, tuple)) and has_array_leaf(value):
+    if isinstance(value, list) or isinstance(value, tuple) and has_array_leaf(value):
         fields = getattr(type(value), "_fields", None)  # a namedtuple's leaves by field name
         paths = [f"{name}.{f}" for f in fields] if fields else [f"{name}[{i}]" for i in range(len(value))]
         return ("seq", type(value), tuple(_flatten(v, p, names, leaves) for v, p in zip(value, paths)))
@@ -128,13 +130,14 @@ def _unflatten(tree, leaves):
     return cls(*items) if hasattr(cls, "_fields") else cls(items)  # a namedtuple, or a subclass
 
 
-def flatten_containers(names, values, call):
-    """(names, values, call) with each container argument replaced by its leaves; the new call
-    rebuilds the containers (of their own types) from the leaves and calls the old one. Its
-    `structure` attribute describes them, for the signature's key."""
+def flatten_containers(names, values, call, keep=frozenset()):
+    """(names, values, call) with each container argument (but those named in `keep`: static
+    arguments) replaced by its leaves; the new call rebuilds the containers (of their own types)
+    from the leaves and calls the old one. Its `structure` attribute describes them, for the
+    signature's key."""
     flat_names, flat_values, trees = [], [], []
     for name, value in zip(names, values):
-        if has_array_leaf(value):
+        if name not in keep and has_array_leaf(value):
             leaf_names, leaves = [], []
             trees.append((_flatten(value, name, leaf_names, leaves), len(leaves)))
             flat_names += leaf_names

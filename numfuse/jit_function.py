@@ -114,9 +114,9 @@ class JitFunction:
         An argument that is a container of arrays (a dict, list, tuple or namedtuple, nested)
         is its leaves, named by their path (params['w']); arguments.py says how."""
         names, values, call = self._bind_arguments(args, kwargs)
-        if not any(has_array_leaf(v) for v in values):
+        if not any(has_array_leaf(v) for n, v in zip(names, values) if n not in self._static):
             return names, values, call
-        return flatten_containers(names, values, call)
+        return flatten_containers(names, values, call, keep=self._static)
 
     def _bind_arguments(self, args, kwargs) -> tuple[list[str], list[Any], Callable]:
         if self._simple and not kwargs and len(args) == len(self._names):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import collections
 
 import numpy as np
-import pytest
 
 import numfuse
 
@@ -82,10 +81,16 @@ def test_an_int_in_a_container_used_as_a_python_value_is_static():
         np.testing.assert_allclose(numfuse.jit(f)(X, config), f(X, config))
 
 
-def test_containers_without_arrays_are_python_values():
+def test_containers_without_arrays():
     def f(x, shape):
         return x.reshape(shape).sum(0)
 
-    np.testing.assert_allclose(numfuse.jit(f)(X, (3, 4)), f(X, (3, 4)))
-    with pytest.raises(numfuse.UnsupportedError, match="hashable"):
-        numfuse.jit(f)(X, [3, 4])  # a list of ints: neither an array nor a hashable value
+    np.testing.assert_allclose(numfuse.jit(f)(X, (3, 4)), f(X, (3, 4)))  # a tuple: a static value
+    np.testing.assert_allclose(numfuse.jit(f)(X, [3, 4]), f(X, [3, 4]))  # a list: ints made static
+
+    def g(config):
+        return -np.negative(config["scale"]), config["steps"] * 2
+
+    for config in ({"scale": 0.0, "steps": 3}, {"scale": -1.5, "steps": 4}):
+        got, expected = numfuse.jit(g)(config), g(config)
+        assert got == expected and [type(v) for v in got] == [type(v) for v in expected]
