@@ -230,7 +230,10 @@ class JitFunction:
 
         names, values, call = self._bind(args, kwargs)
         static = self._static | self._auto_static | also_static
-        specs = [classify(n, v, n in static)[1] for n, v in zip(names, values)]
+        # Python ints are static here: the function's Python code runs at every call anyway,
+        # and NumPy's answer for an int out of a dtype's range depends on its value, which a
+        # segment cannot trace again once earlier segments ran.
+        specs = [classify(n, v, n in static or (type(v) is int or type(v) is bool))[1] for n, v in zip(names, values)]
         fn_name = getattr(self._fn, "__name__", "f")
         return run_segmented(lambda *vals: call(self._fn, vals), specs, values, names, self._run_segment, fn_name)
 
@@ -255,13 +258,8 @@ class JitFunction:
                 # at one): the oldest go, so memory stays bounded.
                 del self._segments[next(iter(self._segments))]
             self._segments[key] = compiled
-        try:
-            outputs = compiled.executable(values, names, self._stream)
-        except ScalarOutOfRange as err:
-            value = values[err.input_index]
-            raise OverflowError(f"Python integer {value} out of bounds for the dtype it is used in "
-                                f"({names[err.input_index]})") from None
-        return outputs, compiled
+        # (Python int arguments are static in segmented runs: no ScalarOutOfRange here.)
+        return compiled.executable(values, names, self._stream), compiled
 
     # -- public API ----------------------------------------------------------------------------
 

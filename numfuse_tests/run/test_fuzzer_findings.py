@@ -69,3 +69,20 @@ def test_fuzzer_findings_match_numpy(name):
     got = numfuse.jit(fn)(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
     assert_same(got, expected)
 
+
+
+def test_python_int_out_of_a_dtypes_range_in_a_function_with_graph_breaks():
+    # Found by the fuzzer (seed 9001): in a segmented run a Python int argument that does not
+    # fit the dtype it is used in must get NumPy's value-dependent answer, not an error.
+    def f(x0, x1, s0):
+        v0 = np.clip(x0, s0, 1)
+        v1 = np.unique(x1)
+        return v1, v0
+
+    jitted = numfuse.jit(f)
+    for args in [(np.array(0, dtype=np.uint8), np.array(np.nan), -1),
+                 (np.array(255, dtype=np.uint8), np.array(np.nan), 0)]:
+        got, expected = jitted(*args), f(*args)
+        for g, e in zip(got, expected):
+            assert type(g) is type(e) and np.asarray(g).dtype == np.asarray(e).dtype
+            np.testing.assert_array_equal(g, e)
