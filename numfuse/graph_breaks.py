@@ -294,6 +294,7 @@ class Breaker:
         holders = roots + [t for t in needed if isinstance(t, _View)]
         outputs: list[Var] = []
         source: dict[Var, tuple[str, Any]] = {}  # each held var: ("input", var) or ("output", k)
+        unchanged: set[Var] = set()  # held vars whose value no write changed in this segment
 
         def output(var: Var) -> tuple[str, Any]:
             if var not in {o for o in outputs}:
@@ -308,6 +309,7 @@ class Breaker:
             latest = ctx.latest.get(root, root)
             if var in self.values and latest is var:
                 source[var] = ("input", var)
+                unchanged.add(var)
             elif latest is not var:
                 # An earlier version of an array written since: its own copy, made before.
                 source[var] = output(ctx.copy_var(var))
@@ -315,6 +317,7 @@ class Breaker:
                 source[var] = ("input", root)  # the last version of an input, written back
             else:
                 source[var] = output(var)
+                unchanged.add(var)  # computed, never written: the same value after the break
         inputs = list(ctx.inputs)
         writebacks = {i: ctx.latest[v] for i, v in enumerate(inputs) if ctx.latest.get(v, v) is not v}
         values = [self.values[v] for v in inputs]
@@ -343,13 +346,14 @@ class Breaker:
                 kind, what = source[var]
                 name = self.names[what] if kind == "input" else "a value computed before a graph break"
                 kept[var] = (value_of_source(source[var]), name)
-            self._next_segment(held, kept)
+            self._next_segment(held, kept, unchanged)
         return concrete
 
-    def _next_segment(self, held, kept) -> None:
+    def _next_segment(self, held, kept, unchanged) -> None:
         """Start the next segment: each live array's value (`kept`: value and name by its
         var) is one of its inputs."""
         ctx = self.ctx
+        carried = ctx.carried
         ctx.start_segment()
         self.values, self.specs, self.names, self._by_id = {}, {}, {}, {}
         new_var: dict[Var, Var] = {}
@@ -366,6 +370,7 @@ class Breaker:
             t._var = new_var[var]
             if owned:
                 ctx.owner[t._var] = t
+        ctx.carried = {**carried, **{old: new for old, new in new_var.items() if old in unchanged}}
 
 
 def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run_graph: Callable,

@@ -50,12 +50,15 @@ def _fused_sum_of_products(ctx, a, b, a_axes, b_axes, sum_axes, dtype):
     product = terms[0] * terms[1] if dtype.kind != "b" else np.logical_and(terms[0], terms[1])
     if product.dtype != dtype:
         product = ctx.convert(product, dtype)
-    if not sum_axes:
-        return product
-    prim = "reduce_or" if dtype.kind == "b" else "reduce_sum"
-    shape = tuple(s for i, s in enumerate(product.shape) if i not in sum_axes)
-    params = (("axes", tuple(sum_axes)), ("keepdims", False))
-    return ctx.bind(prim, [product._var], shape, dtype, params=params, numpy_scalar=True)
+    if sum_axes:
+        prim = "reduce_or" if dtype.kind == "b" else "reduce_sum"
+        shape = tuple(s for i, s in enumerate(product.shape) if i not in sum_axes)
+        params = (("axes", tuple(sum_axes)), ("keepdims", False))
+        product = ctx.bind(prim, [product._var], shape, dtype, params=params, numpy_scalar=True)
+    # NumPy's product is a new array in C order, whatever its operands' layouts (its ravel is a
+    # view, for one).
+    ctx.strides.pop(product._var, None)
+    return product
 
 
 def _fusable(dtype, sizes: list[int], space: int) -> bool:

@@ -47,6 +47,11 @@ class ArgSpec:
         return self.layout != "C"
 
 
+# Primitives whose result NumPy lays out in C order whatever its operands' layout (an update
+# keeps its buffer's strides, set by its caller; matrix products allocate C-ordered results).
+C_ORDER_RESULTS = frozenset({"update", "matmul", "dot"})
+
+
 class TraceContext(Layouts):
     """The equations recorded while one function is traced."""
 
@@ -64,6 +69,10 @@ class TraceContext(Layouts):
         # the trace, and `break_needed` says why (even if the function caught the exception).
         self.breaks = None
         self.break_needed: str | None = None
+        # Across graph breaks: a value's var in an earlier segment -> its var in the next, where
+        # the value is unchanged (a break is no write: views that must not follow writes of
+        # their base may still read it).
+        self.carried: dict[Var, Var] = {}
         super().__init__()  # strides, family, latest, owner: see layouts.py
 
     # -- values --------------------------------------------------------------------------------
@@ -87,6 +96,12 @@ class TraceContext(Layouts):
         self.consts, self.notes = {}, []
         self.by_value, self.scalar_positions = set(), set()
         Layouts.__init__(self)
+
+    def carried_to(self, var: Var) -> Var:
+        """`var`'s value in the current segment, where no write changed it since (see carried)."""
+        while var in self.carried:
+            var = self.carried[var]
+        return var
 
     def new_input(self, spec: ArgSpec) -> "Tracer":
         var = self.add_input(spec)
@@ -216,7 +231,8 @@ class TraceContext(Layouts):
             self.eqns.append(Eqn(prim, tuple(atoms), var, tuple(params), user_location()))
             self._cse[key] = var
             # Views and updates: their caller sets the strides (of the operand, or of its buffer).
-            if prim not in VIEWS and prim != "update" and aval.ndim > 1 and not all(self.in_c_order(a) for a in atoms):
+            if prim not in VIEWS and prim not in C_ORDER_RESULTS and aval.ndim > 1 \
+                    and not all(self.in_c_order(a) for a in atoms):
                 # NumPy lays what it computes out like its operands (order "K"): not in C order
                 # here, in an order numfuse does not trace.
                 self.strides[var] = None
@@ -297,7 +313,7 @@ class TraceContext(Layouts):
         unsure = f"{'ravel' if ravel else 'reshape'} of an array whose memory layout numfuse does not trace"
 
         def make(v: Var) -> Var:
-            if v is not origin:
+            if v is not origin and self.carried_to(origin) is not v:
                 raise unsupported(f"reading a {unsure} after the array was written", _UNSURE_HINT)
             return self.reshape_var(v, shape, ravel)
 

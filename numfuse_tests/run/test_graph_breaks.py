@@ -392,3 +392,24 @@ def test_untraced_method_on_an_argument_writes_the_callers_array():
         return x.sum()
 
     check(f, X.copy())
+
+
+def test_a_break_is_no_write_for_views_of_unknown_layout():
+    def f(x):
+        y = x.T * 2  # NumPy lays it out like x.T; numfuse does not trace that layout
+        v = y.ravel()  # a view or a copy, by that layout
+        if x.sum() > 0:  # a break: y is unchanged, v may read it
+            pass
+        return v + 1, (x @ x.T).ravel()  # a product is C-ordered: its ravel is a view
+
+    check(f, np.arange(6.0).reshape(2, 3))
+
+    def g(x):
+        y = x.T * 2
+        v = y.ravel()
+        if x.sum() > 0:
+            y[0, 0] = 100.0  # whether v shows this depends on the layout: refused
+        return v + 1
+
+    with pytest.raises(numfuse.UnsupportedError, match="after the array was written"):
+        numfuse.jit(g)(np.arange(6.0).reshape(2, 3))
