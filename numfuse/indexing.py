@@ -131,6 +131,19 @@ def divmod_entry(entry, div: int, mod: Optional[int]):
     return DivMod(entry, div, mod)
 
 
+def constant_value(entry) -> int:
+    """The value of an entry that reads no variables (variables(entry) is empty): a constant
+    Lin, or a DivMod of one (x.ravel()[7] of a 2 x 4 array reads row 7 // 4)."""
+    if entry is None:
+        return 0
+    if isinstance(entry, DivMod):
+        value = constant_value(entry.inner) // entry.div
+        return value % entry.mod if entry.mod is not None else value
+    if isinstance(entry, Lin):
+        return entry.const + sum(coef * constant_value(term) for term, coef in entry.terms)
+    raise ValueError(f"index entry {entry} is not a constant")
+
+
 def variables(entry) -> set:
     """The variables an entry reads."""
     if entry is None:

@@ -144,7 +144,7 @@ def concat_pieces(eqn: Eqn, imap: IndexMap) -> list[tuple]:
             pieces.append((atom, imap[:axis] + (shifted,) + imap[axis + 1:], first, first + size))
         first += size
     if not indexing.variables(entry):
-        at = indexing.as_lin(entry).const
+        at = indexing.constant_value(entry)
         pieces = [p for p in pieces if p[2] <= at < p[3]]
     return pieces
 

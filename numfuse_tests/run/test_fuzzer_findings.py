@@ -86,3 +86,19 @@ def test_python_int_out_of_a_dtypes_range_in_a_function_with_graph_breaks():
         for g, e in zip(got, expected):
             assert type(g) is type(e) and np.asarray(g).dtype == np.asarray(e).dtype
             np.testing.assert_array_equal(g, e)
+
+
+def test_a_constant_point_of_a_concatenation_read_through_a_reshape():
+    # Found by the fuzzer (seed 1201), wrong before this session too: np.roll of a stack reads
+    # its flat point 7, row 7 // 4 of the concatenation; the constant row was taken as 0 (the
+    # first operand) where it is a DivMod of a constant.
+    def f(x0):
+        v1 = x0.astype(np.float64) * 1
+        v1[...] = 1
+        return np.roll(np.vstack([v1, x0]), 1)
+
+    x0 = np.zeros(4, dtype=np.int64)
+    assert_same(numfuse.jit(f)(x0), f(x0))
+    x = np.arange(12.0).reshape(3, 4)
+    g = lambda a: np.concatenate([a, a * 2]).ravel()[[7, 13, 20]]  # noqa: E731
+    assert_same(numfuse.jit(g)(x), g(x))
