@@ -12,9 +12,11 @@ A segment is cached by its structure (`structure_key`: operations, shapes, dtype
 literals), so a loop whose body breaks once per iteration plans and compiles its body once.
 
 What Python gets:
-- a value it converts (bool, float, int, an index, `.item()`, `.tolist()`): the value;
-- np.asarray of a traced array: a read-only snapshot (np.array: a copy of its own), so that
-  writing into it, which in NumPy would change the traced array, raises rather than is lost;
+- a value it converts (bool, float, int, an index, `.item()`, `.tolist()`, str): the value;
+- np.asarray of a traced array: a read-only view of its own buffer, which later traced writes
+  into it update at once (`written`), so that it shows what NumPy's would; writing into it,
+  which in NumPy would change the traced array, raises rather than is lost (np.array: a copy of
+  its own);
 - an untraced NumPy function: its result on the real arrays; an argument that owns its buffer is
   passed as that buffer (np.fill_diagonal writes into it, as in NumPy), a view as a read-only
   snapshot.
