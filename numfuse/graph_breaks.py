@@ -100,26 +100,17 @@ def structure_key(graph: Graph, specs: list[ArgSpec]) -> tuple:
     return tuple(parts)
 
 
-def _tracers_in(value, found: list) -> None:
-    if isinstance(value, Tracer):
+def _leaves_of(value, kind: type, found: list) -> list:
+    """Every `kind` object inside `value`, through lists, tuples and dicts, in order."""
+    if isinstance(value, kind):
         found.append(value)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            _tracers_in(v, found)
+            _leaves_of(v, kind, found)
     elif isinstance(value, dict):
         for v in value.values():
-            _tracers_in(v, found)
-
-
-def _arrays_in(value, found: list) -> None:
-    if isinstance(value, np.ndarray):
-        found.append(value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _arrays_in(v, found)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _arrays_in(v, found)
+            _leaves_of(v, kind, found)
+    return found
 
 
 def _replace_tracers(value, concrete: dict[int, Any]):
@@ -199,15 +190,15 @@ class Breaker:
         """`tracer`'s value on the host, for `what`, running what was traced so far if need be.
         `expose`: np.asarray's result, a read-only view of the array's own buffer that later
         traced writes into it keep current (see `written`)."""
-        if expose and not isinstance(tracer, _View) and not (tracer._weak or tracer._numpy_scalar):
+        own_buffer = expose and not isinstance(tracer, _View) and not (tracer._weak or tracer._numpy_scalar)
+        if own_buffer:
             self._own_buffer([tracer])
         var = tracer._var
         if var in self.values and self.ctx.latest.get(var, var) is var:
             value = self.values[var]  # an input, not written since: no segment to run
         else:
             value = self.run([tracer], what)[id(tracer)]
-        if expose and isinstance(value, np.ndarray) and not isinstance(tracer, _View) \
-                and not (tracer._weak or tracer._numpy_scalar):
+        if own_buffer and isinstance(value, np.ndarray):
             self._expose(tracer, value)
             view = value.view()
             view.flags.writeable = False  # Python's writes would not reach the pending segment
@@ -253,8 +244,7 @@ class Breaker:
         it may write into them, as np.fill_diagonal does; `what`: why, for explain)."""
         from .numpy_api import function_name
 
-        passed: list[Tracer] = []
-        _tracers_in((args, kwargs), passed)
+        passed: list[Tracer] = _leaves_of((args, kwargs), Tracer, [])
         if may_write:
             # What it writes into is the array object it was given, alone.
             self._own_buffer(passed)
@@ -272,8 +262,7 @@ class Breaker:
         with suspended():
             result = func(*_replace_tracers(args, real), **_replace_tracers(kwargs, real))
         # A result that is (a view of) an array it was given: Python now holds that buffer.
-        returned: list = []
-        _arrays_in(result, returned)
+        returned = _leaves_of(result, np.ndarray, [])
         for t in passed:
             buffer = real[id(t)]
             if isinstance(t, _View) or not isinstance(buffer, np.ndarray):
@@ -294,14 +283,12 @@ class Breaker:
         ctx = self.ctx
         roots = self._roots()
         holders = roots + [t for t in needed if isinstance(t, _View)]
-        outputs: list[Var] = []
+        outputs: dict[Var, int] = {}  # the segment's outputs, by position
         source: dict[Var, tuple[str, Any]] = {}  # each held var: ("input", var) or ("output", k)
         unchanged: set[Var] = set()  # held vars whose value no write changed in this segment
 
         def output(var: Var) -> tuple[str, Any]:
-            if var not in {o for o in outputs}:
-                outputs.append(var)
-            return ("output", outputs.index(var))
+            return ("output", outputs.setdefault(var, len(outputs)))
 
         for t in holders:
             var = t._var

@@ -271,19 +271,12 @@ class JitFunction:
         return functools.partial(self, instance)
 
     def __call__(self, *args, **kwargs):
-        if _inside_a_trace(args, kwargs):
-            # Called by a function being traced: traced inline, as part of the caller's graph
-            # (this function's own options do not apply).
-            from .numpy_creation import current_context
-
-            ctx = current_context()
-            if ctx is not None:
-                ctx.notes.append(f"{getattr(self._fn, '__qualname__', self._fn)} (a numfuse.jit function) is traced "
-                                 "inline, as part of this graph: its own options do not apply")
-            return self._fn(*args, **kwargs)
         if self._fast and not kwargs:
             key = self._fast_key(args, self._static_positions)
-            fast = self._fast.get(key) if key is not None else None
+            try:
+                fast = self._fast.get(key) if key is not None else None
+            except TypeError:  # a static position holding a traced value (a call being traced)
+                fast = None
             if fast is not None:
                 try:
                     return fast(args)
@@ -298,6 +291,17 @@ class JitFunction:
                           self._cuda_graphs)
 
     def _call(self, args, kwargs):
+        # (Off the fast path: traced arguments never take it, fast_key has no key for them.)
+        if _inside_a_trace(args, kwargs):
+            # Called by a function being traced: traced inline, as part of the caller's graph
+            # (this function's own options do not apply).
+            from .numpy_creation import current_context
+
+            ctx = current_context()
+            if ctx is not None:
+                ctx.notes.append(f"{getattr(self._fn, '__qualname__', self._fn)} (a numfuse.jit function) is traced "
+                                 "inline, as part of this graph: its own options do not apply")
+            return self._fn(*args, **kwargs)
         also_static: frozenset = frozenset()
         while True:
             compiled, traced_values = self._compiled(args, kwargs, also_static)
