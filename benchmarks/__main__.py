@@ -4,6 +4,7 @@
     python -m benchmarks --size small --only softmax layer_norm --repeat 50
     python -m benchmarks --cpu --no-compile       # plans and planning times only (no GPU, no NVVM)
     python -m benchmarks --size both --out DIR --max-seconds 150   # what gpu_check.sh runs
+    python -m benchmarks --target cpu             # numfuse's CPU target and the CPU peers (cpu.py)
 
 Without a GPU (or CuPy) it runs the columns that need none: kernels, bytes, planning and compile
 times, NumPy on the CPU. See docs/performance.md for the method.
@@ -53,6 +54,10 @@ def parse(argv) -> Options:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["--target", "cpu"]:
+        from benchmarks import cpu
+
+        return cpu.main(argv[2:])
     run_suite(parse(argv))
     return 0
 

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from numfuse.codegen.cuda import render
+from numfuse.targets.cuda import CUDA
 from numfuse.jit_function import _kernel_header
 from numfuse.planner import plan as make_plan
 from numfuse.tracer import ArgSpec, trace
@@ -68,9 +68,9 @@ def measure(fn, specs) -> dict:
     traced = trace(fn, specs, fn.__name__)
     traced_at = time.perf_counter()
     scalars = {k for k, s in enumerate([s for s in specs if isinstance(s, ArgSpec)]) if s.kind != "array"}
-    planned = make_plan(traced.graph, scalars)
+    planned = make_plan(traced.graph, scalars, target=CUDA)
     planned_at = time.perf_counter()
-    sources = [render(k.nest, _kernel_header(planned, i)) for i, k in enumerate(planned.kernels)]
+    sources = [CUDA.render(k.nest, _kernel_header(planned, i)) for i, k in enumerate(planned.kernels)]
     rendered_at = time.perf_counter()
     distinct = len({s.code_digest for s in sources})  # what compiles: the code without its header
     return {

@@ -1,15 +1,16 @@
-"""numfuse: plain NumPy functions, traced, fused and run as CUDA kernels.
+"""numfuse: plain NumPy functions, traced, fused and run as kernels, on a GPU or the CPU's cores.
 
     @numfuse.jit
     def f(x, y):
         z = np.exp(x) * y + 1.0
         return z, z.sum(axis=1)
 
-`import numfuse` does not import numba.cuda; that happens at the first kernel launch, when
-numfuse also picks a GPU or, without a CUDA driver, Numba's CUDA simulator.
+`import numfuse` does not import numba. A function runs on the target numfuse.jit's `target`
+names: "auto" (the default, or NUMFUSE_TARGET) is a CUDA GPU where one is found or device arrays
+are passed, else the CPU target (Numba parallel functions on NumPy arrays).
 """
 
-from .errors import NumfuseError, NumfuseWarning, TracingError, UnsupportedError
+from .errors import NumfuseError, NumfuseWarning, TargetWarning, TracingError, UnsupportedError
 from .jit_function import JitFunction, jit
 
 __version__ = "0.1.0"
@@ -21,4 +22,14 @@ def clear_cache() -> int:
     return clear()
 
 
-__all__ = ["clear_cache", "jit", "JitFunction", "NumfuseError", "NumfuseWarning", "TracingError", "UnsupportedError", "__version__"]
+def set_num_threads(n: int) -> None:
+    """Bound the threads the CPU target's parallel functions use (Numba's set_num_threads, for
+    the calling thread; NUMBA_NUM_THREADS bounds them for the process). Results are the same
+    bits for any number of threads."""
+    import numba
+
+    numba.set_num_threads(n)
+
+
+__all__ = ["clear_cache", "jit", "JitFunction", "NumfuseError", "NumfuseWarning", "TargetWarning", "TracingError",
+           "UnsupportedError", "set_num_threads", "__version__"]

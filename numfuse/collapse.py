@@ -241,13 +241,13 @@ def build_nest(lw: Lowerer, name: str, phases, epilogue) -> tuple[LoopNest, dict
     passes: dict[Var, float] = {}
     schedule = choose_schedule(spec, outer, chains)
     if spec.kind == "reduction" and len(nest_phases) > 1:
-        cached, reads, note = choose_cache(nest_phases, buffers, inner, outer, schedule)
+        cached, reads, note = choose_cache(nest_phases, buffers, inner, outer, schedule, lw.info.target)
         notes.extend(note)
         read_vars = {n: v for v, n in lw.reads.items()}
         passes = {read_vars[name]: count for name, count in reads.items()}
     split, split_choice = False, None
     if spec.kind == "reduction":
-        split, split_choice = choose_split(nest_phases, outer_size, inner_size)
+        split, split_choice = choose_split(nest_phases, outer_size, inner_size, lw.info.target)
     if split:
         notes.append(
             f"{outer_size} row(s) of {inner_size} reduced points: each row is split over "

@@ -45,6 +45,10 @@ class NumfuseWarning(UserWarning):
     """Something numfuse could not do as well as it meant to; results are still right."""
 
 
+class TargetWarning(NumfuseWarning):
+    """Said once per process when target "auto" finds no GPU and runs on the CPU target."""
+
+
 class TakeFullPath(Exception):
     """Internal: the fast path (runtime/fastcall.py) cannot make this call as it is; the full
     path makes it."""

@@ -24,14 +24,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .codegen.cuda import KernelSource, render
-from .codegen.unroll import UNROLL
+from .codegen.statements import KernelSource, kernel_code
 from .errors import NeedsGraphBreak, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TracingError, UnsupportedError
 from .ir import format_graph
 from .loopnest import format_loopnest
 from .planner import Plan, plan as make_plan
 from .runtime.streams import check_stream_option
 from .arguments import RANDOM_STATES, classify, flatten_containers, has_array_leaf
+from .targets import Target, choose as choose_target, requested as requested_target
 from .tracer import ArgSpec, TraceResult, trace, unflatten_outputs
 
 
@@ -51,6 +51,7 @@ class Compiled:
     # Not None: the function needs real values while it runs (the first reason found); it runs
     # segment by segment at every call (graph_breaks.py), and traced, plan, sources are None.
     graph_break: str | None = None
+    target: Target | None = None  # what the plan is for (targets/)
 
 
 @contextlib.contextmanager
@@ -82,9 +83,12 @@ class JitFunction:
     """A NumPy function compiled to fused CUDA kernels; see `jit`."""
 
     def __init__(self, fn: Callable, static_argnums=(), static_argnames=(), stream=None, autotune=False,
-                 cuda_graphs=False, graph_breaks=True):
+                 cuda_graphs=False, graph_breaks=True, target=None):
         functools.update_wrapper(self, fn)
         check_stream_option(stream)
+        self._target_name = requested_target(target)
+        if self._target_name == "cpu" and stream is not None:
+            raise UnsupportedError("numfuse.jit(stream=...) is a CUDA option; target='cpu' runs on the CPU")
         self._fn = fn
         self._stream = stream
         self._autotune = bool(autotune)
@@ -211,10 +215,18 @@ class JitFunction:
                 self._fast.clear()
         scalar_inputs = {k for k, i in enumerate(traced_positions) if specs[i].kind != "array"}
         strided_inputs = {k for k, i in enumerate(traced_positions) if specs[i].strided}
+        target = self._target_for(values)
         with _without_gc():
-            plan = make_plan(traced.graph, scalar_inputs, strided_inputs)
-            sources = [render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
-        return Compiled(traced, plan, sources, traced_positions, arg_names=names)
+            plan = make_plan(traced.graph, scalar_inputs, strided_inputs, target=target)
+            sources = [target.render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
+        return Compiled(traced, plan, sources, traced_positions, arg_names=names, target=target)
+
+    def _target_for(self, values) -> Target:
+        """The target of a call with these arguments: numfuse.jit's `target` (NUMFUSE_TARGET);
+        "auto" is CUDA where a device array is passed or a GPU is found, else the CPU."""
+        device = any(hasattr(v, "__cuda_array_interface__") or
+                     (hasattr(v, "__dlpack_device__") and not isinstance(v, np.ndarray)) for v in values)
+        return choose_target(self._target_name, device)
 
     # -- graph breaks (graph_breaks.py) ---------------------------------------------------------
 
@@ -246,12 +258,13 @@ class JitFunction:
         if compiled is None:
             scalar_inputs = {k for k, s in enumerate(specs) if s.kind != "array"}
             strided_inputs = {k for k, s in enumerate(specs) if s.strided}
+            target = self._target_for(values)
             with _without_gc():
-                plan = make_plan(graph, scalar_inputs, strided_inputs)
-                sources = [render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
+                plan = make_plan(graph, scalar_inputs, strided_inputs, target=target)
+                sources = [target.render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
             kinds = ["array"] * len(graph.outputs)
             compiled = Compiled(TraceResult(graph, None, kinds), plan, sources, list(range(len(specs))),
-                                arg_names=list(names))
+                                arg_names=list(names), target=target)
             compiled.executable = self._executable(compiled)
             if len(self._segments) >= MAX_SEGMENTS:
                 # Segments that differ by a constant from each break (a Python float computed
@@ -285,10 +298,8 @@ class JitFunction:
         return self._call(args, kwargs)
 
     def _executable(self, compiled):
-        from .runtime.executable import Executable
-
-        return Executable(compiled.plan, compiled.sources, compiled.traced.leaf_kinds, self._autotune,
-                          self._cuda_graphs)
+        options = {"autotune": self._autotune, "cuda_graphs": self._cuda_graphs}
+        return compiled.target.executable(compiled.plan, compiled.sources, compiled.traced.leaf_kinds, options)
 
     def _call(self, args, kwargs):
         # (Off the fast path: traced arguments never take it, fast_key has no key for them.)
@@ -384,6 +395,10 @@ class JitFunction:
         numfuse's disk cache (runtime/ptx_cache.py); that needs a process that does not run
         kernels on the CUDA simulator, which replaces the compiler."""
         compiled = self._one_graph(args, kwargs)
+        if compiled.target.name == "cpu":
+            if compiled.executable is None:
+                compiled.executable = self._executable(compiled)
+            return compiled.executable.compile_for(self._compiled(args, kwargs)[1])
         from .runtime.device import compile_target
 
         target = compile_target()
@@ -440,7 +455,7 @@ def _tracing_error_in(error: BaseException) -> TracingError | None:
 
 
 def explain_text(compiled: Compiled) -> str:
-    from .runtime.kernel_cache import kernel_path
+    from .runtime.kernel_files import kernel_path
 
     plan = compiled.plan
     names = plan.names
@@ -456,6 +471,7 @@ def explain_text(compiled: Compiled) -> str:
         f"minimum {plan.min_bytes} ({ratio:.2f}x); one pass per operation would move "
         f"{plan.unfused_bytes}"
     )
+    lines.append(f"target: {compiled.target.name} ({compiled.target.description})")
     if plan.notes:
         lines.append("choices made when tracing:")
         lines.extend(f"   {note}" for note in plan.notes)
@@ -472,7 +488,7 @@ def explain_text(compiled: Compiled) -> str:
         lines.append("")
         lines.append(f"-- kernel #{i} {kernel.name} ({kernel.nest.kind}, {kernel.nest.strategy})")
         lines.append(f"   what: {kernel.reason}")
-        lines.append(f"   strategy: {strategy_text(kernel.nest)}")
+        lines.append(f"   strategy: {compiled.target.strategy_text(kernel.nest)}")
         lines.append(f"   compiled for: {compiled_for_text(kernel.nest)}")
         lines.append(f"   sizes as arguments: {size_arguments_text(source)}")
         lines.extend(f"   limit: {note}" for note in kernel.notes)
@@ -485,8 +501,7 @@ def explain_text(compiled: Compiled) -> str:
         lines.append("   loop nest:")
         lines.extend("     " + line for line in str(kernel.nest).splitlines())
         lines.append(f"   source ({os.path.basename(str(kernel_path(source)))}):")
-        code = source.source.split("\nimport math", 1)[-1]
-        lines.extend("     " + line for line in ("import math" + code).rstrip().splitlines())
+        lines.extend("     " + line for line in kernel_code(source.source).rstrip().splitlines())
     out_kinds = [o.kind for o in plan.outputs]
     if any(k != "buffer" for k in out_kinds):
         lines.append("")
@@ -544,35 +559,9 @@ def size_arguments_text(source) -> str:
     return ", ".join(parts)
 
 
-def strategy_text(nest) -> str:
-    """How the kernel spreads its loops over the GPU, in words."""
-    if nest.kind == "pointwise":
-        if nest.schedule == "2d":
-            return ("2d: threads side by side take neighbouring points of the last loop, rows of "
-                    "threads whole rows of the others, indexed once per row")
-        return (f"flat: a grid-stride loop, {UNROLL} points per thread per pass (all their loads first) for a "
-                "short body, then one")
-    layout = {
-        "rows": "rows: threads side by side take neighbouring reduced points of a row (a block, "
-                "or a slice of one for short rows, per row)",
-        "columns": "columns: threads side by side take neighbouring outputs, coalesced; the "
-                   "other threads of a block share each output's reduced points",
-    }[nest.schedule]
-    parts = [layout]
-    if len(nest.phases) > 1:
-        passes = len(nest.phases)
-        parts.append(f"{passes} passes over each row (phases)")
-    if nest.cached:
-        parts.append(f"{', '.join(nest.cached)} kept in shared memory from the first pass (as much of each row as fits; see limit)")
-    if nest.split:
-        parts.append("each row split over several blocks; the last block to finish combines them")
-    parts.append("indices in int64")
-    return "; ".join(parts)
-
-
 def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), stream=None, autotune=False,
-        cuda_graphs=False, graph_breaks=True):
-    """Compile a NumPy function into fused CUDA kernels.
+        cuda_graphs=False, graph_breaks=True, target=None):
+    """Compile a NumPy function into fused kernels, for a GPU or for the CPU's cores.
 
     Use as `@numfuse.jit` or `@numfuse.jit(static_argnames=("axis",))`. The function is traced
     once per input signature; see JitFunction.plan and JitFunction.explain to inspect.
@@ -595,6 +584,11 @@ def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), st
     not trace, or draws random numbers, the function runs segment by segment at every call:
     what was traced so far runs as fused kernels, Python gets real values and goes on
     (graph_breaks.py; explain lists the breaks). `graph_breaks=False`: a TracingError there.
+
+    `target`: "auto" (the default; NUMFUSE_TARGET sets another), "cuda" or "cpu". "auto" runs on
+    the GPU (target "cuda") when a CUDA GPU is found or device arrays are passed, else on the
+    CPU's cores (target "cpu": Numba parallel functions, in place on NumPy arrays). Numba's CUDA
+    simulator runs only when asked for: target="cuda" with NUMBA_ENABLE_CUDASIM=1.
     """
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
@@ -602,7 +596,7 @@ def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), st
         static_argnames = (static_argnames,)
     if fn is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames, stream=stream,
-                             autotune=autotune, cuda_graphs=cuda_graphs, graph_breaks=graph_breaks)
+                             autotune=autotune, cuda_graphs=cuda_graphs, graph_breaks=graph_breaks, target=target)
     if isinstance(fn, JitFunction):
         fn = fn._fn  # jit(jit(f)): one JitFunction of f, with these options
-    return JitFunction(fn, static_argnums, static_argnames, stream, autotune, cuda_graphs, graph_breaks)
+    return JitFunction(fn, static_argnums, static_argnames, stream, autotune, cuda_graphs, graph_breaks, target)

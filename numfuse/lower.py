@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import ChainMap
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -99,6 +99,8 @@ class GraphInfo:
     # Every version of an updated array (and the array itself): the first version, whose
     # buffer they share.
     family: dict[Var, Var] = field(default_factory=dict)
+    # The target the plan is for (targets/base.py): what its strategy asks of the hardware.
+    target: Any = None
 
 
 @dataclass

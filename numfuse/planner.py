@@ -187,7 +187,7 @@ def _shape_str(shape) -> str:
 
 
 class Planner:
-    def __init__(self, graph: Graph, scalar_inputs: set[int], strided_inputs: set[int] = frozenset()):
+    def __init__(self, graph: Graph, scalar_inputs: set[int], strided_inputs: set[int], target):
         self.graph = graph
         self.eqns = _live_eqns(graph)
         self.names = var_names(graph)
@@ -196,6 +196,7 @@ class Planner:
         buffers = {v for i, v in enumerate(graph.inputs) if i not in scalar_inputs} | set(graph.consts)
         self.info = GraphInfo(graph, self.producers, self.names, scalar_vars, buffers, {}, {})
         self.info.strided = {v for i, v in enumerate(graph.inputs) if i in strided_inputs}
+        self.info.target = target
         # Updates: each version's first version (whose buffer it shares), and the values that
         # must be stored for later kernels to load (see _materialize).
         self.temp_for: dict[Var, Var] = {}  # an update's right side computed first -> the update
@@ -675,8 +676,9 @@ def keep_old_values(graph: Graph, var: Var) -> Graph:
     raise AssertionError(f"no update overwrites {var}")
 
 
-def plan(graph: Graph, scalar_inputs: set[int] = frozenset(), strided_inputs: set[int] = frozenset()) -> Plan:
-    """Plan `graph`. `scalar_inputs`: positions of inputs passed as kernel scalars, not buffers;
+def plan(graph: Graph, scalar_inputs: set[int] = frozenset(), strided_inputs: set[int] = frozenset(), *,
+         target) -> Plan:
+    """Plan `graph` for `target` (targets/base.py: what its strategy asks of the hardware). `scalar_inputs`: positions of inputs passed as kernel scalars, not buffers;
     `strided_inputs`: array inputs that are not C-contiguous (read through their strides).
 
     Where the kernels would read an array's values after an update overwrote them in place
@@ -685,7 +687,7 @@ def plan(graph: Graph, scalar_inputs: set[int] = frozenset(), strided_inputs: se
     graph = merge_update_chains(graph)
     for _ in range(len(graph.eqns) + 1):
         try:
-            return Planner(graph, set(scalar_inputs), set(strided_inputs)).plan()
+            return Planner(graph, set(scalar_inputs), set(strided_inputs), target).plan()
         except OverwrittenRead as read:
             graph = keep_old_values(graph, read.var)
     raise AssertionError("keep_old_values did not converge")

@@ -1,5 +1,5 @@
-"""How a reduction kernel uses the GPU: its schedule (rows or columns), which inputs it keeps on
-chip between phases and how much of each row fits, whether few long rows are split across
+"""How a reduction kernel uses its target: its schedule (rows or columns), which inputs it keeps
+near the cores between phases and how much of each row fits, whether few long rows are split across
 blocks, and when softmax's sum joins its maximum's pass (the online softmax). Each decision is
 a function of the planned kernel's shapes and dtypes, so `plan()` and `explain` can print it;
 runtime/launch_model.py picks the thread counts with the same limits.
@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import indexing
-from .device_props import PLAN_DEVICE, row_cache_bytes
 from .ir import Var
 from .loopnest import Guard, Load, Select, Store
 from .ops import is_reduction
@@ -21,18 +20,8 @@ if TYPE_CHECKING:
     from .lower import GraphInfo, KernelSpec
 
 
-# A row's cached buffers get this much shared memory per block at plan time: 40 KiB, the 48 KiB
-# every CUDA GPU gives a block without opting in, less a reserve for the block reduction's arrays
-# (device_props.py). Points of a longer row past it are read from memory in every phase. At
-# launch, runtime/launch_model.py gives the cache what the actual block leaves (ncache is an argument).
-ROW_CACHE_BYTES = row_cache_bytes(PLAN_DEVICE)
-# A single-phase reduction with fewer rows than this, each of at least SPLIT_MIN_REDUCED points,
-# spreads each row over several blocks: one block per row would leave most of a GPU idle.
-SPLIT_MAX_ROWS = 64
-# A "columns" block caching long rows still keeps this many neighbouring outputs (8 float32 are
-# one 32-byte memory sector).
-COLUMN_CACHE_ROWS = 8
-SPLIT_MIN_REDUCED = 8192
+# What a target decides (its row cache, when it splits a reduction) comes from the Target the
+# plan is made for (targets/base.py), through GraphInfo.target; nothing here is a device's number.
 
 
 def online_softmax_pairs(spec: KernelSpec, info: GraphInfo, any_length: bool = False) -> dict[Var, Var]:
@@ -69,7 +58,7 @@ def online_softmax_pairs(spec: KernelSpec, info: GraphInfo, any_length: bool = F
             or max_eqn.param("keepdims") != eqn.param("keepdims") and broadcast is None
         ):
             continue
-        if row_length * _row_item_bytes(g, info) <= ROW_CACHE_BYTES and not any_length:
+        if row_length * _row_item_bytes(g, info) <= info.target.row_cache_bytes and not any_length:
             continue  # the row stays on chip: three exact passes cost one read
         if m in pairs.values():
             continue  # the max already carries one online sum; another one keeps its own pass
@@ -86,24 +75,27 @@ def online_choice(spec: KernelSpec, info: GraphInfo, online: dict[Var, Var]) -> 
     producers = info.producers
     g = producers[producers[producers[next(iter(candidates))].inputs[0]].inputs[0]].inputs[0]  # exp(g - M)
     row_bytes = row_length * _row_item_bytes(g, info)
+    cache = info.target.row_cache_bytes
     if online:
-        return (f"online softmax: yes (a row of {row_bytes} bytes exceeds the {ROW_CACHE_BYTES}-byte "
+        return (f"online softmax: yes (a row of {row_bytes} bytes exceeds the {cache}-byte "
                 f"row cache; rows that fit make three exact passes, another kernel)")
-    return (f"online softmax: no (a row of {row_bytes} bytes fits the {ROW_CACHE_BYTES}-byte row "
+    return (f"online softmax: no (a row of {row_bytes} bytes fits the {cache}-byte row "
             f"cache; longer rows accumulate the sum in the maximum's pass, another kernel)")
 
 
-def choose_split(phases, outer_size: int, inner_size: int) -> tuple[bool, str | None]:
-    """Whether a reduction spreads each row over several blocks (few long rows: one block per
-    row would leave most of a GPU idle), and the reason, for `explain`'s "compiled for"."""
+def choose_split(phases, outer_size: int, inner_size: int, target) -> tuple[bool, str | None]:
+    """Whether a reduction spreads each row over several workers (few long rows: one worker
+    per row would leave most of the target idle), and the reason, for `explain`'s "compiled
+    for"."""
+    max_rows, min_reduced = target.split_max_rows, target.split_min_reduced
     if len(phases) != 1 or any(a.partner for a in phases[0].accumulators):
         return False, None  # only single-pass reductions split: phases need the whole row
-    if outer_size < SPLIT_MAX_ROWS and inner_size >= SPLIT_MIN_REDUCED:
-        return True, (f"split: yes ({outer_size} row(s), fewer than {SPLIT_MAX_ROWS}, of {inner_size} "
-                      f"points, {SPLIT_MIN_REDUCED} or more)")
-    why = (f"{outer_size} rows, {SPLIT_MAX_ROWS} or more" if outer_size >= SPLIT_MAX_ROWS
-           else f"rows of {inner_size} points, fewer than {SPLIT_MIN_REDUCED}")
-    return False, f"split: no ({why}; fewer than {SPLIT_MAX_ROWS} rows of {SPLIT_MIN_REDUCED} or more points split)"
+    if outer_size < max_rows and inner_size >= min_reduced:
+        return True, (f"split: yes ({outer_size} row(s), fewer than {max_rows}, of {inner_size} "
+                      f"points, {min_reduced} or more)")
+    why = (f"{outer_size} rows, {max_rows} or more" if outer_size >= max_rows
+           else f"rows of {inner_size} points, fewer than {min_reduced}")
+    return False, f"split: no ({why}; fewer than {max_rows} rows of {min_reduced} or more points split)"
 
 
 def _row_item_bytes(var: Var, info: GraphInfo) -> int:
@@ -154,20 +146,20 @@ def _loads_by_phase(phases) -> dict[str, list[tuple[int, tuple]]]:
     return found
 
 
-def cache_min_rows(schedule: str, rows: int, row_bytes: int) -> int:
-    """The fewest rows a block caches at once. A "columns" block keeps COLUMN_CACHE_ROWS
-    neighbouring outputs, so that each memory access covers a 32-byte sector, unless fewer of
+def cache_min_rows(schedule: str, rows: int, row_bytes: int, target) -> int:
+    """The fewest rows a block caches at once. A "columns" block keeps target.column_cache_rows
+    neighbouring outputs, so that each memory access covers a whole sector, unless fewer of
     them let whole columns fit on chip (reading them once beats reading them coalesced)."""
     if schedule != "columns":
         return 1
-    wanted = min(COLUMN_CACHE_ROWS, 1 << max(0, rows - 1).bit_length())
-    fit = ROW_CACHE_BYTES // row_bytes if row_bytes else wanted
+    wanted = min(target.column_cache_rows, 1 << max(0, rows - 1).bit_length())
+    fit = target.row_cache_bytes // row_bytes if row_bytes else wanted
     if fit >= wanted or fit < 1:
         return wanted
     return 1 << (fit.bit_length() - 1)  # the most whole columns that fit, a power of two
 
 
-def choose_cache(phases, buffers, inner, outer, schedule) -> tuple[tuple[str, ...], dict[str, float], list[str]]:
+def choose_cache(phases, buffers, inner, outer, schedule, target) -> tuple[tuple[str, ...], dict[str, float], list[str]]:
     """Which buffers a multi-phase kernel keeps on chip, so that it reads them from memory once:
     those loaded in several phases at points that differ from row to row and along the row.
     Returns (cached, {buffer: reads of its rows, where more than one}, notes)."""
@@ -191,8 +183,8 @@ def choose_cache(phases, buffers, inner, outer, schedule) -> tuple[tuple[str, ..
     cached = [buffer for buffer, _ in candidates]
     item_bytes = sum(dtypes[b].itemsize for b in cached)
     outputs = int(np.prod([d.size for d in outer], dtype=np.int64))
-    rows = cache_min_rows(schedule, outputs, row_length * item_bytes)
-    capacity = min(row_length, ROW_CACHE_BYTES // (rows * item_bytes)) if item_bytes else row_length
+    rows = cache_min_rows(schedule, outputs, row_length * item_bytes, target)
+    capacity = min(row_length, target.row_cache_bytes // (rows * item_bytes)) if item_bytes else row_length
     passes, notes = {}, []
     if capacity < row_length:
         rest = row_length - capacity
@@ -201,7 +193,7 @@ def choose_cache(phases, buffers, inner, outer, schedule) -> tuple[tuple[str, ..
         names = ", ".join(cached)
         notes.append(
             f"a row of {names} ({row_length} points, {row_length * item_bytes} bytes) does not fit "
-            f"the {ROW_CACHE_BYTES}-byte on-chip row cache"
+            f"the {target.row_cache_bytes}-byte {target.row_cache_place} row cache"
             + (f" ({rows} neighbouring outputs share it, for coalesced reads)" if rows > 1 else "")
             + f": its first {capacity} points stay on "
             f"chip and the other {rest} are read from memory in each of the "

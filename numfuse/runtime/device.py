@@ -29,7 +29,7 @@ class SimulatorWarning(UserWarning):
     """numfuse found no CUDA driver and runs kernels on Numba's CUDA simulator."""
 
 
-def _driver_has_device() -> bool:
+def driver_has_device() -> bool:
     """True if a CUDA driver loads and reports at least one device (without numba.cuda)."""
     names = ["libcuda.so.1", "libcuda.so", ctypes.util.find_library("cuda")]
     if sys.platform == "win32":
@@ -155,7 +155,7 @@ def compile_target() -> str:
     if already is None:
         if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
             return "simulator"
-        return "gpu" if _driver_has_device() else "ptx"
+        return "gpu" if driver_has_device() else "ptx"
     from numba.cuda.core import config
 
     if config.ENABLE_CUDASIM:
@@ -167,7 +167,7 @@ def compile_target() -> str:
 def backend() -> Backend:
     already = sys.modules.get("numba.cuda")
     if already is None and os.environ.get("NUMBA_ENABLE_CUDASIM", "0") in ("", "0"):
-        if not _driver_has_device():
+        if not driver_has_device():
             os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
             warnings.warn(
                 "numfuse found no CUDA driver or GPU and runs kernels on Numba's CUDA simulator, "

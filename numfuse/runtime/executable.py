@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from ..loopnest import ERRORS_BUFFER
 from ..ops import RUNTIME_ERRORS
 from ..planner import Plan
 from .arrays import CallArrays, prepare_call
+from .scalars import scalar_cast, scalar_casts
 from .library_calls import run_step
 from .device import LaunchConfig, backend
 from .launch import (
@@ -66,31 +67,6 @@ def warn_once(message: str) -> None:
     warnings.warn(message, NumfuseWarning, stacklevel=2)
 
 
-def _scalar_casts(plan: Plan) -> list[tuple[int, np.dtype]]:
-    """(input position, dtype) for every dtype each scalar argument is used in."""
-    position = {v: i for i, v in enumerate(plan.graph.inputs) if i in plan.scalar_inputs}
-    casts = {(i, v.aval.dtype) for v, i in position.items()}
-    for eqn in plan.graph.eqns:
-        if eqn.prim == "convert" and eqn.inputs[0] in position:
-            casts.add((position[eqn.inputs[0]], eqn.out.aval.dtype))
-    return sorted(casts, key=lambda c: (c[0], c[1].str))
-
-
-@functools.lru_cache(maxsize=None)
-def scalar_cast(dtype: np.dtype) -> Callable[[Any], Any]:
-    """The cast of a scalar argument to `dtype` that NumPy's cast of an array makes: a complex
-    value cast to a real dtype keeps its real part (np.float32(1j) itself refuses). One per
-    dtype, made once: the full path casts every scalar at every call."""
-    make = dtype.type
-    if dtype.kind not in "iuf":
-        return make
-
-    def cast(value):
-        return make(value.real if isinstance(value, (complex, np.complexfloating)) else value)
-
-    return cast
-
-
 class Executable:
     def __init__(self, plan: Plan, sources: Sequence[KernelSource], leaf_kinds: Sequence[str],
                  autotune: bool = False, cuda_graphs: bool = False):
@@ -98,7 +74,7 @@ class Executable:
         self.leaf_kinds = list(leaf_kinds)
         self.backend = backend()
         self.input_vars = list(plan.graph.inputs)
-        self.scalar_casts = _scalar_casts(plan)
+        self.scalar_casts = scalar_casts(plan)
         self.launches = [
             self._make_launch(kernel, source, self.backend.launch_config(kernel.nest))
             for kernel, source in zip(plan.kernels, sources)

@@ -1,68 +1,20 @@
-"""Generated kernel modules on disk, and their compiled dispatchers.
-
-Each kernel's source is written once to `<cache dir>/kernels/<name>_<sha256 prefix>.py`: the
-content hash is the file name, so a file never changes once written, Numba's `cache=True` can
-key compiled code on it, and tracebacks show the generated lines. The cache directory is
-NUMFUSE_CACHE_DIR, else $XDG_CACHE_HOME/numfuse, else ~/.cache/numfuse.
-"""
+"""Compiled CUDA kernels: each kernel module's file (kernel_files.py) compiled by Numba once
+per process and kept by its code's digest, and Numba's disk cache entries for it."""
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
-import os
-import tempfile
 from pathlib import Path
 
-from ..codegen.cuda import KernelSource, source_digest
+from ..codegen.statements import KernelSource
 from . import simmath
 from .device import backend
+from .kernel_files import cache_dir, kernel_path, load_function, write_kernel
+
+__all__ = ["cache_dir", "compile_for", "dispatcher", "kernel_path", "load_function", "numba_cache_files", "write_kernel"]
 
 # code hash -> Numba dispatcher; compiled kernels are shared by every jitted function.
 _dispatchers: dict[str, object] = {}
-
-
-def cache_dir() -> Path:
-    explicit = os.environ.get("NUMFUSE_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "numfuse"
-
-
-def _kernel_dir() -> Path:
-    for candidate in (cache_dir() / "kernels", Path(tempfile.gettempdir()) / f"numfuse-{os.getuid()}" / "kernels"):
-        try:
-            candidate.mkdir(parents=True, exist_ok=True)
-            return candidate
-        except OSError:
-            continue
-    raise OSError("numfuse found no writable directory for generated kernels; set NUMFUSE_CACHE_DIR")
-
-
-def kernel_path(kernel: KernelSource) -> Path:
-    return _kernel_dir() / f"{kernel.name}_{source_digest(kernel.source)}.py"
-
-
-def write_kernel(kernel: KernelSource) -> Path:
-    """The kernel's file, written atomically if it is not there yet (safe across processes)."""
-    path = kernel_path(kernel)
-    if path.exists() and path.read_text() == kernel.source:
-        return path
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(kernel.source)
-    os.replace(tmp, path)
-    return path
-
-
-def load_function(kernel: KernelSource):
-    """The plain Python kernel function, imported from its file."""
-    path = write_kernel(kernel)
-    spec = importlib.util.spec_from_file_location(f"numfuse_kernels.{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, getattr(module, kernel.name)
 
 
 def dispatcher(kernel: KernelSource):

@@ -21,12 +21,14 @@ def _cupy():
     return cupy
 
 
-def _check(step, position: int, result, var) -> None:
+def check_result(step, result, var) -> None:
     if tuple(result.shape) != var.aval.shape:
         raise ValueError(
             f"{step.op.what} returned shape {tuple(result.shape)} where numfuse planned "
             f"{var.aval.shape}: its result's shape depends on the data"
         )
+    if result.dtype != var.aval.dtype:
+        raise TypeError(f"{step.op.what} returned {result.dtype} where numfuse planned {var.aval.dtype}")
 
 
 def _input(step, var, env, wrap):
@@ -49,7 +51,7 @@ def run_step(call, step, env) -> None:
                 arrays = [_input(step, v, env, cupy.asarray) for v in step.inputs]
                 results = step.op.run(cupy, arrays, step.params)
                 for k, var in outputs.items():
-                    _check(step, k, results[k], var)
+                    check_result(step, results[k], var)
                     cupy.asarray(env[var])[...] = results[k]
         return
     if not call.simulated:
@@ -61,9 +63,7 @@ def run_step(call, step, env) -> None:
         results = step.op.run(np, arrays, step.params)
     for k, var in outputs.items():
         result = np.asarray(results[k])
-        _check(step, k, result, var)
-        if result.dtype != var.aval.dtype:
-            raise TypeError(f"{step.op.what} returned {result.dtype} where numfuse planned {var.aval.dtype}")
+        check_result(step, result, var)
         if result.size:
             env[var].copy_to_device(np.ascontiguousarray(result), stream=call.stream)
 

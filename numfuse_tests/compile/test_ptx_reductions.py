@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from numfuse.dtypes import REAL
-from numfuse.strategy import ROW_CACHE_BYTES, SPLIT_MIN_REDUCED
+from numfuse.targets.cuda import CUDA
 from numfuse_tests.compile.test_ptx import assert_no_spills, compile_all
 from numfuse_tests.normalizations import BY_NAME
 
@@ -77,7 +77,7 @@ def test_rows_of_two_dtypes_cached_together_compile():
     assert kernel.nest.cached == ("in_b", "in_a")
 
 
-LONG = ROW_CACHE_BYTES // 4 + 60
+LONG = CUDA.row_cache_bytes // 4 + 60
 
 
 @pytest.mark.parametrize("name, axis, shape", [
@@ -103,7 +103,7 @@ def test_split_rows_compile(dtype):
     def f(x):
         return x.sum(axis=1), x.argmax(axis=1), np.nanmax(x, axis=1)
 
-    kernel, report = only_kernel(f, np.ones((2, SPLIT_MIN_REDUCED + 1808), dtype))
+    kernel, report = only_kernel(f, np.ones((2, CUDA.split_min_reduced + 1808), dtype))
     assert kernel.nest.split
     assert report.f64_instructions == [], report.f64_instructions[:5]
 

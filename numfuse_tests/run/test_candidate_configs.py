@@ -9,7 +9,7 @@ import numfuse
 from numfuse.device_props import H200
 from numfuse.runtime import device
 from numfuse.runtime.launch_model import candidate_configs, check_config
-from numfuse.strategy import SPLIT_MIN_REDUCED
+from numfuse.targets.cuda import CUDA
 from numfuse_tests.helpers import assert_same
 
 
@@ -30,7 +30,7 @@ CASES = [
     ("columns", lambda x: (x.max(axis=0), x.argmin(axis=0)), (40, 9), "columns"),
     ("softmax, cached rows", softmax, (5, 40), "rows, cached in_a"),
     ("column softmax, cached", column_softmax, (40, 9), "columns, cached in_a"),
-    ("split", lambda x: (x.sum(axis=1), x.argmax(axis=1)), (1, SPLIT_MIN_REDUCED + 8), "rows, split"),
+    ("split", lambda x: (x.sum(axis=1), x.argmax(axis=1)), (1, CUDA.split_min_reduced + 8), "rows, split"),
 ]
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numfuse
-from numfuse.strategy import ROW_CACHE_BYTES, SPLIT_MIN_REDUCED
+from numfuse.targets.cuda import CUDA
 from numfuse_tests.helpers import check_like_numpy, tolerance
 from numfuse_tests.normalizations import BY_NAME, PATTERNS
 
@@ -103,9 +103,9 @@ def test_normalization_of_cached_rows_matches_numpy(pattern, shape, axis):
 
 @pytest.mark.parametrize(
     "name, shape, axis, dtype",
-    [("softmax", (2, ROW_CACHE_BYTES // 4 + 60), -1, np.float32),
-     ("layer_norm", (2, ROW_CACHE_BYTES // 8 + 80), 1, np.float64),
-     ("logsumexp", (ROW_CACHE_BYTES // 4 + 60, 2), 0, np.float32)],
+    [("softmax", (2, CUDA.row_cache_bytes // 4 + 60), -1, np.float32),
+     ("layer_norm", (2, CUDA.row_cache_bytes // 8 + 80), 1, np.float64),
+     ("logsumexp", (CUDA.row_cache_bytes // 4 + 60, 2), 0, np.float32)],
     ids=["softmax_rows", "layer_norm_rows_float64", "logsumexp_columns"],
 )
 def test_normalization_of_rows_too_long_for_the_cache_matches_numpy(name, shape, axis, dtype):
@@ -136,7 +136,7 @@ def special_rows(n: int) -> np.ndarray:
 def test_online_softmax_of_special_rows_matches_numpy(name, axis):
     """Rows too long for the cache: the sum of exp(x - max) is accumulated in the max's pass and
     rescaled as the maximum grows; infinities and NaN end as NumPy's three passes end."""
-    n = ROW_CACHE_BYTES // 4 + 60
+    n = CUDA.row_cache_bytes // 4 + 60
     x = special_rows(n)
     if axis == 0:
         x = np.ascontiguousarray(x.T)
@@ -147,7 +147,7 @@ def test_online_softmax_of_special_rows_matches_numpy(name, axis):
 
 
 def test_online_softmax_with_a_second_sum_of_the_same_exponentials_matches_numpy():
-    x = np.zeros((1, ROW_CACHE_BYTES // 4 + 60), np.float32)
+    x = np.zeros((1, CUDA.row_cache_bytes // 4 + 60), np.float32)
 
     def softmax_and_sum(x):
         e = np.exp(x - x.max(axis=1, keepdims=True))
@@ -239,11 +239,11 @@ def test_few_long_rows_split_over_blocks_match_numpy():
 
 
 def test_full_reduction_split_over_blocks_matches_numpy():
-    x = np.random.default_rng(9).standard_normal(SPLIT_MIN_REDUCED)
+    x = np.random.default_rng(9).standard_normal(CUDA.split_min_reduced)
 
     def f(x):
         return x.sum(), x.argmin(), np.nanmin(x), x.max()
 
     jitted = numfuse.jit(f)
     assert [k.nest.split for k in jitted.plan(x).kernels] == [True]
-    check_like_numpy(f, x, reduced=SPLIT_MIN_REDUCED, jitted=jitted)
+    check_like_numpy(f, x, reduced=CUDA.split_min_reduced, jitted=jitted)

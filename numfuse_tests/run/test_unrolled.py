@@ -97,10 +97,10 @@ def test_reductions_take_several_points_a_pass(case, shape):
 
 
 def test_a_split_row_takes_several_points_a_pass():
-    from numfuse.strategy import SPLIT_MIN_REDUCED
+    from numfuse.targets.cuda import CUDA
 
-    x = RNG.standard_normal((1, SPLIT_MIN_REDUCED + 301))
-    x[0, SPLIT_MIN_REDUCED // 2] = 9.0
+    x = RNG.standard_normal((1, CUDA.split_min_reduced + 301))
+    x[0, CUDA.split_min_reduced // 2] = 9.0
     fn = lambda x: (x.sum(axis=1), x.argmax(axis=1))  # noqa: E731
     plan = numfuse.jit(fn).plan(x)
     assert plan.kernels[0].nest.split

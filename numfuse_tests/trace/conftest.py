@@ -1,5 +1,12 @@
 """The trace tier runs with numba made unimportable: tracing and planning must not need it."""
 
+import os
+
+# The CUDA target unless a run asks for another (the cpu tier runs the execution tests with
+# NUMFUSE_TARGET=cpu): "auto" would pick the CPU on a machine without a GPU.
+os.environ.setdefault("NUMFUSE_TARGET", "cuda")
+
+
 import importlib.abc
 import os
 import sys

@@ -8,7 +8,7 @@ import numfuse
 from numfuse.device_props import H200, REDUCTION_RESERVE, SIMULATOR, optin_cache_bytes, row_cache_bytes
 from numfuse.runtime.device import read_props
 from numfuse.runtime.launch_model import candidate_configs, launch_config
-from numfuse.strategy import ROW_CACHE_BYTES
+from numfuse.targets.cuda import CUDA
 
 
 def softmax(x):
@@ -66,7 +66,7 @@ def test_h200_choices():
 
 
 def test_the_plans_row_cache_is_the_shared_memory_a_block_gets_less_the_reduction_reserve():
-    assert ROW_CACHE_BYTES == row_cache_bytes(H200) == 48 * 1024 - REDUCTION_RESERVE == 40 * 1024
+    assert CUDA.row_cache_bytes == row_cache_bytes(H200) == 48 * 1024 - REDUCTION_RESERVE == 40 * 1024
     opted_in = H200.__class__(**{**H200.__dict__, "shared_optin_usable": True})
     # The model's cache stays the same where kernels can opt in; autotune's may grow to the rest.
     assert row_cache_bytes(opted_in) == 40 * 1024

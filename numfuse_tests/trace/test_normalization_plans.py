@@ -10,12 +10,7 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.strategy import (
-    COLUMN_CACHE_ROWS,
-    ROW_CACHE_BYTES,
-    SPLIT_MAX_ROWS,
-    SPLIT_MIN_REDUCED,
-)
+from numfuse.targets.cuda import CUDA
 from numfuse_tests.normalizations import BY_NAME, PATTERNS
 
 F16, F32, F64 = np.float16, np.float32, np.float64
@@ -96,17 +91,17 @@ def modeled_bytes(kernel) -> int:
 
 @pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: p.name)
 def test_normalization_of_a_long_row_takes_the_fewest_passes(pattern):
-    """A float32 row of twice ROW_CACHE_BYTES: still one kernel, in the fewest phases (a sum of
+    """A float32 row of twice CUDA.row_cache_bytes: still one kernel, in the fewest phases (a sum of
     exp(x - max) joins the max's pass); the first half of the row stays on chip and the rest is
     read once per phase; parameters are read once; explain names the limit hit."""
-    n = ROW_CACHE_BYTES // 4 * 2
+    n = CUDA.row_cache_bytes // 4 * 2
     args = pattern.args(ones((2, n)), -1)
     jf, plan, kernel = single_kernel(pattern.at(-1), *args)
     assert sorted_phases(kernel.nest) == list(pattern.phases_when_long)
     assert not kernel.nest.split
     phases = len(pattern.phases_when_long)
     x = plan.graph.inputs[0]
-    reads = uncached_share(n, ROW_CACHE_BYTES // 4, phases)
+    reads = uncached_share(n, CUDA.row_cache_bytes // 4, phases)
     assert kernel.passes.get(x, 1) == pytest.approx(reads)
     assert all(v is x for v in kernel.passes)  # weight and bias: read once
     assert plan.bytes_moved == modeled_bytes(kernel)
@@ -115,7 +110,7 @@ def test_normalization_of_a_long_row_takes_the_fewest_passes(pattern):
     assert plan.bytes_moved < plan.min_bytes + (len(pattern.phases) - 1) * args[0].nbytes
     assert kernel.notes
     if reads > 1:
-        assert any(f"{ROW_CACHE_BYTES}-byte" in note and "in_a" in note for note in kernel.notes), kernel.notes
+        assert any(f"{CUDA.row_cache_bytes}-byte" in note and "in_a" in note for note in kernel.notes), kernel.notes
     text = jf.explain(*args).splitlines()
     for note in kernel.notes:
         assert f"   limit: {note}" in text
@@ -127,16 +122,16 @@ def uncached_share(row_length: int, capacity: int, phases: int) -> float:
     return 1 + (phases - 1) * max(0, row_length - capacity) / row_length
 
 
-@pytest.mark.parametrize("outputs, rows", [(2, 2), (3, 4), (40, COLUMN_CACHE_ROWS)])
+@pytest.mark.parametrize("outputs, rows", [(2, 2), (3, 4), (40, CUDA.column_cache_rows)])
 def test_long_columns_cache_what_fits_for_several_neighbouring_outputs(outputs, rows):
-    """A columns block caches COLUMN_CACHE_ROWS neighbouring outputs' rows (or as many as there
+    """A columns block caches CUDA.column_cache_rows neighbouring outputs' rows (or as many as there
     are, rounded up to a power of two): each keeps its share of the cache."""
-    n = ROW_CACHE_BYTES // 4 + 60
+    n = CUDA.row_cache_bytes // 4 + 60
     x = ones((n, outputs))
     jf, plan, kernel = single_kernel(BY_NAME["l2_normalize"].at(0), x)
     assert kernel.nest.schedule == "columns"
     assert kernel.nest.cached == ("in_a",)
-    reads = uncached_share(n, ROW_CACHE_BYTES // (rows * 4), 2)
+    reads = uncached_share(n, CUDA.row_cache_bytes // (rows * 4), 2)
     assert plan.bytes_moved == round(x.nbytes * reads) + x.nbytes == modeled_bytes(kernel)
     assert "limit:" in jf.explain(x)
 
@@ -145,7 +140,7 @@ def test_long_columns_cache_what_fits_for_several_neighbouring_outputs(outputs, 
 def test_row_cache_limit_is_exact(dtype):
     """The longest row that fits the cache is read once; one point more is read again."""
     itemsize = np.dtype(dtype).itemsize
-    fits = ROW_CACHE_BYTES // itemsize
+    fits = CUDA.row_cache_bytes // itemsize
     l2 = BY_NAME["l2_normalize"].at(-1)
     _, cached_plan, cached = single_kernel(l2, ones((3, fits), dtype))
     assert cached.nest.cached == ("in_a",) and cached.notes == [] and cached.passes == {}
@@ -161,7 +156,7 @@ def test_row_cache_limit_is_exact(dtype):
 def test_softmax_goes_online_only_when_the_row_does_not_fit(dtype):
     """Three exact passes over a cached row; two (max and rescaled sum together) over a longer
     one."""
-    fits = ROW_CACHE_BYTES // np.dtype(dtype).itemsize
+    fits = CUDA.row_cache_bytes // np.dtype(dtype).itemsize
     softmax = BY_NAME["softmax"]
     _, _, kernel = single_kernel(softmax.at(-1), ones((3, fits), dtype))
     assert phases_of(kernel.nest) == list(softmax.phases)
@@ -187,10 +182,10 @@ def softmax_and_its_sum(x):
 
 @pytest.mark.parametrize("fn, n", [
     (BY_NAME["softmax"].at(1), 100),
-    (BY_NAME["softmax"].at(1), ROW_CACHE_BYTES // 4 + 60),
+    (BY_NAME["softmax"].at(1), CUDA.row_cache_bytes // 4 + 60),
     (lambda x: (BY_NAME["softmax"].fn(x), BY_NAME["logsumexp"].fn(x), BY_NAME["log_softmax"].fn(x)), 100),
     (softmax_and_its_sum, 100),
-    (softmax_and_its_sum, ROW_CACHE_BYTES // 4 + 60),
+    (softmax_and_its_sum, CUDA.row_cache_bytes // 4 + 60),
 ], ids=["softmax", "softmax_online", "three", "softmax_and_sum", "softmax_and_sum_online"])
 def test_every_accumulator_is_updated_in_its_phase(fn, n):
     _, _, kernel = single_kernel(fn, ones((4, n)))
@@ -211,7 +206,7 @@ def test_note_of_a_partly_cached_column_states_the_limit_hit():
 def test_partly_cached_column_softmax_takes_the_fewest_passes():
     x = ones((2000, 64))
     _, plan, kernel = single_kernel(BY_NAME["softmax"].at(0), x)
-    capacity = ROW_CACHE_BYTES // (COLUMN_CACHE_ROWS * 4)
+    capacity = CUDA.row_cache_bytes // (CUDA.column_cache_rows * 4)
     online = round(x.nbytes * uncached_share(2000, capacity, 2)) + x.nbytes
     assert plan.bytes_moved <= online, kernel.notes
 
@@ -224,7 +219,7 @@ def test_two_inputs_share_the_row_cache():
         z = x * y
         return z - z.mean(axis=1, keepdims=True)
 
-    half = ROW_CACHE_BYTES // 8
+    half = CUDA.row_cache_bytes // 8
     _, plan, kernel = single_kernel(centered_product, ones((3, half)), ones((3, half)))
     assert sorted(kernel.nest.cached) == ["in_a", "in_b"]
     assert plan.bytes_moved == plan.min_bytes
@@ -329,10 +324,10 @@ def test_explain_prints_each_strategy():
     assert "strategy: columns: threads side by side take neighbouring outputs" in columns
     plain = numfuse.jit(lambda x: x.sum(axis=1)).explain(x)
     assert "(reduction, rows)" in plain and "passes over each row" not in plain
-    split = numfuse.jit(lambda x: x.sum(axis=1)).explain(ones((2, SPLIT_MIN_REDUCED)))
+    split = numfuse.jit(lambda x: x.sum(axis=1)).explain(ones((2, CUDA.split_min_reduced)))
     assert "(reduction, rows, split)" in split
     assert "each row split over several blocks" in split
-    assert f"limit: 2 row(s) of {SPLIT_MIN_REDUCED} reduced points" in split
+    assert f"limit: 2 row(s) of {CUDA.split_min_reduced} reduced points" in split
 
 
 # -- split rows ----------------------------------------------------------------------------------
@@ -342,9 +337,9 @@ def test_explain_prints_each_strategy():
     "fn, shape, schedule",
     [
         (lambda x: (x.sum(axis=1), x.argmax(axis=1)), (2, 10000), "rows"),
-        (lambda x: x.sum(), (SPLIT_MIN_REDUCED,), "rows"),
-        (lambda x: (x.max(axis=0), np.nansum(x, axis=0)), (SPLIT_MIN_REDUCED, 3), "columns"),
-        (lambda x: x.min(axis=1), (SPLIT_MAX_ROWS - 1, SPLIT_MIN_REDUCED), "rows"),
+        (lambda x: x.sum(), (CUDA.split_min_reduced,), "rows"),
+        (lambda x: (x.max(axis=0), np.nansum(x, axis=0)), (CUDA.split_min_reduced, 3), "columns"),
+        (lambda x: x.min(axis=1), (CUDA.split_max_rows - 1, CUDA.split_min_reduced), "rows"),
     ],
     ids=["sum_argmax", "full", "columns", "most_rows"],
 )
@@ -360,8 +355,8 @@ def test_few_long_rows_are_split(fn, shape, schedule):
 @pytest.mark.parametrize(
     "fn, shape",
     [
-        (lambda x: x.sum(axis=1), (SPLIT_MAX_ROWS, SPLIT_MIN_REDUCED)),  # enough rows
-        (lambda x: x.sum(axis=1), (2, SPLIT_MIN_REDUCED - 1)),  # rows too short
+        (lambda x: x.sum(axis=1), (CUDA.split_max_rows, CUDA.split_min_reduced)),  # enough rows
+        (lambda x: x.sum(axis=1), (2, CUDA.split_min_reduced - 1)),  # rows too short
         (BY_NAME["softmax"].at(1), (2, 10000)),  # several phases: cached instead
         (lambda x: x.var(axis=1), (2, 10000)),
     ],

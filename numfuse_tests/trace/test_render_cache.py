@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.codegen.cuda import _positional_names, kernel_code, kernel_params, render, render_code
+from numfuse.codegen.cuda import kernel_code, kernel_params, render, render_code
+from numfuse.codegen.statements import positional_names
 from numfuse_tests.corpus.programs import PROGRAMS
 
 
@@ -18,7 +19,7 @@ def _kernels_of(fn, args, static=()):
 
 def _check(kernels):
     for kernel in kernels:
-        params, names = _positional_names(kernel_params(kernel.nest))
+        params, names = positional_names(kernel_params(kernel.nest))
         fresh = render_code(kernel.nest, params, names) + "\n"
         assert kernel_code(render(kernel.nest, "a header\nof two lines").source) == fresh
 

@@ -10,7 +10,7 @@ import pytest
 import numfuse
 from benchmarks.shape_reuse import BATCHES, CASES, ROW, ROWS, measure, shapes
 from numfuse.codegen.cuda import kernel_code
-from numfuse.strategy import ROW_CACHE_BYTES, SPLIT_MAX_ROWS, SPLIT_MIN_REDUCED
+from numfuse.targets.cuda import CUDA
 
 
 VARIED = [(c, "batch") for c in CASES] + [(c, "row") for c in CASES if c.vary_rows]
@@ -34,8 +34,8 @@ def test_each_kernel_has_one_code_at_every_batch_size(case):
 
 def test_the_sizes_are_the_intended_ones():
     assert len(set(BATCHES)) == 20 and min(BATCHES) > 1
-    assert len(set(ROWS)) == 20 and max(ROWS) * 4 <= ROW_CACHE_BYTES
-    assert max(BATCHES) < SPLIT_MIN_REDUCED and ROW >= SPLIT_MAX_ROWS  # no column sum splits
+    assert len(set(ROWS)) == 20 and max(ROWS) * 4 <= CUDA.row_cache_bytes
+    assert max(BATCHES) < CUDA.split_min_reduced and ROW >= CUDA.split_max_rows  # no column sum splits
 
 
 def test_counts_are_kernel_arguments_not_literals():
@@ -76,10 +76,10 @@ def _compiled_for(text: str) -> list[str]:
 
 def test_explain_names_the_size_choices_that_shape_the_code():
     row_sum = numfuse.jit(lambda x: x.sum(axis=1))
-    split, = _compiled_for(row_sum.explain(np.zeros((2, SPLIT_MIN_REDUCED), np.float32)))
-    assert split == f"split: yes (2 row(s), fewer than {SPLIT_MAX_ROWS}, of {SPLIT_MIN_REDUCED} points, {SPLIT_MIN_REDUCED} or more)"
-    many, = _compiled_for(row_sum.explain(np.zeros((SPLIT_MAX_ROWS, SPLIT_MIN_REDUCED), np.float32)))
-    assert many.startswith(f"split: no ({SPLIT_MAX_ROWS} rows, {SPLIT_MAX_ROWS} or more")
+    split, = _compiled_for(row_sum.explain(np.zeros((2, CUDA.split_min_reduced), np.float32)))
+    assert split == f"split: yes (2 row(s), fewer than {CUDA.split_max_rows}, of {CUDA.split_min_reduced} points, {CUDA.split_min_reduced} or more)"
+    many, = _compiled_for(row_sum.explain(np.zeros((CUDA.split_max_rows, CUDA.split_min_reduced), np.float32)))
+    assert many.startswith(f"split: no ({CUDA.split_max_rows} rows, {CUDA.split_max_rows} or more")
     empty, = _compiled_for(row_sum.explain(np.zeros((0, 100), np.float32)))
     assert empty.startswith("an empty axis: no output points, so the kernel is never launched")
     assert _compiled_for(row_sum.explain(np.zeros((5, 0), np.float32)))[0].startswith("split: no")
@@ -90,8 +90,8 @@ def test_explain_names_the_size_choices_that_shape_the_code():
     softmax = numfuse.jit(CASES[2].fn)
     fits, = _compiled_for(softmax.explain(np.zeros((2, 100), np.float32)))
     assert fits.startswith("online softmax: no (a row of 400 bytes fits the")
-    long, = _compiled_for(softmax.explain(np.zeros((2, ROW_CACHE_BYTES // 4 + 1), np.float32)))
-    assert long.startswith(f"online softmax: yes (a row of {ROW_CACHE_BYTES + 4} bytes exceeds")
+    long, = _compiled_for(softmax.explain(np.zeros((2, CUDA.row_cache_bytes // 4 + 1), np.float32)))
+    assert long.startswith(f"online softmax: yes (a row of {CUDA.row_cache_bytes + 4} bytes exceeds")
     last_row_text = numfuse.jit(lambda x: x[-1] * 2).explain(np.zeros((5, 4), np.float32))
     assert _compiled_for(last_row_text) == [  # the row's offset is an argument
         "indexed at their own rank: in_a (strided, or read at computed points)"]

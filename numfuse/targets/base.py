@@ -1,0 +1,47 @@
+"""What planning and lowering may ask of a target, and what a target must provide to run a plan.
+
+A plan is made for one target. The planner and lowering never read a device's numbers: they ask
+the Target they were given (its row cache, when it splits a reduction, the prose `explain`
+prints for its schedules). Rendering and running belong to the target's own folder
+(targets/cuda, targets/cpu), reached through `render` and `executable`, which import their
+code only when called: a plan can be made, printed and tested without a compiler.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str  # "cuda" | "cpu": numfuse.jit's target option
+    # Bytes of a reduction's rows that stay close to the cores between the phases of one kernel
+    # (a GPU block's shared memory; a CPU core's share of L2): a row that fits is read from
+    # memory once, a longer one in every phase that uses it, and softmax accumulates its sum
+    # in its maximum's pass (the online softmax).
+    row_cache_bytes: int
+    # A single-phase reduction of fewer rows than split_max_rows, each of at least
+    # split_min_reduced points, spreads each row over several workers (GPU blocks, CPU threads).
+    split_max_rows: int
+    split_min_reduced: int
+    # A "columns" reduction caching long rows keeps this many neighbouring outputs.
+    column_cache_rows: int
+    # Where the row cache lives, in words ("on-chip", "L2"), for explain's notes.
+    row_cache_place: str
+    # What the target runs kernels as, in words, for explain.
+    description: str = ""
+
+    def render(self, nest, header: str = ""):
+        """The source of the module holding `nest`'s kernel (a codegen KernelSource)."""
+        raise NotImplementedError
+
+    def executable(self, plan, sources, leaf_kinds, options):
+        """A callable that runs `plan` on arguments (graph input order)."""
+        raise NotImplementedError
+
+    def strategy_text(self, nest) -> str:
+        """How a kernel spreads its loops over the target's cores, in words, for explain."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<numfuse target {self.name}>"

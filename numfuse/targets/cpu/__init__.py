@@ -1,0 +1,70 @@
+"""The CPU target: each kernel a pair of Numba CPU functions, parallel and serial
+(targets/cpu/codegen.py), run in place on the caller's NumPy arrays (executable.py).
+
+Its planning numbers: a reduction's rows stay in a core's share of L2 between phases (a row
+longer than row_cache_bytes is read from memory in each phase, and softmax's sum joins its
+maximum's pass); few long rows split into fixed chunks across threads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..base import Target
+
+
+@dataclass(frozen=True, repr=False)
+class CpuTarget(Target):
+    # A call of fewer points than this runs the serial function: waking threads costs more.
+    serial_points: int = 1 << 15
+    # A split reduction's chunks: at least this many points each, at most this many in all
+    # (fixed numbers, so the partial results, and the bits, are the same for any thread count).
+    split_chunk_points: int = 1 << 14
+    split_max_chunks: int = 64
+
+    def nsplit(self, nest) -> int:
+        from .codegen import split_chunks
+
+        return split_chunks(nest, self.split_chunk_points, self.split_max_chunks)
+
+    def render(self, nest, header: str = ""):
+        from ...errors import UnsupportedError
+        from .codegen import render
+
+        if any(d.name == "float16" for d in [b.dtype for b in nest.buffers] + [s.dtype for s in nest.scalars]):
+            raise UnsupportedError("the CPU target has no float16: Numba's CPU compiler has no half-precision "
+                                   "type; use float32 arrays, or numfuse.jit(target='cuda')")
+
+        return render(nest, header, self.nsplit(nest) if nest.split else 1)
+
+    def executable(self, plan, sources, leaf_kinds, options):
+        from .executable import CpuExecutable
+
+        return CpuExecutable(plan, sources, leaf_kinds, self)
+
+    def strategy_text(self, nest) -> str:
+        if nest.kind == "pointwise":
+            if nest.schedule == "2d":
+                return ("2d: a prange over the rows of all loops but the last (their indices computed once per row), "
+                        "the last loop inside, serial and vectorizable")
+            return "flat: a prange over all points, each thread a contiguous range"
+        what = "outputs (rows)" if nest.schedule == "rows" else "outputs (columns)"
+        parts = [f"{nest.schedule}: a prange over the {what}; each output's reduced points in one thread, in order"]
+        if len(nest.phases) > 1:
+            parts.append(f"{len(nest.phases)} passes over each row (phases; a short row stays in cache between them)")
+        if nest.split:
+            parts.append("each row cut into fixed chunks (a prange over rows and chunks), combined in chunk order")
+        parts.append(f"calls under {self.serial_points} points run serially")
+        return "; ".join(parts)
+
+
+CPU = CpuTarget(
+    name="cpu",
+    # 256 KiB: a core's share of L2 on current server CPUs (1-2 MiB per core), with room for
+    # the other streams a kernel reads.
+    row_cache_bytes=256 * 1024,
+    split_max_rows=64,
+    split_min_reduced=1 << 15,
+    column_cache_rows=8,
+    row_cache_place="L2",
+    description="Numba parallel CPU functions, in place on NumPy arrays",
+)

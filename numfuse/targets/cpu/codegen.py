@@ -1,0 +1,216 @@
+"""The CPU renderer: a LoopNest becomes the source of a module holding two Numba CPU functions,
+`<name>` (`@njit(parallel=True)`: its outer loop a prange over the threads) and `<name>_serial`
+(the same code, every loop serial, for calls too small to gain from threads).
+
+The statements are those every target renders (codegen/statements.py); the loops are the CPU
+templates (templates.py):
+- flat and 2d pointwise kernels: a prange over the points (flat) or over the rows of all axes
+  but the last, whose loop runs inside (2d);
+- rows and columns reductions: a prange over the outputs; each output's reduced points are
+  nested loops in one thread, its phases one after another (the hardware caches keep a short
+  row between them: the GPU's shared-memory cache has no CPU code);
+- a split reduction (few long rows): each row cut into nsplit chunks, a prange over (row,
+  chunk) pairs into partial results, then each row combines its chunks in order.
+The scalar templates' GPU intrinsics (`cuda.popc`, `cuda.cbrt`) are rewritten to the CPU's
+(intrinsics.py), and `math` is cpumath.py, whose functions keep float32 in float32.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from ...codegen.pyast import assign, call, target, var
+from ...codegen.statements import (
+    TYPE_NAMES,
+    CodeCache,
+    KernelParam,
+    KernelSource,
+    Rename,
+    StatementRenderer,
+    code_key,
+    literal,
+    positional_names,
+    unravel,
+    with_header,
+)
+from ...codegen.templates import clone, fill, fill_body, module
+from ...dtypes import compute_dtype
+from ...loopnest import LoopNest
+from ...ops import NO_INDEX
+from . import templates
+
+JIT_OPTIONS = dict(nogil=True, cache=True, error_model="numpy")
+INTRINSICS = ("popc", "cbrt")
+
+
+def partial_name(acc: str) -> str:
+    return f"nf_part_{acc}"
+
+
+def split_chunks(nest: LoopNest, chunk_points: int, max_chunks: int) -> int:
+    """How many chunks a split reduction cuts each row into: from the sizes only (never the
+    thread count), so the partial results, and the bits of the result, are the same on any
+    machine. At least chunk_points points a chunk, at most max_chunks jobs in all."""
+    per_row = max(1, nest.inner_size // chunk_points)
+    return max(1, min(per_row, max_chunks // max(1, nest.outer_size) or 1))
+
+
+def kernel_params(nest: LoopNest, nsplit: int = 1) -> tuple[KernelParam, ...]:
+    params = [KernelParam(b.name, "buffer") for b in nest.buffers]
+    params += [KernelParam(s.name, "scalar") for s in nest.scalars]
+    params += [KernelParam(c.name, "count", c.value, c.dtype) for c in nest.counts]
+    params += [KernelParam(d.param, "size", d.size) for d in nest.outer + nest.inner]
+    if nest.kind == "pointwise":
+        if nest.schedule == "2d":
+            params.append(KernelParam("nrows", "size", nest.outer_size // max(1, nest.outer[-1].size)))
+        else:
+            params.append(KernelParam("total", "size", nest.outer_size))
+        return tuple(params)
+    params.append(KernelParam("nrows", "size", nest.outer_size))
+    params.append(KernelParam("nred", "size", nest.inner_size))
+    if nest.split:
+        params.append(KernelParam("nsplit", "size", nsplit))
+        for a in nest.accumulators:
+            params.append(KernelParam(partial_name(a.name), "partial", dtype=compute_dtype(a.dtype)))
+            if a.indexed:
+                params.append(KernelParam(partial_name(f"{a.name}_i"), "partial", dtype=np.dtype(np.int64)))
+    return tuple(params)
+
+
+def _mentions(stmts: list[ast.stmt], name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for st in stmts for n in ast.walk(st))
+
+
+def nested_loops(dims, body: list[ast.stmt]) -> list[ast.stmt]:
+    """`for d in range(size):` for each of `dims`, outermost first, around `body`. Where the
+    body reads the linear index `lin` (an argmax's position), it is counted along."""
+    counted = _mentions(body, "lin")
+    inner = body + ([ast.AugAssign(var("lin"), ast.Add(), ast.Constant(1))] if counted else [])
+    for dim in reversed(dims):
+        inner = [ast.For(target(dim.name), call("range", var(dim.param)), inner or [ast.Pass()], [])]
+    return ([assign("lin", ast.Constant(0))] if counted else []) + inner
+
+
+def _identity(a) -> ast.expr:
+    return literal(np.asarray(a.identity).astype(compute_dtype(a.dtype))[()])
+
+
+def _init(accumulators) -> list[ast.stmt]:
+    stmts = []
+    for a in accumulators:
+        stmts.append(assign(a.name, _identity(a)))
+        if a.indexed:
+            stmts.append(assign(f"{a.name}_i", literal(np.int64(NO_INDEX))))
+    return stmts
+
+
+def _after(body: StatementRenderer, accumulators) -> list[ast.stmt]:
+    """After a row's pass: an online sum whose row was all -inf is NaN (exp(-inf - -inf), as
+    NumPy computes it), and accumulators computed wider than their dtype are rounded."""
+    stmts = []
+    for a in accumulators:
+        if a.partner:
+            cd = compute_dtype(a.dtype)
+            minus_inf = ast.Compare(var(a.partner), [ast.Eq()], [literal(np.asarray(-np.inf, cd)[()])])
+            stmts.append(assign(a.name, ast.IfExp(minus_inf, literal(np.asarray(np.nan, cd)[()]), var(a.name))))
+    return stmts + body.round_accumulators(accumulators)
+
+
+def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
+    body = StatementRenderer(nest)
+    phases: list[ast.stmt] = []
+    for k, phase in enumerate(nest.phases):
+        body.phase = k
+        loop = nested_loops(nest.inner, body.stmts(phase.body))
+        if not phase.accumulators:
+            phases.extend(loop)
+            continue
+        phases.extend(fill_body(templates.reduce_phase, INIT=_init(phase.accumulators), LOOP=loop,
+                                AFTER=_after(body, phase.accumulators)))
+    return fill(templates.reduction, name=nest.name, params=params, UNRAVEL_OUTER=unravel("row", nest.outer),
+                PHASES=phases, EPILOGUE=body.stmts(nest.epilogue))
+
+
+def _split_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
+    body = StatementRenderer(nest)
+    (phase,) = nest.phases  # only single-phase reductions split (strategy.choose_split)
+    accumulators = phase.accumulators
+    publish, gather = [], []
+    for a in accumulators:
+        for n in [a.name] + ([f"{a.name}_i"] if a.indexed else []):
+            publish.append(ast.Assign([ast.Subscript(var(partial_name(n)), var("job"), ast.Store())], var(n)))
+        slot = ast.BinOp(ast.BinOp(var("row"), ast.Mult(), var("nsplit")), ast.Add(), var("c"))
+        theirs = ast.Subscript(var(partial_name(a.name)), slot, ast.Load())
+        if a.indexed:
+            theirs_i = ast.Subscript(var(partial_name(f"{a.name}_i")), clone(slot), ast.Load())
+            gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_", f"{a.name}_i", theirs_i))
+        else:
+            gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_"))
+    return fill(templates.split_reduction, name=nest.name, params=params,
+                UNRAVEL_OUTER=unravel("row", nest.outer), INIT=_init(accumulators),
+                UNRAVEL_INNER=unravel("lin", nest.inner), BODY=body.stmts(phase.body), PUBLISH=publish,
+                GATHER=gather, AFTER=_after(body, accumulators), EPILOGUE=body.stmts(nest.epilogue))
+
+
+def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
+    if nest.kind == "pointwise":
+        body = StatementRenderer(nest)
+        if nest.schedule == "2d":
+            *rows, last = nest.outer
+            return fill(templates.pointwise_2d, name=nest.name, params=params, UNRAVEL=unravel("row", tuple(rows)),
+                        LOOP=nested_loops([last], body.stmts(nest.body)))
+        return fill(templates.pointwise, name=nest.name, params=params, UNRAVEL=unravel("lin", nest.outer),
+                    BODY=body.stmts(nest.body))
+    if nest.split:
+        return _split_ast(nest, params)
+    return _reduction_ast(nest, params)
+
+
+class _ToCpu(ast.NodeTransformer):
+    """`cuda.popc(x)` (a scalar template's GPU intrinsic) becomes `popc(x)` (intrinsics.py)."""
+
+    def visit_Attribute(self, node: ast.Attribute):
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Name) and node.value.id == "cuda":
+            if node.attr not in INTRINSICS:
+                raise NotImplementedError(f"the CPU target has no cuda.{node.attr}")
+            return ast.Name(node.attr, node.ctx)
+        return node
+
+
+class _Serial(ast.NodeTransformer):
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        return ast.Name("range", node.ctx) if node.id == "prange" else node
+
+
+def _decorated(fn: ast.FunctionDef, parallel: bool) -> ast.FunctionDef:
+    options = [ast.keyword("parallel", ast.Constant(parallel))]
+    options += [ast.keyword(k, ast.Constant(v)) for k, v in JIT_OPTIONS.items()]
+    fn.decorator_list = [ast.Call(var("njit"), [], options)]
+    return fn
+
+
+def render_code(nest: LoopNest, params, names: dict[str, str]) -> str:
+    """The module's code (no header), rendered afresh."""
+    fn = _ToCpu().visit(Rename(names).visit(_kernel_ast(nest, [p.name for p in params])))
+    serial = _Serial().visit(clone(fn))
+    serial.name = f"{fn.name}_serial"
+    imports = [
+        ast.ImportFrom("numba", [ast.alias("njit"), ast.alias("prange")], 0),
+        ast.ImportFrom("numba.types", [ast.alias(t) for t in TYPE_NAMES if t != "float16"], 0),
+        ast.ImportFrom("numfuse.targets.cpu", [ast.alias("cpumath", "math")], 0),
+        ast.ImportFrom("numfuse.targets.cpu.intrinsics", [ast.alias(n) for n in INTRINSICS], 0),
+    ]
+    return ast.unparse(module(imports + [_decorated(fn, True), _decorated(serial, False)]))
+
+
+_CODE = CodeCache()
+
+
+def render(nest: LoopNest, header: str = "", nsplit: int = 1) -> KernelSource:
+    """The module's source; `header` becomes its leading comment block."""
+    params, names = positional_names(kernel_params(nest, nsplit))
+    code = _CODE.get("cpu" + code_key(nest, names), lambda: render_code(nest, params, names))
+    return KernelSource(nest.name, with_header(code, header), params, nest.schedule)

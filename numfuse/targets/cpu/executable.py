@@ -1,0 +1,237 @@
+"""A plan run on the CPU: Numba parallel functions over the caller's NumPy arrays, in place.
+
+Arguments are used as they are: kernels read them and write the ones the function updates
+(`a[...] = v`, `a += v`) directly, without copies; buffers the plan needs are NumPy arrays,
+and results are those arrays (NumPy scalars where NumPy returns scalars). An argument the
+function writes that shares memory with another argument is written through a private copy,
+copied back at the end (a kernel assumes its written buffers alias nothing it reads at other
+points). Library calls run through NumPy on the same buffers. Each kernel runs its parallel
+function, or the serial one for a call too small to gain from threads (target.serial_points).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ...errors import ScalarOutOfRange, UnsupportedError
+from ...loopnest import ERRORS_BUFFER
+from ...ops import RUNTIME_ERRORS
+from ...runtime.library_calls import check_result
+from ...runtime.scalars import scalar_cast, scalar_casts
+from . import loader
+
+
+@dataclass
+class _Launch:
+    name: str
+    functions: tuple  # (parallel, serial) Numba dispatchers, loaded at first use
+    serial: bool
+    # One entry per parameter: ("buffer", var, view, role) | ("scalar", (input index, dtype))
+    # | ("value", size or count) | ("errors",) | ("partial", (length, dtype)).
+    args: list[tuple]
+    empty: bool
+
+
+class CpuExecutable:
+    def __init__(self, plan, sources, leaf_kinds: Sequence[str], target):
+        self.plan = plan
+        self.sources = list(sources)
+        self.leaf_kinds = list(leaf_kinds)
+        self.target = target
+        self.input_vars = list(plan.graph.inputs)
+        self.scalar_casts = scalar_casts(plan)
+        self.launches = [self._make_launch(k, s) for k, s in zip(plan.kernels, sources)]
+        self.checks_errors = any(a[0] == "errors" for launch in self.launches for a in launch.args)
+        position = {id(k): i for i, k in enumerate(plan.kernels)}
+        self.order = [("kernel", position[id(s)]) if id(s) in position else ("library", s)
+                      for s in (plan.steps or plan.kernels)]
+        self._load_lock = threading.Lock()
+
+    def _make_launch(self, kernel, source) -> _Launch:
+        nest = kernel.nest
+        buffers = {b.name: b for b in nest.buffers}
+        args = []
+        for p in source.params:
+            if p.name == ERRORS_BUFFER:
+                args.append(("errors",))
+            elif p.kind == "buffer":
+                b = buffers[p.name]
+                args.append(("buffer", kernel.buffer_vars[p.name], b.view, b.role))
+            elif p.kind == "scalar":
+                scalar = next(s for s in nest.scalars if s.name == p.name)
+                args.append(("scalar", (scalar.input_index, scalar.dtype)))
+            elif p.kind == "partial":
+                nsplit = next(q.value for q in source.params if q.name == "nsplit")
+                args.append(("partial", (nest.outer_size * nsplit, p.dtype)))
+            else:  # a size, or a count in the dtype it divides in
+                args.append(("value", p.value))
+        points = nest.outer_size * max(1, nest.inner_size)
+        return _Launch(source.name, (), points < self.target.serial_points, args, empty=nest.outer_size == 0)
+
+    def function(self, index: int):
+        """Launch `index`'s Numba dispatcher (parallel or serial), imported from its file."""
+        launch = self.launches[index]
+        if not launch.functions:
+            with self._load_lock:
+                if not launch.functions:
+                    launch.functions = loader.functions(self.sources[index])
+        return launch.functions[1 if launch.serial else 0]
+
+    def compile_for(self, values: Sequence[Any]) -> list[str]:
+        """Every kernel compiled for the argument types of a call with `values` (nothing runs):
+        each kernel's assembly, as compile() gives PTX on the CUDA target."""
+        import numba
+
+        scalars = {(i, dtype): scalar_cast(dtype)(values[i]) for i, dtype in self.scalar_casts}
+        env = self._buffers(self._inputs(values, [f"#{i}" for i in range(len(values))]))
+        errors = np.zeros(1, np.int32)
+        out = []
+        for i in range(len(self.launches)):
+            fn = self.function(i)
+            signature = tuple(numba.typeof(a) for a in self._arguments(i, env, scalars, errors))
+            fn.compile(signature)
+            out.append(fn.inspect_asm(signature))
+        return out
+
+    def fast_call(self, *args, **kwargs):
+        return None  # the full path: NumPy arguments need no copies or stream work
+
+    def __call__(self, values: Sequence[Any], names: Sequence[str] | None = None, stream=None) -> list[Any]:
+        if stream is not None:
+            raise UnsupportedError("numfuse.jit(stream=...) is a CUDA option; this function runs on the CPU target")
+        scalars = {}
+        for i, dtype in self.scalar_casts:
+            try:
+                scalars[i, dtype] = scalar_cast(dtype)(values[i])
+            except OverflowError:
+                raise ScalarOutOfRange(i) from None
+        if names is None:
+            names = [f"#{i}" for i in range(len(values))]
+        env = self._buffers(self._inputs(values, names))
+        plan = self.plan
+        errors = np.zeros(1, np.int32) if self.checks_errors else None
+        with np.errstate(all="ignore"):
+            for kind, i in self.order:
+                if kind == "library":
+                    _run_library(i, env)
+                elif not self.launches[i].empty:
+                    self._launch(i, env, scalars, errors)
+        if errors is not None and errors[0]:
+            exception, message = RUNTIME_ERRORS[int(errors[0])]
+            raise exception(message)
+        for position, var in plan.graph.writebacks.items():
+            # An argument's last version in another buffer (a copy made for aliasing, or an
+            # update that went into a copy where old values were read later).
+            if env[var] is not values[position]:
+                np.copyto(values[position], env[var])
+        return [self._output(o, kind, env, values) for o, kind in zip(plan.outputs, self.leaf_kinds)]
+
+    def _inputs(self, values, names) -> dict:
+        env = dict(self.plan.graph.consts)
+        written = set(self.plan.graph.writebacks)
+        arrays = {}
+        for position, (var, value) in enumerate(zip(self.input_vars, values)):
+            if position in self.plan.scalar_inputs:
+                continue
+            if not isinstance(value, np.ndarray):
+                if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack_device__"):
+                    raise UnsupportedError(
+                        f"argument {names[position]!r} is a device array, and this function runs on the CPU "
+                        "target: pass NumPy arrays, or use numfuse.jit(target='cuda')"
+                    )
+                value = np.asarray(value)
+            elif type(value) is not np.ndarray:
+                value = value.view(np.ndarray)  # Numba compiles for ndarray itself
+            arrays[position] = value
+        for position, value in arrays.items():
+            if position in written and any(np.may_share_memory(value, other)
+                                           for p, other in arrays.items() if p != position):
+                value = value.copy()  # written back at the end
+            env[self.input_vars[position]] = value
+        return env
+
+    def _buffers(self, env: dict) -> dict:
+        """`env` (the inputs) with a buffer for every value the plan writes."""
+        plan = self.plan
+        aliases = plan.aliases
+        written = [v for k in plan.kernels for v in k.writes]
+        written += [v for step in plan.library_steps for v in step.outputs + step.stored_inputs]
+        empty_outputs = [o.var for o in plan.outputs if o.kind == "buffer"]
+        for var in written + empty_outputs + list(dict.fromkeys(aliases.values())):
+            if var not in env and var not in aliases:
+                env[var] = np.empty(var.aval.shape, var.aval.dtype)
+        for var, root in aliases.items():
+            env[var] = env[root]  # a version of an updated array: its updates write in place
+        return env
+
+    def _launch(self, index: int, env, scalars, errors) -> None:
+        self.function(index)(*self._arguments(index, env, scalars, errors))
+
+    def _arguments(self, index: int, env, scalars, errors) -> list:
+        launch = self.launches[index]
+        args = []
+        for arg in launch.args:
+            kind = arg[0]
+            if kind == "buffer":
+                args.append(_as_view(env[arg[1]], arg[2], arg[3] == "out"))
+            elif kind == "scalar":
+                args.append(scalars[arg[1]])
+            elif kind == "value":
+                args.append(arg[1])
+            elif kind == "errors":
+                args.append(errors)
+            else:  # a split reduction's partial results, per call (calls may run at once)
+                args.append(np.empty(*arg[1]))
+        return args
+
+    def _output(self, source, kind: str, env, values):
+        if source.kind == "input":
+            value = values[source.input_index]
+            if kind == "numpy_scalar" and isinstance(value, np.ndarray) and value.ndim == 0:
+                return value[()]
+            return value
+        if source.kind == "const":
+            array = self.plan.graph.consts[source.var].copy()
+        else:
+            array = env[source.var]
+        if kind == "numpy_scalar" and array.ndim == 0:
+            return array[()]
+        if kind == "python":
+            return array.item()
+        return array
+
+
+def _as_view(array: np.ndarray, shape: tuple, written: bool) -> np.ndarray:
+    """`array` seen with the kernel's (collapsed) shape, without a copy where it is written."""
+    if array.shape == shape:
+        return array
+    view = array.view()
+    try:
+        view.shape = shape
+    except AttributeError:
+        if written:
+            raise AssertionError(f"numfuse: a buffer of shape {array.shape} cannot be seen as {shape} in place") from None
+        return array.reshape(shape)
+    return view
+
+
+def _run_library(step, env) -> None:
+    """A library call through NumPy, from and into the plan's buffers."""
+    outputs = {e.param("output", 0): e.out for e in step.eqns}
+    arrays = []
+    for var in step.inputs:
+        if var in step.views:
+            base, perm = step.views[var]
+            arrays.append(env[base].transpose(perm))
+        else:
+            arrays.append(env[var])
+    results = step.op.run(np, arrays, step.params)
+    for k, var in outputs.items():
+        result = np.asarray(results[k])
+        check_result(step, result, var)
+        if result.size:
+            np.copyto(env[var], result)

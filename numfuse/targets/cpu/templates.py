@@ -1,0 +1,60 @@
+"""The CPU function templates (see codegen/templates.py for how placeholders are filled).
+
+The outer loop is a `prange` (Numba's parallel loop: its iterations spread over the threads);
+everything inside it runs serially in one thread, so a reduction over a row adds its points in
+order, whatever the thread count. A row's inner loops are plain nested `for` loops that LLVM
+can vectorize. A split reduction cuts each row into a fixed number of chunks (nsplit, chosen
+from the sizes, never from the thread count) and combines the chunks' partial results in
+order: the same bits for any number of threads.
+"""
+
+# ruff: noqa: F821, F841  (placeholders and kernel parameters are bound in the generated module)
+
+
+def pointwise(PARAMS):
+    for lin in prange(total):
+        UNRAVEL
+        BODY
+
+
+def pointwise_2d(PARAMS):
+    for row in prange(nrows):
+        UNRAVEL
+        LOOP
+
+
+def reduction(PARAMS):
+    for row in prange(nrows):
+        UNRAVEL_OUTER
+        PHASES
+        EPILOGUE
+
+
+def reduce_phase():
+    INIT
+    LOOP
+    AFTER
+
+
+def split_reduction(PARAMS):
+    # Pass 1: each (row, chunk) job folds its chunk of the row into partial results.
+    chunk_len = (nred + nsplit - 1) // nsplit
+    for job in prange(nrows * nsplit):
+        row = job // nsplit
+        chunk = job - row * nsplit
+        start = chunk * chunk_len
+        stop = min(nred, start + chunk_len)
+        UNRAVEL_OUTER
+        INIT
+        for lin in range(start, stop):
+            UNRAVEL_INNER
+            BODY
+        PUBLISH
+    # Pass 2: each row combines its chunks' results in chunk order.
+    for row in prange(nrows):
+        UNRAVEL_OUTER
+        INIT
+        for c in range(nsplit):
+            GATHER
+        AFTER
+        EPILOGUE

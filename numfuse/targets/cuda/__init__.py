@@ -1,0 +1,66 @@
+"""The CUDA target: each kernel a Numba CUDA kernel (codegen/cuda.py), launched on a GPU or on
+Numba's CUDA simulator (runtime/). Its planning numbers are an H200's (device_props.py): a
+plan is made before any device is chosen, and stays correct on every GPU, because the row
+cache's length is a kernel argument sized at launch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...device_props import PLAN_DEVICE, row_cache_bytes
+from ..base import Target
+
+
+@dataclass(frozen=True, repr=False)
+class CudaTarget(Target):
+    def render(self, nest, header: str = ""):
+        from ...codegen.cuda import render
+
+        return render(nest, header)
+
+    def executable(self, plan, sources, leaf_kinds, options):
+        from ...runtime.executable import Executable
+
+        return Executable(plan, sources, leaf_kinds, options.get("autotune", False), options.get("cuda_graphs", False))
+
+    def strategy_text(self, nest) -> str:
+        from ...codegen import unroll
+
+        """How the kernel spreads its loops over the GPU, in words."""
+        if nest.kind == "pointwise":
+            if nest.schedule == "2d":
+                return ("2d: threads side by side take neighbouring points of the last loop, rows of "
+                        "threads whole rows of the others, indexed once per row")
+            return (f"flat: a grid-stride loop, {unroll.UNROLL} points per thread per pass (all their loads first) for a "
+                    "short body, then one")
+        layout = {
+            "rows": "rows: threads side by side take neighbouring reduced points of a row (a block, "
+                    "or a slice of one for short rows, per row)",
+            "columns": "columns: threads side by side take neighbouring outputs, coalesced; the "
+                       "other threads of a block share each output's reduced points",
+        }[nest.schedule]
+        parts = [layout]
+        if len(nest.phases) > 1:
+            passes = len(nest.phases)
+            parts.append(f"{passes} passes over each row (phases)")
+        if nest.cached:
+            parts.append(f"{', '.join(nest.cached)} kept in shared memory from the first pass (as much of each row as fits; see limit)")
+        if nest.split:
+            parts.append("each row split over several blocks; the last block to finish combines them")
+        parts.append("indices in int64")
+        return "; ".join(parts)
+
+
+CUDA = CudaTarget(
+    name="cuda",
+    # 40 KiB: the 48 KiB every CUDA GPU gives a block without opting in, less a reserve for the
+    # block reduction's arrays (device_props.py).
+    row_cache_bytes=row_cache_bytes(PLAN_DEVICE),
+    # Fewer rows than this leave most of a GPU's blocks idle, one block per row.
+    split_max_rows=64,
+    split_min_reduced=8192,
+    # 8 float32 are one 32-byte memory sector.
+    column_cache_rows=8,
+    row_cache_place="on-chip",
+    description="Numba CUDA kernels, on a GPU or on Numba's CUDA simulator",
+)
