@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -51,11 +52,19 @@ def write_kernel(kernel: KernelSource) -> Path:
 
 
 def load_function(kernel: KernelSource):
-    """The plain Python kernel function, imported from its file."""
+    """The plain Python kernel function, imported from its file. The module is registered in
+    sys.modules under its name: Numba's disk cache records the module of a compiled function
+    (found through sys.modules) and imports it again when it loads the entry in a later
+    process; a module it cannot find makes the function "dynamic", whose cache entries fail
+    to load."""
     path = write_kernel(kernel)
-    spec = importlib.util.spec_from_file_location(f"numfuse_kernels.{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    name = f"numfuse_kernels.{path.stem}"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module = sys.modules.setdefault(name, module)
     return module, getattr(module, kernel.name)
 
 

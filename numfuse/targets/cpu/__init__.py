@@ -20,6 +20,8 @@ class CpuTarget(Target):
     # (fixed numbers, so the partial results, and the bits, are the same for any thread count).
     split_chunk_points: int = 1 << 14
     split_max_chunks: int = 64
+    # Independent accumulators of a reduction along its innermost loop (codegen.lanes_loop).
+    lanes: int = 8
 
     def nsplit(self, nest) -> int:
         from .codegen import split_chunks
@@ -34,7 +36,7 @@ class CpuTarget(Target):
             raise UnsupportedError("the CPU target has no float16: Numba's CPU compiler has no half-precision "
                                    "type; use float32 arrays, or numfuse.jit(target='cuda')")
 
-        return render(nest, header, self.nsplit(nest) if nest.split else 1)
+        return render(nest, header, self.nsplit(nest) if nest.split else 1, self.lanes)
 
     def executable(self, plan, sources, leaf_kinds, options):
         from .executable import CpuExecutable

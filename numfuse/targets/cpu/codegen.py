@@ -32,6 +32,7 @@ from ...codegen.statements import (
     code_key,
     literal,
     positional_names,
+    type_name,
     unravel,
     with_header,
 )
@@ -42,6 +43,9 @@ from ...ops import NO_INDEX
 from . import templates
 
 JIT_OPTIONS = dict(nogil=True, cache=True, error_model="numpy")
+# Outputs a "columns" reduction takes at a time (one thread's block): 256 float32 accumulators
+# are 1 KiB, and a row of the block's inputs 16 cache lines.
+COLUMN_BLOCK = 256
 INTRINSICS = ("popc", "cbrt")
 
 
@@ -118,22 +122,85 @@ def _after(body: StatementRenderer, accumulators) -> list[ast.stmt]:
     return stmts + body.round_accumulators(accumulators)
 
 
-def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
+class _Suffix(ast.NodeTransformer):
+    def __init__(self, names: set[str], suffix: str):
+        self.names, self.suffix = names, suffix
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        return ast.Name(node.id + self.suffix, node.ctx) if node.id in self.names else node
+
+
+def _assigned(stmts: list[ast.stmt]) -> set[str]:
+    return {n.id for st in stmts for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
+               bounds: tuple[ast.expr, ast.expr] | None = None) -> tuple[list, list, list] | None:
+    """A reduction phase's loops with `lanes` independent accumulators along the innermost
+    loop: point j + k folds into lane k, the lanes combine in a fixed tree at the end. Latency
+    of one accumulator's chain no longer bounds the loop, and LLVM can vectorize the lanes,
+    without fast-math reassociation (the order is fixed: the same bits on every machine and
+    thread count). (init, loops, combine), or None where lanes do not apply: an argmax's index
+    and an online sum's rescaling need one accumulator in point order. `bounds`: the innermost
+    loop's range (a split chunk's start and stop), else all of it."""
+    accumulators = phase.accumulators
+    if lanes < 2 or not nest.inner or any(a.indexed or a.partner for a in accumulators):
+        return None
+    point = body.stmts(phase.body)
+    if _mentions(point, "lin"):
+        return None
+    last = nest.inner[-1]
+    names = {a.name for a in accumulators}
+    local = (_assigned(point) | {last.name}) - names
+    base = f"{last.name}_base"
+    unrolled: list[ast.stmt] = []
+    for k in range(lanes):
+        rename = _Suffix(local | names, f"_l{k}")
+        offset = ast.BinOp(var(base), ast.Add(), ast.Constant(k)) if k else var(base)
+        unrolled.append(assign(f"{last.name}_l{k}", offset))
+        unrolled.extend(rename.visit(clone(st)) for st in point)
+    lo, hi = bounds or (ast.Constant(0), var(last.param))
+    length = ast.BinOp(clone(hi), ast.Sub(), clone(lo))
+    whole = ast.BinOp(clone(hi), ast.Sub(), ast.BinOp(length, ast.Mod(), ast.Constant(lanes)))
+    main = ast.For(target(base), call("range", clone(lo), whole, ast.Constant(lanes)), unrolled, [])
+    rest_body = [_Suffix(names, "_l0").visit(clone(st)) for st in point]
+    rest = ast.For(target(last.name), call("range", clone(whole), clone(hi)), rest_body, [])
+    loops: list[ast.stmt] = [main, rest]
+    for dim in reversed(nest.inner[:-1]):
+        loops = [ast.For(target(dim.name), call("range", var(dim.param)), loops, [])]
+    init = [assign(f"{a.name}_l{k}", _identity(a)) for a in accumulators for k in range(lanes)]
+    combine: list[ast.stmt] = []
+    for a in accumulators:
+        width = lanes
+        while width > 1:  # lane k += lane k + width/2, halving: a fixed tree
+            width //= 2
+            for k in range(width):
+                combine.extend(body.combine(a, f"{a.name}_l{k}", var(f"{a.name}_l{k + width}"), f"{a.name}_t{width}_{k}_"))
+        combine.append(assign(a.name, var(f"{a.name}_l0")))
+    return init, loops, combine
+
+
+def _reduction_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.FunctionDef:
     body = StatementRenderer(nest)
     phases: list[ast.stmt] = []
     for k, phase in enumerate(nest.phases):
         body.phase = k
-        loop = nested_loops(nest.inner, body.stmts(phase.body))
         if not phase.accumulators:
-            phases.extend(loop)
+            phases.extend(nested_loops(nest.inner, body.stmts(phase.body)))
             continue
+        laned = lanes_loop(body, nest, phase, lanes)
+        if laned is not None:
+            init, loop, combine = laned
+            phases.extend(init + loop + combine + _after(body, phase.accumulators))
+            continue
+        loop = nested_loops(nest.inner, body.stmts(phase.body))
         phases.extend(fill_body(templates.reduce_phase, INIT=_init(phase.accumulators), LOOP=loop,
                                 AFTER=_after(body, phase.accumulators)))
     return fill(templates.reduction, name=nest.name, params=params, UNRAVEL_OUTER=unravel("row", nest.outer),
                 PHASES=phases, EPILOGUE=body.stmts(nest.epilogue))
 
 
-def _split_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
+def _split_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.FunctionDef:
     body = StatementRenderer(nest)
     (phase,) = nest.phases  # only single-phase reductions split (strategy.choose_split)
     accumulators = phase.accumulators
@@ -148,13 +215,64 @@ def _split_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
             gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_", f"{a.name}_i", theirs_i))
         else:
             gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_"))
+    laned = lanes_loop(body, nest, phase, lanes, (var("start"), var("stop"))) if len(nest.inner) == 1 else None
+    if laned is not None:
+        init, loop, combine = laned
+        chunk = init + loop + combine
+    else:
+        point = unravel("lin", nest.inner) + body.stmts(phase.body)
+        chunk = _init(accumulators) + [ast.For(target("lin"), call("range", var("start"), var("stop")), point, [])]
     return fill(templates.split_reduction, name=nest.name, params=params,
-                UNRAVEL_OUTER=unravel("row", nest.outer), INIT=_init(accumulators),
-                UNRAVEL_INNER=unravel("lin", nest.inner), BODY=body.stmts(phase.body), PUBLISH=publish,
+                UNRAVEL_OUTER=unravel("row", nest.outer), INIT=_init(accumulators), CHUNK=chunk, PUBLISH=publish,
                 GATHER=gather, AFTER=_after(body, accumulators), EPILOGUE=body.stmts(nest.epilogue))
 
 
-def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
+class _ToColumn(ast.NodeTransformer):
+    """Accumulator `a` becomes `a_col[row - lo]`: its output's slot in the block's array."""
+
+    def __init__(self, names: set[str]):
+        self.names = names
+
+    def visit_Name(self, node: ast.Name):
+        if node.id not in self.names:
+            return node
+        slot = ast.BinOp(var("row"), ast.Sub(), var("lo"))
+        return ast.Subscript(var(f"{node.id}_col"), slot, node.ctx)
+
+
+def _column_ast(nest: LoopNest, params: list[str], block: int) -> ast.FunctionDef:
+    """A "columns" reduction (the innermost axis kept): column_reduction's loops."""
+    body = StatementRenderer(nest)
+    names: set[str] = set()
+    arrays = []
+    for a in nest.accumulators:
+        names.add(a.name)
+        arrays.append(assign(f"{a.name}_col", call("np_empty", ast.Constant(block), var(type_name(compute_dtype(a.dtype))))))
+        if a.indexed:
+            names.add(f"{a.name}_i")
+            arrays.append(assign(f"{a.name}_i_col", call("np_empty", ast.Constant(block), var("int64"))))
+    to_column = _ToColumn(names)
+
+    def columns(stmts):
+        return [to_column.visit(st) for st in stmts]
+
+    phases: list[ast.stmt] = []
+    point = unravel("row", nest.outer)
+    for k, phase in enumerate(nest.phases):
+        body.phase = k
+        inner = [ast.For(target("row"), call("range", var("lo"), var("hi")), point + columns(body.stmts(phase.body)), [])]
+        loop = nested_loops(nest.inner, inner)
+        if not phase.accumulators:
+            phases.extend(loop)
+            continue
+        phases.extend(fill_body(templates.column_phase, INIT=columns(_init(phase.accumulators)), LOOP=loop,
+                                AFTER=columns(_after(body, phase.accumulators)) or [ast.Pass()]))
+    return fill(templates.column_reduction, name=nest.name, params=params, BLOCK=ast.Constant(block),
+                ARRAYS=arrays, PHASES=phases, UNRAVEL_OUTER=unravel("row", nest.outer),
+                EPILOGUE=columns(body.stmts(nest.epilogue)))
+
+
+def _kernel_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.FunctionDef:
     if nest.kind == "pointwise":
         body = StatementRenderer(nest)
         if nest.schedule == "2d":
@@ -164,8 +282,10 @@ def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
         return fill(templates.pointwise, name=nest.name, params=params, UNRAVEL=unravel("lin", nest.outer),
                     BODY=body.stmts(nest.body))
     if nest.split:
-        return _split_ast(nest, params)
-    return _reduction_ast(nest, params)
+        return _split_ast(nest, params, lanes)
+    if nest.schedule == "columns":
+        return _column_ast(nest, params, COLUMN_BLOCK)
+    return _reduction_ast(nest, params, lanes)
 
 
 class _ToCpu(ast.NodeTransformer):
@@ -192,13 +312,15 @@ def _decorated(fn: ast.FunctionDef, parallel: bool) -> ast.FunctionDef:
     return fn
 
 
-def render_code(nest: LoopNest, params, names: dict[str, str]) -> str:
-    """The module's code (no header), rendered afresh."""
-    fn = _ToCpu().visit(Rename(names).visit(_kernel_ast(nest, [p.name for p in params])))
+def render_code(nest: LoopNest, params, names: dict[str, str], lanes: int = 1) -> str:
+    """The module's code (no header), rendered afresh; `lanes`: a reduction's accumulators
+    along its innermost loop (lanes_loop)."""
+    fn = _ToCpu().visit(Rename(names).visit(_kernel_ast(nest, [p.name for p in params], lanes)))
     serial = _Serial().visit(clone(fn))
     serial.name = f"{fn.name}_serial"
     imports = [
         ast.ImportFrom("numba", [ast.alias("njit"), ast.alias("prange")], 0),
+        ast.ImportFrom("numpy", [ast.alias("empty", "np_empty")], 0),
         ast.ImportFrom("numba.types", [ast.alias(t) for t in TYPE_NAMES if t != "float16"], 0),
         ast.ImportFrom("numfuse.targets.cpu", [ast.alias("cpumath", "math")], 0),
         ast.ImportFrom("numfuse.targets.cpu.intrinsics", [ast.alias(n) for n in INTRINSICS], 0),
@@ -209,8 +331,8 @@ def render_code(nest: LoopNest, params, names: dict[str, str]) -> str:
 _CODE = CodeCache()
 
 
-def render(nest: LoopNest, header: str = "", nsplit: int = 1) -> KernelSource:
+def render(nest: LoopNest, header: str = "", nsplit: int = 1, lanes: int = 1) -> KernelSource:
     """The module's source; `header` becomes its leading comment block."""
     params, names = positional_names(kernel_params(nest, nsplit))
-    code = _CODE.get("cpu" + code_key(nest, names), lambda: render_code(nest, params, names))
+    code = _CODE.get(f"cpu{lanes}" + code_key(nest, names), lambda: render_code(nest, params, names, lanes))
     return KernelSource(nest.name, with_header(code, header), params, nest.schedule)

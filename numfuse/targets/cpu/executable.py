@@ -82,8 +82,9 @@ class CpuExecutable:
         return launch.functions[1 if launch.serial else 0]
 
     def compile_for(self, values: Sequence[Any]) -> list[str]:
-        """Every kernel compiled for the argument types of a call with `values` (nothing runs):
-        each kernel's assembly, as compile() gives PTX on the CUDA target."""
+        """Every kernel compiled for the argument types of a call with `values` (nothing runs;
+        from Numba's disk cache where it has them): each kernel's assembly, as compile() gives
+        PTX on the CUDA target (a function loaded from the disk cache has none to show)."""
         import numba
 
         scalars = {(i, dtype): scalar_cast(dtype)(values[i]) for i, dtype in self.scalar_casts}

@@ -45,10 +45,7 @@ def split_reduction(PARAMS):
         start = chunk * chunk_len
         stop = min(nred, start + chunk_len)
         UNRAVEL_OUTER
-        INIT
-        for lin in range(start, stop):
-            UNRAVEL_INNER
-            BODY
+        CHUNK
         PUBLISH
     # Pass 2: each row combines its chunks' results in chunk order.
     for row in prange(nrows):
@@ -58,3 +55,27 @@ def split_reduction(PARAMS):
             GATHER
         AFTER
         EPILOGUE
+
+
+def column_reduction(PARAMS):
+    # A block of BLOCK neighbouring outputs at a time: the reduced points are the outer loops
+    # and the block's outputs the innermost one, so that loads walk memory contiguously (the
+    # kept axis is the innermost), each output's accumulator in a small array, still folding
+    # its points in order.
+    nblocks = (nrows + BLOCK - 1) // BLOCK
+    for blk in prange(nblocks):
+        lo = blk * BLOCK
+        hi = min(nrows, lo + BLOCK)
+        ARRAYS
+        PHASES
+        for row in range(lo, hi):
+            UNRAVEL_OUTER
+            EPILOGUE
+
+
+def column_phase():
+    for row in range(lo, hi):
+        INIT
+    LOOP
+    for row in range(lo, hi):
+        AFTER

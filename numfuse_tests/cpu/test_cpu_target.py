@@ -1,0 +1,149 @@
+"""What the CPU target promises beyond matching NumPy: the same bits for any thread count, the
+caller's arrays used in place, thread safety, the serial path for small calls, clear refusals."""
+
+import threading
+
+import numba
+import numpy as np
+import pytest
+
+import numfuse
+from numfuse.errors import UnsupportedError
+from numfuse.targets.cpu import CPU
+
+RNG = np.random.default_rng(7)
+# Large enough for the parallel functions (CPU.serial_points) and split reductions.
+BIG = RNG.uniform(-2, 2, (96, 1500)).astype(np.float32)
+LONG = RNG.uniform(-2, 2, 3 * CPU.split_min_reduced + 17)
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+PROGRAMS = {
+    "pointwise": (lambda x: np.tanh(x) * 2 + x, BIG),
+    "row sums": (lambda x: (x * x).sum(axis=1), BIG),
+    "column means": (lambda x: x.mean(axis=0), BIG),
+    "softmax": (softmax, BIG),
+    "split sum": (lambda x: np.sum(x * 0.5), LONG),
+    "split argmax": (lambda x: np.argmax(np.abs(x)), LONG),
+    "variance": (lambda x: x.var(axis=1), BIG),
+}
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_results_are_the_same_bits_for_any_thread_count(name):
+    fn, x = PROGRAMS[name]
+    f = numfuse.jit(fn, target="cpu")
+    results = []
+    for threads in sorted({1, numba.config.NUMBA_NUM_THREADS, 2} - {0}):
+        if threads > numba.config.NUMBA_NUM_THREADS:
+            continue
+        numba.set_num_threads(threads)
+        try:
+            results.append(np.asarray(f(x)).copy())
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    assert len(results) >= 2  # 1 thread and all of them
+    assert not f._compiled((x,), {})[0].executable.launches[0].serial  # the parallel function ran
+    for r in results[1:]:
+        assert r.tobytes() == results[0].tobytes()
+    np.testing.assert_allclose(results[0], fn(x), rtol=2e-5, atol=1e-6)
+
+
+def test_split_reductions_cut_rows_into_fixed_chunks():
+    f = numfuse.jit(lambda x: np.sum(x * 0.5), target="cpu")
+    nest = f.plan(LONG).kernels[0].nest
+    assert nest.split
+    assert CPU.nsplit(nest) == min(CPU.split_max_chunks, LONG.size // CPU.split_chunk_points)
+
+
+def test_arguments_are_updated_in_place_and_returned_as_themselves():
+    def scale(x, y):
+        x *= 2.0
+        x[0] = y.sum()
+        return x, x + y
+
+    x, y = BIG.copy(), BIG[::-1].copy()
+    expected_x, expected_sum = scale(x.copy(), y)
+    got_x, got_sum = numfuse.jit(scale, target="cpu")(x, y)
+    assert got_x is x  # NumPy returns the argument it updated, not a copy
+    np.testing.assert_allclose(x, expected_x, rtol=1e-5)
+    np.testing.assert_allclose(got_sum, expected_sum, rtol=1e-5)
+
+
+def test_a_written_argument_that_shares_memory_with_another_reads_its_old_values():
+    def shift(a, b):
+        a[1:] = b[:-1] * 2
+        return a
+
+    base = np.arange(8.0)
+    expected = shift(base.copy(), base.copy())
+    got = numfuse.jit(shift, target="cpu")(base, base)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(base, expected)
+
+
+def test_strided_and_fortran_arguments_are_read_in_place():
+    f = numfuse.jit(lambda x: (x * 3).sum(axis=0), target="cpu")
+    for x in (BIG[::2, 1::3], np.asfortranarray(BIG), BIG.T):
+        np.testing.assert_allclose(f(x), (x * 3).sum(axis=0), rtol=2e-5, atol=1e-4)
+
+
+def test_small_calls_run_the_serial_function():
+    f = numfuse.jit(lambda x: x + 1, target="cpu")
+    small = np.ones(10)
+    np.testing.assert_array_equal(f(small), small + 1)
+    assert f._compiled((small,), {})[0].executable.launches[0].serial
+
+
+def test_eight_threads_calling_one_function_with_several_signatures():
+    f = numfuse.jit(lambda x, y: np.sqrt(np.abs(x)) * y - x.sum(), target="cpu")
+    inputs = [(BIG[: 10 + k], BIG[: 10 + k] * 0.5) if k % 2 else (BIG.astype(np.float64), BIG * 2.0)
+              for k in range(8)]
+    results, errors = [None] * 8, []
+
+    def call(k):
+        try:
+            for _ in range(3):
+                results[k] = f(*inputs[k])
+        except Exception as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for k, (x, y) in enumerate(inputs):
+        np.testing.assert_allclose(results[k], np.sqrt(np.abs(x)) * y - x.sum(), rtol=1e-4, atol=1e-2)
+
+
+def test_float16_is_refused_with_the_reason():
+    with pytest.raises(UnsupportedError, match="no float16"):
+        numfuse.jit(lambda x: x * 2, target="cpu")(np.ones(4, np.float16))
+
+
+def test_explain_names_the_target_and_shows_the_cpu_code():
+    text = numfuse.jit(softmax, target="cpu").explain(BIG)
+    assert "target: cpu" in text
+    assert "@njit(parallel=True" in text and "prange(" in text
+
+
+def test_compile_builds_every_function_without_running():
+    x = BIG.copy()
+    before = x.copy()
+    f = numfuse.jit(lambda x: softmax(x) + x.sum(axis=0), target="cpu")
+    asm = f.compile(x)
+    executable = f._compiled((x,), {})[0].executable
+    assert len(asm) == len(executable.launches) >= 2
+    assert all(executable.function(i).signatures for i in range(len(asm)))  # compiled, or loaded from disk
+    np.testing.assert_array_equal(x, before)
+
+
+def test_the_stream_option_belongs_to_the_cuda_target():
+    with pytest.raises(UnsupportedError, match="CUDA option"):
+        numfuse.jit(lambda x: x, target="cpu", stream=0)
