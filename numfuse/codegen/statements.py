@@ -274,6 +274,10 @@ class StatementRenderer:
         self.types[s.dst] = self.buffers[s.buffer]
         return [assign(s.dst, buffer_subscript(s.buffer, s.index))]
 
+    def store(self, s: Store) -> ast.stmt:
+        value = self.operand(s.src, self.buffers[s.buffer])
+        return ast.Assign([buffer_subscript(s.buffer, s.index, True)], value)
+
     def select(self, s: Select) -> list[ast.stmt]:
         """The branches, each ending with dst = its value in dst's dtype, behind a balanced
         tree of `index < bound` tests (a concatenation of many arrays nests log2(n) deep)."""
@@ -300,8 +304,7 @@ class StatementRenderer:
             elif isinstance(s, Compute):
                 result.extend(self.compute(s))
             elif isinstance(s, Store):
-                value = self.operand(s.src, self.buffers[s.buffer])
-                result.append(ast.Assign([buffer_subscript(s.buffer, s.index, True)], value))
+                result.append(self.store(s))
             elif isinstance(s, Accumulate):
                 acc = self.accumulators[s.acc]
                 src = self.operand(s.src, compute_dtype(acc.dtype))

@@ -29,12 +29,7 @@ class CpuTarget(Target):
         return split_chunks(nest, self.split_chunk_points, self.split_max_chunks)
 
     def render(self, nest, header: str = ""):
-        from ...errors import UnsupportedError
         from .codegen import render
-
-        if any(d.name == "float16" for d in [b.dtype for b in nest.buffers] + [s.dtype for s in nest.scalars]):
-            raise UnsupportedError("the CPU target has no float16: Numba's CPU compiler has no half-precision "
-                                   "type; use float32 arrays, or numfuse.jit(target='cuda')")
 
         return render(nest, header, self.nsplit(nest) if nest.split else 1, self.lanes)
 

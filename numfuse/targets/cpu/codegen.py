@@ -32,7 +32,6 @@ from ...codegen.statements import (
     code_key,
     literal,
     positional_names,
-    type_name,
     unravel,
     with_header,
 )
@@ -46,7 +45,25 @@ JIT_OPTIONS = dict(nogil=True, cache=True, error_model="numpy")
 # Outputs a "columns" reduction takes at a time (one thread's block): 256 float32 accumulators
 # are 1 KiB, and a row of the block's inputs 16 cache lines.
 COLUMN_BLOCK = 256
-INTRINSICS = ("popc", "cbrt")
+GPU_INTRINSICS = ("popc", "cbrt")  # what scalar templates call as cuda.<name>
+INTRINSICS = GPU_INTRINSICS + ("float16", "float16_load", "float16_bits")
+
+
+class _Statements(StatementRenderer):
+    """float16 buffers hold their uint16 bits on the CPU (Numba has no float16): loads decode
+    them, stores encode them; float16 values are float32s rounded to float16 (intrinsics.py)."""
+
+    def load(self, s):
+        stmts = super().load(s)
+        if self.buffers[s.buffer] == np.float16:
+            stmts[0].value = call("float16_load", stmts[0].value)
+        return stmts
+
+    def store(self, s):
+        stmt = super().store(s)
+        if self.buffers[s.buffer] == np.float16:
+            stmt.value = call("float16_bits", stmt.value)
+        return stmt
 
 
 def partial_name(acc: str) -> str:
@@ -74,6 +91,11 @@ def kernel_params(nest: LoopNest, nsplit: int = 1) -> tuple[KernelParam, ...]:
         return tuple(params)
     params.append(KernelParam("nrows", "size", nest.outer_size))
     params.append(KernelParam("nred", "size", nest.inner_size))
+    if nest.schedule == "columns" and not nest.split:
+        for a in nest.accumulators:
+            params.append(KernelParam(column_name(a.name), "partial", nest.outer_size, compute_dtype(a.dtype)))
+            if a.indexed:
+                params.append(KernelParam(column_name(f"{a.name}_i"), "partial", nest.outer_size, np.dtype(np.int64)))
     if nest.split:
         params.append(KernelParam("nsplit", "size", nsplit))
         for a in nest.accumulators:
@@ -181,7 +203,7 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
 
 
 def _reduction_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.FunctionDef:
-    body = StatementRenderer(nest)
+    body = _Statements(nest)
     phases: list[ast.stmt] = []
     for k, phase in enumerate(nest.phases):
         body.phase = k
@@ -201,7 +223,7 @@ def _reduction_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.Functio
 
 
 def _split_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.FunctionDef:
-    body = StatementRenderer(nest)
+    body = _Statements(nest)
     (phase,) = nest.phases  # only single-phase reductions split (strategy.choose_split)
     accumulators = phase.accumulators
     publish, gather = [], []
@@ -227,8 +249,14 @@ def _split_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.FunctionDef
                 GATHER=gather, AFTER=_after(body, accumulators), EPILOGUE=body.stmts(nest.epilogue))
 
 
+def column_name(acc: str) -> str:
+    return f"nf_col_{acc}"
+
+
 class _ToColumn(ast.NodeTransformer):
-    """Accumulator `a` becomes `a_col[row - lo]`: its output's slot in the block's array."""
+    """Accumulator `a` becomes `nf_col_a[row]`: its output's slot in an array of one slot per
+    output (a kernel argument: generated code allocates nothing, and np.empty is numfuse's
+    own while a graph break compiles a kernel in the middle of a trace)."""
 
     def __init__(self, names: set[str]):
         self.names = names
@@ -236,21 +264,13 @@ class _ToColumn(ast.NodeTransformer):
     def visit_Name(self, node: ast.Name):
         if node.id not in self.names:
             return node
-        slot = ast.BinOp(var("row"), ast.Sub(), var("lo"))
-        return ast.Subscript(var(f"{node.id}_col"), slot, node.ctx)
+        return ast.Subscript(var(column_name(node.id)), var("row"), node.ctx)
 
 
 def _column_ast(nest: LoopNest, params: list[str], block: int) -> ast.FunctionDef:
     """A "columns" reduction (the innermost axis kept): column_reduction's loops."""
-    body = StatementRenderer(nest)
-    names: set[str] = set()
-    arrays = []
-    for a in nest.accumulators:
-        names.add(a.name)
-        arrays.append(assign(f"{a.name}_col", call("np_empty", ast.Constant(block), var(type_name(compute_dtype(a.dtype))))))
-        if a.indexed:
-            names.add(f"{a.name}_i")
-            arrays.append(assign(f"{a.name}_i_col", call("np_empty", ast.Constant(block), var("int64"))))
+    body = _Statements(nest)
+    names = {a.name for a in nest.accumulators} | {f"{a.name}_i" for a in nest.accumulators if a.indexed}
     to_column = _ToColumn(names)
 
     def columns(stmts):
@@ -268,13 +288,13 @@ def _column_ast(nest: LoopNest, params: list[str], block: int) -> ast.FunctionDe
         phases.extend(fill_body(templates.column_phase, INIT=columns(_init(phase.accumulators)), LOOP=loop,
                                 AFTER=columns(_after(body, phase.accumulators)) or [ast.Pass()]))
     return fill(templates.column_reduction, name=nest.name, params=params, BLOCK=ast.Constant(block),
-                ARRAYS=arrays, PHASES=phases, UNRAVEL_OUTER=unravel("row", nest.outer),
+                PHASES=phases, UNRAVEL_OUTER=unravel("row", nest.outer),
                 EPILOGUE=columns(body.stmts(nest.epilogue)))
 
 
 def _kernel_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.FunctionDef:
     if nest.kind == "pointwise":
-        body = StatementRenderer(nest)
+        body = _Statements(nest)
         if nest.schedule == "2d":
             *rows, last = nest.outer
             return fill(templates.pointwise_2d, name=nest.name, params=params, UNRAVEL=unravel("row", tuple(rows)),
@@ -294,7 +314,7 @@ class _ToCpu(ast.NodeTransformer):
     def visit_Attribute(self, node: ast.Attribute):
         self.generic_visit(node)
         if isinstance(node.value, ast.Name) and node.value.id == "cuda":
-            if node.attr not in INTRINSICS:
+            if node.attr not in GPU_INTRINSICS:
                 raise NotImplementedError(f"the CPU target has no cuda.{node.attr}")
             return ast.Name(node.attr, node.ctx)
         return node
@@ -320,7 +340,6 @@ def render_code(nest: LoopNest, params, names: dict[str, str], lanes: int = 1) -
     serial.name = f"{fn.name}_serial"
     imports = [
         ast.ImportFrom("numba", [ast.alias("njit"), ast.alias("prange")], 0),
-        ast.ImportFrom("numpy", [ast.alias("empty", "np_empty")], 0),
         ast.ImportFrom("numba.types", [ast.alias(t) for t in TYPE_NAMES if t != "float16"], 0),
         ast.ImportFrom("numfuse.targets.cpu", [ast.alias("cpumath", "math")], 0),
         ast.ImportFrom("numfuse.targets.cpu.intrinsics", [ast.alias(n) for n in INTRINSICS], 0),

@@ -64,9 +64,12 @@ class CpuExecutable:
             elif p.kind == "scalar":
                 scalar = next(s for s in nest.scalars if s.name == p.name)
                 args.append(("scalar", (scalar.input_index, scalar.dtype)))
-            elif p.kind == "partial":
-                nsplit = next(q.value for q in source.params if q.name == "nsplit")
-                args.append(("partial", (nest.outer_size * nsplit, p.dtype)))
+            elif p.kind == "partial":  # a split's partial results, or a column's accumulators
+                if p.value:
+                    args.append(("partial", (p.value, p.dtype)))
+                else:
+                    nsplit = next(q.value for q in source.params if q.name == "nsplit")
+                    args.append(("partial", (nest.outer_size * nsplit, p.dtype)))
             else:  # a size, or a count in the dtype it divides in
                 args.append(("value", p.value))
         points = nest.outer_size * max(1, nest.inner_size)
@@ -178,9 +181,11 @@ class CpuExecutable:
         for arg in launch.args:
             kind = arg[0]
             if kind == "buffer":
-                args.append(_as_view(env[arg[1]], arg[2], arg[3] == "out"))
+                array = _as_view(env[arg[1]], arg[2], arg[3] == "out")
+                args.append(array.view(np.uint16) if array.dtype == np.float16 else array)  # codegen._Statements
             elif kind == "scalar":
-                args.append(scalars[arg[1]])
+                value = scalars[arg[1]]
+                args.append(np.float32(value) if arg[1][1] == np.float16 else value)
             elif kind == "value":
                 args.append(arg[1])
             elif kind == "errors":

@@ -1,6 +1,8 @@
 """What the scalar templates call as `cuda.<name>` (a GPU's intrinsics), for the CPU: the CPU
 renderer rewrites `cuda.popc(x)` to `popc(x)` and imports these."""
 
+import math
+
 import numba
 import numpy as np
 
@@ -15,3 +17,62 @@ def popc(x):
 
 
 cbrt = np.cbrt
+
+
+# -- float16 -------------------------------------------------------------------------------------
+# Numba's CPU compiler has no half-precision type. The CPU target holds a float16 value in a
+# float32 (every float16 is one exactly) and keeps it a float16 value: `float16(x)` rounds any
+# number to the nearest float16 (ties to even, directly from float64, as NumPy's casts do) and
+# returns it as a float32. float16 arrays are passed as their uint16 bits: loads decode them
+# (`float16_load`), stores encode them (`float16_bits`).
+
+_F16_MAX_ROUNDING = 65520.0  # half-way between 65504 (the largest float16) and 65536: rounds to inf
+
+
+@numba.njit(nogil=True, cache=True)
+def float16(x):
+    d = numba.float64(x)
+    if d != d:
+        return numba.float32(np.nan)
+    a = abs(d)
+    if a >= _F16_MAX_ROUNDING:
+        return numba.float32(math.copysign(np.inf, d))
+    if a == 0.0:
+        return numba.float32(d)
+    exponent = math.frexp(a)[1] - 1  # a in [2**exponent, 2**(exponent + 1))
+    if exponent < -14:
+        exponent = -14  # subnormal float16: a fixed quantum of 2**-24
+    quantum = math.ldexp(1.0, exponent - 10)
+    rounded = np.rint(a / quantum) * quantum  # a / quantum is exact: a power of two apart
+    return numba.float32(math.copysign(rounded, d))
+
+
+@numba.njit(nogil=True, cache=True)
+def float16_load(bits):
+    b = numba.int64(bits)
+    exponent = (b >> 10) & 0x1F
+    mantissa = b & 0x3FF
+    if exponent == 0:
+        value = math.ldexp(numba.float64(mantissa), -24)
+    elif exponent == 31:
+        value = np.inf if mantissa == 0 else np.nan
+    else:
+        value = math.ldexp(numba.float64(mantissa + 1024), exponent - 25)
+    return numba.float32(-value if b & 0x8000 else value)
+
+
+@numba.njit(nogil=True, cache=True)
+def float16_bits(x):
+    """The uint16 bits of the float16 value nearest `x`."""
+    v = numba.float64(float16(x))
+    if v != v:
+        return numba.uint16(0x7E00)
+    sign = 0x8000 if math.copysign(1.0, v) < 0 else 0
+    a = abs(v)
+    if a == np.inf:
+        return numba.uint16(sign | 0x7C00)
+    if a < 6.103515625e-05:  # 2**-14: subnormal (or zero)
+        return numba.uint16(sign | numba.int64(a * 16777216.0))
+    exponent = math.frexp(a)[1] - 1
+    fraction = numba.int64(math.ldexp(a, 10 - exponent)) - 1024
+    return numba.uint16(sign | ((exponent + 15) << 10) | fraction)

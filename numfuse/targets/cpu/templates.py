@@ -60,13 +60,12 @@ def split_reduction(PARAMS):
 def column_reduction(PARAMS):
     # A block of BLOCK neighbouring outputs at a time: the reduced points are the outer loops
     # and the block's outputs the innermost one, so that loads walk memory contiguously (the
-    # kept axis is the innermost), each output's accumulator in a small array, still folding
-    # its points in order.
+    # kept axis is the innermost), each output's accumulator in its slot of an array (an
+    # argument), still folding its points in order.
     nblocks = (nrows + BLOCK - 1) // BLOCK
     for blk in prange(nblocks):
         lo = blk * BLOCK
         hi = min(nrows, lo + BLOCK)
-        ARRAYS
         PHASES
         for row in range(lo, hi):
             UNRAVEL_OUTER
