@@ -28,7 +28,7 @@ fused = numfuse.jit(black_scholes)
 
 
 def main():
-    n = size(gpu=10_000_000, simulator=2_000)
+    n = size(gpu=10_000_000, simulator=2_000, cpu=2_000_000)
     rng = np.random.default_rng(0)
     s = rng.uniform(10, 50, n).astype(np.float32)  # spot prices
     k = rng.uniform(10, 50, n).astype(np.float32)  # strikes

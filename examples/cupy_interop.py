@@ -10,7 +10,7 @@ Without a GPU the same path runs with Numba's (simulated) device arrays.
 import numpy as np
 
 import numfuse
-from _common import on_gpu, size
+from _common import on_gpu, size, where
 
 
 def scaled_softplus(x, scale):
@@ -21,9 +21,17 @@ fused = numfuse.jit(scaled_softplus)
 
 
 def main():
-    n = size(gpu=1 << 24, simulator=500)
+    n = size(gpu=1 << 24, simulator=500, cpu=1 << 20)
     host = np.random.default_rng(0).standard_normal(n).astype(np.float32)
     expected = scaled_softplus(host, 2.0)
+    if where() == "cpu":
+        # Device arrays need the CUDA target: a GPU, or Numba's simulator (NUMFUSE_TARGET=cuda
+        # with NUMBA_ENABLE_CUDASIM=1). Here NumPy arrays go in and come out.
+        print("no GPU here: device arrays need a GPU (or the simulator); NumPy arrays in, NumPy out")
+        result = fused(host, 2.0)
+        same = np.allclose(result, expected, rtol=1e-5, atol=1e-6)
+        print("same as NumPy:", same)
+        return same
     cp = None
     if on_gpu():
         try:

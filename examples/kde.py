@@ -22,7 +22,7 @@ fused = numfuse.jit(kde)
 
 
 def main():
-    n, m = size(gpu=100_000, simulator=300), size(gpu=2_000, simulator=40)
+    n, m = size(gpu=100_000, simulator=300, cpu=20_000), size(gpu=2_000, simulator=40, cpu=500)
     rng = np.random.default_rng(0)
     samples = np.concatenate([rng.normal(-1, 0.5, n // 2), rng.normal(1.5, 0.8, n - n // 2)])
     samples = samples.astype(np.float32).reshape(n, 1)

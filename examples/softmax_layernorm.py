@@ -29,7 +29,7 @@ fused_layer_norm = numfuse.jit(layer_norm)
 
 
 def main():
-    rows, width = size(gpu=16384, simulator=8), size(gpu=4096, simulator=64)
+    rows, width = size(gpu=16384, simulator=8, cpu=2048), size(gpu=4096, simulator=64)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((rows, width)).astype(np.float32)
     w = rng.uniform(0.5, 1.5, width).astype(np.float32)

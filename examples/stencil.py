@@ -31,7 +31,7 @@ def diffuse(step, u, steps):
 
 
 def main():
-    n, steps = size(gpu=4096, simulator=24), size(gpu=200, simulator=5)
+    n, steps = size(gpu=4096, simulator=24, cpu=1024), size(gpu=200, simulator=5, cpu=20)
     u = np.zeros((n, n), np.float32)
     u[0, :] = 100.0  # a hot edge
     expected = diffuse(jacobi_step, u.copy(), steps)

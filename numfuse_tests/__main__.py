@@ -1,6 +1,6 @@
-"""Run numfuse's three test tiers, each in its own pytest process, and total the results.
+"""Run numfuse's four test tiers, each in its own pytest process, and total the results.
 
-    python -m numfuse_tests                 # all tiers; execution on the CUDA simulator
+    python -m numfuse_tests                 # all tiers; execution on the CUDA simulator and the CPU
     python -m numfuse_tests --gpu           # execution tier on the real GPU
     python -m numfuse_tests --gpu --jobs 16 # 16 processes: pytest-xdist workers, or test files
                                             # shared out among that many pytest processes
@@ -9,7 +9,9 @@
     python -m numfuse_tests --sequential    # one tier after another, printing as they go
 
 numba.cuda chooses between the simulator and a GPU when it is first imported, and the trace
-tier must prove that numfuse traces and plans without numba at all, hence three processes.
+tier must prove that numfuse traces and plans without numba at all, hence a process per tier.
+The cpu tier runs the CPU target's own tests (numfuse_tests/cpu) and the execution tier's
+programs that are not about CUDA (CPU_RUN_FILES) with NUMFUSE_TARGET=cpu.
 """
 
 from __future__ import annotations
@@ -26,7 +28,19 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-TIERS = ("trace", "compile", "run")
+TIERS = ("trace", "compile", "run", "cpu")
+# The execution tier's files the cpu tier runs on the CPU target: every file whose tests are
+# not about CUDA itself (launch configurations, autotuning, streams, device arrays, the
+# simulator), within the time CI allows: the CPU target compiles each kernel with LLVM.
+CPU_RUN_FILES = (
+    "test_programs.py", "test_benchmark_workloads.py", "test_corpus.py", "test_graph_breaks.py",
+    "test_made_arrays.py", "test_library_calls.py", "test_gathers.py", "test_views.py", "test_view_writes.py",
+    "test_hyp_elementwise.py", "test_hyp_reductions.py", "test_hyp_normalizations.py", "test_hyp_programs.py",
+    "test_hyp_scalars.py", "test_hyp_statistics.py", "test_hyp_complex.py", "test_fuzzer_findings.py",
+    "test_fuzz_programs.py", "test_containers.py", "test_composition.py", "test_composed_functions.py",
+    "test_complex_ufuncs.py", "test_new_ufuncs.py", "test_scalar_rules.py", "test_ufunc_options.py",
+    "test_exec_rounding.py",
+)
 
 
 def _counts(junit: Path) -> dict[str, int]:
@@ -60,7 +74,7 @@ def _shard_counts(tiers: list[str], jobs: int) -> dict[str, int]:
     compiles a few thousand kernels, the compile tier a few hundred, the trace tier none."""
     if jobs <= 1:
         return {t: 1 for t in tiers}
-    weight = {"trace": 1, "compile": 3, "run": 12}
+    weight = {"trace": 1, "compile": 3, "run": 12, "cpu": 8}
     total = sum(weight[t] for t in tiers)
     return {t: max(1, round(jobs * weight[t] / total)) for t in tiers}
 
@@ -112,17 +126,19 @@ def main(argv=None) -> int:
         for tier in tiers:
             env = dict(os.environ)
             env.pop("NUMBA_ENABLE_CUDASIM", None)
+            env["NUMFUSE_TARGET"] = "cpu" if tier == "cpu" else "cuda"
             if tier == "run" and not args.gpu:
                 env["NUMBA_ENABLE_CUDASIM"] = "1"
             if tier == "trace":
                 env["NUMFUSE_TESTS_BLOCK_NUMBA"] = "1"
+            tier_dirs = [HERE / "cpu", *(HERE / "run" / f for f in CPU_RUN_FILES)] if tier == "cpu" else [HERE / tier]
             # Test files or directories of this tier among the pytest arguments: run only those.
             paths = [a for a in args.pytest_args if Path(a).exists() and HERE in Path(a).resolve().parents]
             chosen = [a for a in paths if (HERE / tier) in Path(a).resolve().parents]
             others = [a for a in args.pytest_args if a not in paths]
             if paths and not chosen:
                 continue  # the paths given belong to other tiers
-            targets = [Path(a) for a in chosen] or [HERE / tier]
+            targets = [Path(a) for a in chosen] or tier_dirs
             groups = _shards(targets, shard_counts[tier]) if shard_counts[tier] > 1 else [targets]
             for k, group in enumerate(groups):
                 name = tier if len(groups) == 1 else f"{tier}-{k}"
@@ -181,6 +197,7 @@ def _run_jobs(jobs: list[_Job], tiers: list[str], args, concurrent: bool) -> int
 
 def _header(tier: str, gpu: bool) -> str:
     mode = " (GPU)" if tier == "run" and gpu else " (CUDA simulator)" if tier == "run" else ""
+    mode = " (the CPU target)" if tier == "cpu" else mode
     return f"\n=== numfuse_tests tier '{tier}'{mode}"
 
 

@@ -150,3 +150,12 @@ def with_offsets(nest) -> str:
     values = {c.name: int(c.value) for c in nest.counts if c.name.startswith("off")}
     text = re.sub(r"\boff\d+\b", lambda m: str(values[m.group()]), str(nest))
     return text.replace("+ -", "- ")
+
+
+def planning_target():
+    """The target the tests' functions are planned for (NUMFUSE_TARGET, which each tier sets):
+    tests of a strategy's thresholds read them from it."""
+    from numfuse.targets import by_name, requested
+
+    name = requested(None)
+    return by_name("cuda" if name == "auto" else name)

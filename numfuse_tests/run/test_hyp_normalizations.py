@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numfuse
-from numfuse.targets.cuda import CUDA
-from numfuse_tests.helpers import check_like_numpy, tolerance
+from numfuse_tests.helpers import check_like_numpy, planning_target, tolerance
 from numfuse_tests.normalizations import BY_NAME, PATTERNS
+
+TARGET = planning_target()  # the thresholds of the target these tests run on
 
 SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck))
 FLOATS = [np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)]
@@ -103,9 +104,9 @@ def test_normalization_of_cached_rows_matches_numpy(pattern, shape, axis):
 
 @pytest.mark.parametrize(
     "name, shape, axis, dtype",
-    [("softmax", (2, CUDA.row_cache_bytes // 4 + 60), -1, np.float32),
-     ("layer_norm", (2, CUDA.row_cache_bytes // 8 + 80), 1, np.float64),
-     ("logsumexp", (CUDA.row_cache_bytes // 4 + 60, 2), 0, np.float32)],
+    [("softmax", (2, TARGET.row_cache_bytes // 4 + 60), -1, np.float32),
+     ("layer_norm", (2, TARGET.row_cache_bytes // 8 + 80), 1, np.float64),
+     ("logsumexp", (TARGET.row_cache_bytes // 4 + 60, 2), 0, np.float32)],
     ids=["softmax_rows", "layer_norm_rows_float64", "logsumexp_columns"],
 )
 def test_normalization_of_rows_too_long_for_the_cache_matches_numpy(name, shape, axis, dtype):
@@ -136,7 +137,7 @@ def special_rows(n: int) -> np.ndarray:
 def test_online_softmax_of_special_rows_matches_numpy(name, axis):
     """Rows too long for the cache: the sum of exp(x - max) is accumulated in the max's pass and
     rescaled as the maximum grows; infinities and NaN end as NumPy's three passes end."""
-    n = CUDA.row_cache_bytes // 4 + 60
+    n = TARGET.row_cache_bytes // 4 + 60
     x = special_rows(n)
     if axis == 0:
         x = np.ascontiguousarray(x.T)
@@ -147,7 +148,7 @@ def test_online_softmax_of_special_rows_matches_numpy(name, axis):
 
 
 def test_online_softmax_with_a_second_sum_of_the_same_exponentials_matches_numpy():
-    x = np.zeros((1, CUDA.row_cache_bytes // 4 + 60), np.float32)
+    x = np.zeros((1, TARGET.row_cache_bytes // 4 + 60), np.float32)
 
     def softmax_and_sum(x):
         e = np.exp(x - x.max(axis=1, keepdims=True))
@@ -221,10 +222,11 @@ def test_several_reductions_in_one_kernel_match_numpy(fn, data):
 
 
 def test_few_long_rows_split_over_blocks_match_numpy():
-    """Two rows of 10000, each split over several blocks, the last block of a row combining
-    their partial results: a tie for the maximum across chunks goes to the first, and a NaN in
-    a later chunk beats every number of an earlier one."""
-    x = np.random.default_rng(8).standard_normal((2, 10000)).astype(np.float32)
+    """Two rows of 10000 (or as many as the target splits), each split over several blocks, the
+    last block of a row combining their partial results: a tie for the maximum across chunks
+    goes to the first, and a NaN in a later chunk beats every number of an earlier one."""
+    n = max(10000, TARGET.split_min_reduced)
+    x = np.random.default_rng(8).standard_normal((2, n)).astype(np.float32)
     x[0, 100] = x[0, 6000] = 10.0
     x[0, 9000] = -10.0
     x[1, 7777] = x[1, 9000] = np.nan
@@ -235,15 +237,15 @@ def test_few_long_rows_split_over_blocks_match_numpy():
 
     jitted = numfuse.jit(f)
     assert [k.nest.split for k in jitted.plan(x).kernels] == [True]
-    check_like_numpy(f, x, reduced=10000, jitted=jitted)
+    check_like_numpy(f, x, reduced=n, jitted=jitted)
 
 
 def test_full_reduction_split_over_blocks_matches_numpy():
-    x = np.random.default_rng(9).standard_normal(CUDA.split_min_reduced)
+    x = np.random.default_rng(9).standard_normal(TARGET.split_min_reduced)
 
     def f(x):
         return x.sum(), x.argmin(), np.nanmin(x), x.max()
 
     jitted = numfuse.jit(f)
     assert [k.nest.split for k in jitted.plan(x).kernels] == [True]
-    check_like_numpy(f, x, reduced=CUDA.split_min_reduced, jitted=jitted)
+    check_like_numpy(f, x, reduced=TARGET.split_min_reduced, jitted=jitted)

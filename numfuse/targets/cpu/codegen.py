@@ -92,11 +92,10 @@ def kernel_params(nest: LoopNest, nsplit: int = 1) -> tuple[KernelParam, ...]:
     params.append(KernelParam("nrows", "size", nest.outer_size))
     params.append(KernelParam("nred", "size", nest.inner_size))
     if nest.schedule == "columns" and not nest.split:
-        for a in nest.accumulators:
-            params.append(KernelParam(column_name(a.name), "partial", nest.outer_size, compute_dtype(a.dtype)))
-            if a.indexed:
-                params.append(KernelParam(column_name(f"{a.name}_i"), "partial", nest.outer_size, np.dtype(np.int64)))
+        for name, dtype in _column_slots(nest):
+            params.append(KernelParam(column_name(name), "partial", nest.outer_size, dtype))
     if nest.split:
+
         params.append(KernelParam("nsplit", "size", nsplit))
         for a in nest.accumulators:
             params.append(KernelParam(partial_name(a.name), "partial", dtype=compute_dtype(a.dtype)))
@@ -253,6 +252,20 @@ def column_name(acc: str) -> str:
     return f"nf_col_{acc}"
 
 
+def _column_slots(nest: LoopNest) -> list[tuple[str, np.dtype]]:
+    """The per-output variables of a "columns" reduction, each an array of one slot per output:
+    its accumulators, an argmax's index, and an accumulator rounded to its dtype after its
+    phase (float16: StatementRenderer.round_accumulators), held as its compute dtype."""
+    slots = []
+    for a in nest.accumulators:
+        slots.append((a.name, compute_dtype(a.dtype)))
+        if a.indexed:
+            slots.append((f"{a.name}_i", np.dtype(np.int64)))
+        elif compute_dtype(a.dtype) != a.dtype:
+            slots.append((f"{a.name}_r", compute_dtype(a.dtype)))
+    return slots
+
+
 class _ToColumn(ast.NodeTransformer):
     """Accumulator `a` becomes `nf_col_a[row]`: its output's slot in an array of one slot per
     output (a kernel argument: generated code allocates nothing, and np.empty is numfuse's
@@ -270,8 +283,7 @@ class _ToColumn(ast.NodeTransformer):
 def _column_ast(nest: LoopNest, params: list[str], block: int) -> ast.FunctionDef:
     """A "columns" reduction (the innermost axis kept): column_reduction's loops."""
     body = _Statements(nest)
-    names = {a.name for a in nest.accumulators} | {f"{a.name}_i" for a in nest.accumulators if a.indexed}
-    to_column = _ToColumn(names)
+    to_column = _ToColumn({name for name, _ in _column_slots(nest)})
 
     def columns(stmts):
         return [to_column.visit(st) for st in stmts]

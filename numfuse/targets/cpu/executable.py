@@ -186,8 +186,8 @@ class CpuExecutable:
             elif kind == "scalar":
                 value = scalars[arg[1]]
                 args.append(np.float32(value) if arg[1][1] == np.float16 else value)
-            elif kind == "value":
-                args.append(arg[1])
+            elif kind == "value":  # a size, or a count (a float16 one as float32: no float16 in Numba)
+                args.append(np.float32(arg[1]) if getattr(arg[1], "dtype", None) == np.float16 else arg[1])
             elif kind == "errors":
                 args.append(errors)
             else:  # a split reduction's partial results, per call (calls may run at once)

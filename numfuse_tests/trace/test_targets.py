@@ -1,0 +1,155 @@
+"""Targets: choosing one, what planning asks of it, the CPU target's rendered code (without
+numba), and the layering (planning never imports a target, codegen or the runtime)."""
+
+import ast
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import numfuse
+from numfuse import targets
+from numfuse.errors import TargetWarning
+from numfuse.targets.cpu import CPU
+from numfuse.targets.cuda import CUDA
+from numfuse_tests.programs import PROGRAMS
+
+PACKAGE = Path(numfuse.__file__).parent
+# The stages before code generation: they may ask a Target object, never import one.
+PLANNING = ("planner", "lower", "collapse", "strategy", "loopnest", "ir", "tracer", "update_chains",
+            "plan_steps", "viewmaps", "indexing")
+
+
+def test_an_unknown_target_is_refused_naming_the_choices(monkeypatch):
+    with pytest.raises(ValueError, match="auto, cuda, cpu"):
+        numfuse.jit(lambda x: x, target="tpu")
+    monkeypatch.setenv("NUMFUSE_TARGET", "gpu")
+    with pytest.raises(ValueError, match="NUMFUSE_TARGET 'gpu'"):
+        numfuse.jit(lambda x: x)
+
+
+def test_auto_is_cuda_for_device_arrays_or_a_gpu_else_the_cpu_said_once():
+    assert targets.choose("auto", device_arguments=True) is CUDA
+    assert targets.choose("cpu", device_arguments=False) is CPU
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = targets.choose("auto", device_arguments=False)
+        second = targets.choose("auto", device_arguments=False)
+    assert first is second is (CUDA if targets.gpu_found() else CPU)
+    said = [w for w in caught if issubclass(w.category, TargetWarning)]
+    assert len(said) <= 1 and (said or targets.gpu_found() or targets._say_cpu_once.cache_info().hits)
+
+
+def test_numfuse_target_sets_the_default(monkeypatch):
+    monkeypatch.setenv("NUMFUSE_TARGET", "cpu")
+    x = np.ones(10)
+    assert numfuse.jit(lambda x: x + 1)._compiled((x,), {})[0].target is CPU
+    monkeypatch.setenv("NUMFUSE_TARGET", "cuda")
+    assert numfuse.jit(lambda x: x + 1)._compiled((x,), {})[0].target is CUDA
+
+
+def test_each_target_plans_with_its_own_thresholds():
+    # Long enough to split a row on the GPU, not on the CPU, whose threads are few.
+    x = np.ones(CUDA.split_min_reduced * 2)
+    assert CUDA.split_min_reduced * 2 < CPU.split_min_reduced
+    fn = lambda x: x.sum()  # noqa: E731
+    assert numfuse.jit(fn, target="cuda").plan(x).kernels[0].nest.split
+    assert not numfuse.jit(fn, target="cpu").plan(x).kernels[0].nest.split
+    # A softmax row that fits the CPU's cache but not a GPU block's: online on the GPU only.
+    row = np.ones((2, CUDA.row_cache_bytes // 4 + 64), np.float32)
+    assert row.shape[1] * 4 < CPU.row_cache_bytes
+
+    def softmax(x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def combines(target):
+        return {a.combine for k in numfuse.jit(softmax, target=target).plan(row).kernels for a in k.nest.accumulators}
+
+    assert "online_sum" in combines("cuda") and "online_sum" not in combines("cpu")
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_every_program_renders_for_the_cpu(program):
+    args = program.args(np.random.default_rng(0))
+    f = numfuse.jit(program.fn, target="cpu")
+    for source in f.kernel_sources(*args):
+        tree = ast.parse(source.source)
+        functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+        assert functions == [source.name, f"{source.name}_serial"]
+        assert "prange(" in source.source and "cuda." not in source.source
+
+
+def test_the_cpu_code_of_a_row_reduction_reads_as_its_loops():
+    f = numfuse.jit(lambda x: (x * x).sum(axis=1), target="cpu")
+    (source,) = f.kernel_sources(np.ones((4, 100), np.float32))
+    code = source.source.split("def ", 1)[1].split("@njit", 1)[0]
+    assert code.splitlines()[:4] == [
+        "nf_red_multiply_sum(in0, out0, no0, nr0, nrows, nred):",
+        "    for row in prange(nrows):",
+        "        o0 = row",
+        "        acc0_l0 = float32(0.0)",
+    ]
+    assert "for r0_base in range(0, nr0 - (nr0 - 0) % 8, 8):" in code
+    assert "acc0_l0 = float32(acc0_l0 + acc0_l4)" in code  # the lanes' fixed tree
+
+
+def _imports(path: Path) -> set[str]:
+    """numfuse modules `path` imports, anywhere in it (lazy imports included)."""
+    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            found.add(module)
+            found.update(f"{module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {m for m in found if m.startswith("numfuse")}
+
+
+@pytest.mark.parametrize("stage", PLANNING)
+def test_planning_imports_no_target_codegen_or_runtime(stage):
+    later = [m for m in _imports(PACKAGE / f"{stage}.py")
+             if m.startswith(("numfuse.targets", "numfuse.codegen", "numfuse.runtime", "numfuse.jit_function"))]
+    assert later == [], f"{stage}.py imports {later}"
+
+
+def test_no_import_cycles_among_module_level_imports():
+    modules = {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): p
+               for p in PACKAGE.rglob("*.py")}
+
+    def top_level(path):
+        package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
+        out = set()
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+                # `from . import x` imports module x, not the package; `from .m import y`, m.
+                named = [f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in modules]
+                out.update(named or ([module] if module in modules else []))
+        return out
+
+    graph = {m: top_level(p) for m, p in modules.items()}
+    state: dict[str, int] = {}
+
+    def visit(m, stack):
+        state[m] = 1
+        for n in graph[m]:
+            if state.get(n) == 1:
+                raise AssertionError(" -> ".join(stack + [m, n]))
+            if n not in state:
+                visit(n, stack + [m])
+        state[m] = 2
+
+    for m in graph:
+        if m not in state:
+            visit(m, [])
+
+
+def test_the_trace_tier_plans_for_cuda():
+    assert os.environ.get("NUMFUSE_TARGET") == "cuda"
