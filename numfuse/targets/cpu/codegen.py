@@ -39,25 +39,39 @@ from ...codegen.templates import clone, fill, fill_body, module
 from ...dtypes import compute_dtype
 from ...loopnest import LoopNest
 from ...ops import NO_INDEX
-from . import templates
+from . import templates, vector_math
 
 JIT_OPTIONS = dict(nogil=True, cache=True, error_model="numpy")
 # Outputs a "columns" reduction takes at a time (one thread's block): 256 float32 accumulators
 # are 1 KiB, and a row of the block's inputs 16 cache lines.
 COLUMN_BLOCK = 256
 GPU_INTRINSICS = ("popc", "cbrt")  # what scalar templates call as cuda.<name>
-INTRINSICS = GPU_INTRINSICS + ("float16", "float16_load", "float16_bits")
+INTRINSICS = GPU_INTRINSICS + ("float16", "float16_load", "float16_bits", "float32_from_bits", "float64_from_bits",
+                             "float32_bits", "float64_bits")
 
 
 class _Statements(StatementRenderer):
     """float16 buffers hold their uint16 bits on the CPU (Numba has no float16): loads decode
-    them, stores encode them; float16 values are float32s rounded to float16 (intrinsics.py)."""
+    them, stores encode them; float16 values are float32s rounded to float16 (intrinsics.py).
+    exp takes vector_math's templates."""
+
+    vector_math = True
 
     def load(self, s):
         stmts = super().load(s)
         if self.buffers[s.buffer] == np.float16:
             stmts[0].value = call("float16_load", stmts[0].value)
         return stmts
+
+    def compute(self, s):
+        """Functions NumPy runs as SIMD loops take the CPU's vectorizable templates."""
+        template = vector_math.TEMPLATES.get(s.op, {}).get(compute_dtype(s.type_dtype).name)
+        if template is None or not self.vector_math:
+            return super().compute(s)
+        self.types[s.dst] = s.dtype
+        cd = compute_dtype(s.type_dtype)
+        stmts, expr = self.apply(template, [self.operand(s.args[0], cd)], cd, s.dtype, f"{s.dst}_")
+        return stmts + [assign(s.dst, expr)]
 
     def store(self, s):
         stmt = super().store(s)

@@ -3,7 +3,9 @@ renderer rewrites `cuda.popc(x)` to `popc(x)` and imports these."""
 
 import math
 
+import llvmlite.ir
 import numba
+import numba.extending
 import numpy as np
 
 
@@ -76,3 +78,51 @@ def float16_bits(x):
     exponent = math.frexp(a)[1] - 1
     fraction = numba.int64(math.ldexp(a, 10 - exponent)) - 1024
     return numba.uint16(sign | ((exponent + 15) << 10) | fraction)
+
+
+# -- bits --------------------------------------------------------------------------------------
+# A float from its IEEE bits: a bitcast, which LLVM vectorizes (vector_math.py builds 2**n so).
+
+
+@numba.extending.intrinsic
+def float32_from_bits(typingctx, bits):
+    if bits != numba.types.int32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], llvmlite.ir.FloatType())
+
+    return numba.types.float32(numba.types.int32), codegen
+
+
+@numba.extending.intrinsic
+def float64_from_bits(typingctx, bits):
+    if bits != numba.types.int64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], llvmlite.ir.DoubleType())
+
+    return numba.types.float64(numba.types.int64), codegen
+
+
+@numba.extending.intrinsic
+def float32_bits(typingctx, value):
+    if value != numba.types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], llvmlite.ir.IntType(32))
+
+    return numba.types.int32(numba.types.float32), codegen
+
+
+@numba.extending.intrinsic
+def float64_bits(typingctx, value):
+    if value != numba.types.float64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], llvmlite.ir.IntType(64))
+
+    return numba.types.int64(numba.types.float64), codegen

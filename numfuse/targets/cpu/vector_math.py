@@ -1,0 +1,149 @@
+"""Scalar templates of the CPU target for functions NumPy runs as SIMD loops: branch-free
+(selects, not branches), without calls into the C library, so that LLVM vectorizes the loops
+they are inlined into. Numba's own math functions are scalar libm calls since it dropped SVML.
+
+exp: Cody-Waite range reduction x = n ln2 + r (n rounded to nearest by the 1.5 * 2**mantissa
+trick, exact without fast-math), a polynomial for exp(r) (Cephes' minimax for float32, the
+Taylor series to degree 13 for float64, |r| <= ln2 / 2), and 2**n built from its bits, in two
+halves so that results in the subnormal range and up to overflow come out of one rounding.
+Inputs past the ends are clamped, so exp overflows to inf and underflows to 0 as it should; a
+NaN stays NaN. tanh: Cephes' polynomial (float32) or rational function (float64) below 0.625,
+1 - 2 / (exp(2|x|) + 1) beyond. log: the exponent and mantissa from the bits, log(m) =
+2 atanh((m - 1) / (m + 1)) by its odd series. Accuracy against NumPy, within 4 ULP:
+numfuse_tests/cpu/test_vector_math.py (a sample of every float32 bit pattern and of float64s),
+benchmarks/vector_math_accuracy.py (all float32 inputs).
+"""
+
+# ruff: noqa: F821  (T and the bit intrinsics are bound in the generated module)
+
+
+def exp32(a):
+    x = T(88.8) if a > T(88.8) else a
+    x = T(-104.0) if x < T(-104.0) else x
+    n = (x * T(1.4426950408889634) + T(12582912.0)) - T(12582912.0)
+    r = x - n * T(0.693359375)
+    r = r - n * T(-2.12194440e-4)
+    p = T(1.9875691500e-4) * r + T(1.3981999507e-3)
+    p = p * r + T(8.3334519073e-3)
+    p = p * r + T(4.1665795894e-2)
+    p = p * r + T(1.6666665459e-1)
+    p = p * r + T(5.0000001201e-1)
+    p = p * (r * r) + r + T(1.0)
+    k = int64(n)
+    k1 = k >> int64(1)
+    s1 = float32_from_bits(int32((k1 + int64(127)) << int64(23)))
+    s2 = float32_from_bits(int32((k - k1 + int64(127)) << int64(23)))
+    y = (p * s1) * s2
+    return a if a != a else y
+
+
+def exp64(a):
+    x = T(709.8) if a > T(709.8) else a
+    x = T(-746.0) if x < T(-746.0) else x
+    n = (x * T(1.4426950408889634) + T(6755399441055744.0)) - T(6755399441055744.0)
+    r = x - n * T(6.93147180369123816490e-01)
+    r = r - n * T(1.90821492927058770002e-10)
+    p = T(1.6059043836821613e-10) * r + T(2.08767569878681e-09)
+    p = p * r + T(2.505210838544172e-08)
+    p = p * r + T(2.755731922398589e-07)
+    p = p * r + T(2.7557319223985893e-06)
+    p = p * r + T(2.48015873015873e-05)
+    p = p * r + T(0.0001984126984126984)
+    p = p * r + T(0.001388888888888889)
+    p = p * r + T(0.008333333333333333)
+    p = p * r + T(0.041666666666666664)
+    p = p * r + T(0.16666666666666666)
+    p = p * r + T(0.5)
+    p = p * (r * r) + r + T(1.0)
+    k = int64(n)
+    k1 = k >> int64(1)
+    s1 = float64_from_bits((k1 + int64(1023)) << int64(52))
+    s2 = float64_from_bits((k - k1 + int64(1023)) << int64(52))
+    y = (p * s1) * s2
+    return a if a != a else y
+
+
+def tanh32(a):
+    # |a| < 0.625: Cephes' odd polynomial; beyond, 1 - 2 / (exp(2|a|) + 1) (no cancellation
+    # there: the result is past 0.55). Both are computed and one selected: no branch.
+    z = a * a
+    p = T(-5.70498872745e-3) * z + T(2.06390887954e-2)
+    p = p * z - T(5.37397155531e-2)
+    p = p * z + T(1.33314422036e-1)
+    p = p * z - T(3.33332819422e-1)
+    small = p * z * a + a
+    e = exp32(T(2.0) * math.fabs(a))
+    large = math.copysign(T(1.0) - T(2.0) / (e + T(1.0)), a)
+    y = small if math.fabs(a) < T(0.625) else large
+    return a if a == T(0.0) else y  # -0.0 stays -0.0
+
+
+def tanh64(a):
+    z = a * a
+    p = (T(-9.64399179425052238628e-1) * z + T(-9.92877231001918586564e1)) * z + T(-1.61468768441708447952e3)
+    q = ((z + T(1.12811678491632931402e2)) * z + T(2.23548839060100448583e3)) * z + T(4.84406305325125486048e3)
+    small = a + a * z * (p / q)
+    e = exp64(T(2.0) * math.fabs(a))
+    large = math.copysign(T(1.0) - T(2.0) / (e + T(1.0)), a)
+    y = small if math.fabs(a) < T(0.625) else large
+    return a if a == T(0.0) else y  # -0.0 stays -0.0
+
+
+def log32(a):
+    # a = m * 2**e with m in [sqrt(1/2), sqrt(2)) from the bits (a subnormal scaled up first);
+    # log(m) = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.172: its odd series to s**11.
+    tiny = a < T(1.17549435e-38)
+    x = a * T(8388608.0) if tiny else a
+    bits = float32_bits(x)
+    e = ((int64(bits) >> int64(23)) & int64(255)) - int64(127) - (int64(23) if tiny else int64(0))
+    m = float32_from_bits(int32((int64(bits) & int64(8388607)) | int64(1065353216)))
+    big = m > T(1.41421356)
+    m = m * T(0.5) if big else m
+    e = e + int64(1) if big else e
+    s = (m - T(1.0)) / (m + T(1.0))
+    z = s * s
+    p = T(0.09090909) * z + T(0.11111111)
+    p = p * z + T(0.14285715)
+    p = p * z + T(0.2)
+    p = p * z + T(0.33333334)
+    f = T(e)
+    y = f * T(0.693359375) + (f * T(-2.12194440e-4) + (T(2.0) * s + T(2.0) * s * z * p))
+    y = T(math.inf) if a == T(math.inf) else y
+    y = -T(math.inf) if a == T(0.0) else y
+    return T(math.nan) if a < T(0.0) or a != a else y
+
+
+def log64(a):
+    tiny = a < T(2.2250738585072014e-308)
+    x = a * T(4503599627370496.0) if tiny else a
+    bits = float64_bits(x)
+    e = ((bits >> int64(52)) & int64(2047)) - int64(1023) - (int64(52) if tiny else int64(0))
+    m = float64_from_bits((bits & int64(4503599627370495)) | int64(4607182418800017408))
+    big = m > T(1.4142135623730951)
+    m = m * T(0.5) if big else m
+    e = e + int64(1) if big else e
+    s = (m - T(1.0)) / (m + T(1.0))
+    z = s * s
+    p = T(1.0 / 23.0) * z + T(1.0 / 21.0)
+    p = p * z + T(1.0 / 19.0)
+    p = p * z + T(1.0 / 17.0)
+    p = p * z + T(1.0 / 15.0)
+    p = p * z + T(1.0 / 13.0)
+    p = p * z + T(1.0 / 11.0)
+    p = p * z + T(1.0 / 9.0)
+    p = p * z + T(1.0 / 7.0)
+    p = p * z + T(1.0 / 5.0)
+    p = p * z + T(1.0 / 3.0)
+    f = T(e)
+    y = f * T(6.93147180369123816490e-01) + (f * T(1.90821492927058770002e-10) + (T(2.0) * s + T(2.0) * s * z * p))
+    y = T(math.inf) if a == T(math.inf) else y
+    y = -T(math.inf) if a == T(0.0) else y
+    return T(math.nan) if a < T(0.0) or a != a else y
+
+
+# op name -> {compute dtype name: template}
+TEMPLATES = {
+    "exp": {"float32": exp32, "float64": exp64},
+    "tanh": {"float32": tanh32, "float64": tanh64},
+    "log": {"float32": log32, "float64": log64},
+}
