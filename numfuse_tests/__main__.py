@@ -127,7 +127,9 @@ def main(argv=None) -> int:
             env = dict(os.environ)
             env.pop("NUMBA_ENABLE_CUDASIM", None)
             env["NUMFUSE_TARGET"] = "cpu" if tier == "cpu" else "cuda"
-            if tier == "run" and not args.gpu:
+            if tier in ("run", "cpu") and not args.gpu:
+                # (The cpu tier's programs run on the CPU target; its modules still ask the
+                # CUDA backend, the simulator here, what size of inputs suit it.)
                 env["NUMBA_ENABLE_CUDASIM"] = "1"
             if tier == "trace":
                 env["NUMFUSE_TESTS_BLOCK_NUMBA"] = "1"
