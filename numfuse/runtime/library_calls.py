@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NumfuseWarning
+from .library_results import check_result
 
 
 def _cupy():
@@ -19,16 +20,6 @@ def _cupy():
     except ImportError:
         return None
     return cupy
-
-
-def check_result(step, result, var) -> None:
-    if tuple(result.shape) != var.aval.shape:
-        raise ValueError(
-            f"{step.op.what} returned shape {tuple(result.shape)} where numfuse planned "
-            f"{var.aval.shape}: its result's shape depends on the data"
-        )
-    if result.dtype != var.aval.dtype:
-        raise TypeError(f"{step.op.what} returned {result.dtype} where numfuse planned {var.aval.dtype}")
 
 
 def _input(step, var, env, wrap):

@@ -107,7 +107,7 @@ def kernel_params(nest: LoopNest, nsplit: int = 1) -> tuple[KernelParam, ...]:
     params.append(KernelParam("nred", "size", nest.inner_size))
     if nest.schedule == "columns" and not nest.split:
         for name, dtype in _column_slots(nest):
-            params.append(KernelParam(column_name(name), "partial", nest.outer_size, dtype))
+            params.append(KernelParam(column_name(name), "column", nest.outer_size, dtype))
     if nest.split:
 
         params.append(KernelParam("nsplit", "size", nsplit))

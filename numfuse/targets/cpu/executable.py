@@ -20,7 +20,7 @@ import numpy as np
 from ...errors import ScalarOutOfRange, UnsupportedError
 from ...loopnest import ERRORS_BUFFER
 from ...ops import RUNTIME_ERRORS
-from ...runtime.library_calls import check_result
+from ...runtime.library_results import check_result
 from ...runtime.scalars import scalar_cast, scalar_casts
 from . import loader
 
@@ -64,12 +64,11 @@ class CpuExecutable:
             elif p.kind == "scalar":
                 scalar = next(s for s in nest.scalars if s.name == p.name)
                 args.append(("scalar", (scalar.input_index, scalar.dtype)))
-            elif p.kind == "partial":  # a split's partial results, or a column's accumulators
-                if p.value:
-                    args.append(("partial", (p.value, p.dtype)))
-                else:
-                    nsplit = next(q.value for q in source.params if q.name == "nsplit")
-                    args.append(("partial", (nest.outer_size * nsplit, p.dtype)))
+            elif p.kind == "column":  # a column reduction's accumulators, a slot per output
+                args.append(("partial", (p.value, p.dtype)))
+            elif p.kind == "partial":  # a split reduction's partial results, a slot per chunk
+                nsplit = next(q.value for q in source.params if q.name == "nsplit")
+                args.append(("partial", (nest.outer_size * nsplit, p.dtype)))
             else:  # a size, or a count in the dtype it divides in
                 args.append(("value", p.value))
         points = nest.outer_size * max(1, nest.inner_size)
