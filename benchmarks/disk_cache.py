@@ -35,7 +35,7 @@ CHILD = textwrap.dedent('''
     start = time.perf_counter()
     import numpy as np
     import numfuse
-    from numfuse.runtime.device import compile_target
+    from numfuse.targets.cuda.device import compile_target
     target = compile_target()
     import numba.cuda
     if target == "gpu":

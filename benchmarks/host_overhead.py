@@ -62,12 +62,12 @@ class _DryExecutable:
     """A planned executable as a GPU runs it, with every driver call replaced."""
 
     def __init__(self, real):
-        from numfuse.device_props import H200
-        from numfuse.runtime.device import Backend
+        from numfuse.targets.cuda.device_props import H200
+        from numfuse.targets.cuda.device import Backend
 
         self.plan, self.launches = real.plan, real.launches
         self.scalar_casts, self.checks_errors = real.scalar_casts, real.checks_errors
-        # A context is made current once per thread (runtime/device.py ThreadContext).
+        # A context is made current once per thread (targets/cuda/device.py ThreadContext).
         self.backend = Backend(cuda=SimpleNamespace(current_context=lambda: None), simulated=False, props=H200)
         self.core_streams = SimpleNamespace(get=lambda handle: "stream")
         self.cuda_graphs = False  # one kernel: never a graph
@@ -83,10 +83,10 @@ def host_work(calls: int, repeats: int = 7) -> dict:
     """(best, median) µs per call of numfuse's own host work over `repeats` rounds of `calls`
     calls (see the module docstring). The best round is the least disturbed by other work on
     the machine, as timeit reports it."""
-    from numfuse.runtime import fastcall
-    from numfuse.runtime.arrays import FastAccess
-    from numfuse.runtime.device import backend
-    from numfuse.runtime.libraries import Library
+    from numfuse.targets.cuda import fastcall
+    from numfuse.targets.cuda.arrays import FastAccess
+    from numfuse.targets.cuda.device import backend
+    from numfuse.targets.cuda.libraries import Library
 
     cuda = backend().cuda
     jf = numfuse.jit(fma)
@@ -128,7 +128,7 @@ def gpu_call(calls: int) -> tuple[float, float] | None:
     """(best, median) µs per whole call on CuPy arrays on a GPU, or None without one."""
     try:
         import cupy
-        from numfuse.runtime.device import backend
+        from numfuse.targets.cuda.device import backend
 
         if backend().simulated:
             return None
@@ -161,7 +161,7 @@ def gpu_graph_calls(calls: int) -> dict | None:
     kernel by kernel and as one CUDA graph (`cuda_graphs=True`), or None without a GPU."""
     try:
         import cupy
-        from numfuse.runtime.device import backend
+        from numfuse.targets.cuda.device import backend
 
         if backend().simulated:
             return None

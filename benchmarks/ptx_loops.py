@@ -33,7 +33,7 @@ from datetime import date
 from types import SimpleNamespace
 
 import numfuse
-from numfuse.runtime.ptx import ptxas_usage
+from numfuse.targets.cuda.ptx import ptxas_usage
 
 from . import suite, workloads
 

@@ -9,7 +9,7 @@ fit the on-chip row cache) and every kernel is generated. Columns:
 
 - kernels: kernels in the plan (the most at any size);
 - codes: distinct kernel codes generated (the source without its header, as the runtime's kernel
-  cache keys compiled dispatchers: runtime/kernel_cache.py); one compiled kernel serves every
+  cache keys compiled dispatchers: targets/cuda/kernel_cache.py); one compiled kernel serves every
   size with the same code;
 - compilations: distinct (code, argument types) pairs, what a GPU's dispatcher compiles;
 - PTX: distinct PTX texts numba-cuda's compiler makes when every size's kernels are compiled for
@@ -131,7 +131,7 @@ def measure(case: Case, varied: str, ptx: bool = False) -> Reuse:
             codes.add(source.code_digest)
             key = (source.code_digest, _argument_types(source, kernel.nest))
             if ptx:
-                from numfuse.runtime.ptx import compile_kernel
+                from numfuse.targets.cuda.ptx import compile_kernel
 
                 texts.add(_without_compilation_numbers(compile_kernel(source, kernel.nest).ptx))
             compilations.add(key)

@@ -136,7 +136,7 @@ class Compiler:
     needed), after one warm-up compile so that the first workload does not pay NVVM's start."""
 
     def __init__(self):
-        from numfuse.runtime.ptx import compile_kernel
+        from numfuse.targets.cuda.ptx import compile_kernel
 
         self._compile = compile_kernel
         self._seen: dict[tuple, float] = {}

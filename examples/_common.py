@@ -18,7 +18,7 @@ def where() -> str:
     target = targets.choose(targets.requested(None), device_arguments=False)
     if target.name == "cpu":
         return "cpu"
-    from numfuse.runtime.device import backend
+    from numfuse.targets.cuda.device import backend
 
     return "simulator" if backend().simulated else "gpu"
 
@@ -38,7 +38,7 @@ def size(gpu: int, simulator: int, cpu: int | None = None) -> int:
 def best_time(fn, *args, repeats: int = 10) -> float:
     """Seconds of the fastest of `repeats` calls (after a warm-up), synchronized on a GPU."""
     if on_gpu():
-        from numfuse.runtime.device import backend
+        from numfuse.targets.cuda.device import backend
 
         synchronize = backend().cuda.synchronize
     else:

@@ -1,7 +1,7 @@
 """What each argument of a call is, for the signature cache key and the tracer: `classify`.
 
 A call's signature is, for each argument: for arrays whether they are NumPy or device arrays
-(of any library: runtime/libraries.py), shape, dtype and layout; for Python scalars their type
+(of any library: targets/cuda/libraries.py), shape, dtype and layout; for Python scalars their type
 (the value is a kernel argument); for NumPy scalars their dtype; for static arguments their value.
 A random number generator is passed to the function as it is, keyed by its type: its draws
 differ at every call, so a function given one runs segment by segment (graph_breaks.py).
@@ -14,7 +14,7 @@ import numpy as np
 from .dtypes import check_supported
 from .errors import UnsupportedError
 from .ir import Aval
-from .runtime.libraries import describe as describe_array
+from .targets.cuda.libraries import describe as describe_array
 from .tracer import ArgSpec
 
 # Generators whose state changes at each draw: never a static value keyed by identity.

@@ -6,7 +6,7 @@
 The cache directory is $NUMFUSE_CACHE_DIR, else $XDG_CACHE_HOME/numfuse, else
 ~/.cache/numfuse. It holds `kernels/` (each generated kernel's source, named by its content
 hash, and under `kernels/__pycache__` Numba's compiled code for it on a GPU) and `ptx/`
-(numfuse's PTX cache, runtime/ptx_cache.py). Everything in it can be deleted at any time:
+(numfuse's PTX cache, targets/cuda/ptx_cache.py). Everything in it can be deleted at any time:
 what is missing is generated and compiled again.
 """
 
@@ -20,7 +20,7 @@ PARTS = {"kernels": "kernel sources", "kernels/__pycache__": "Numba's compiled k
 
 
 def location() -> Path:
-    from .runtime.kernel_cache import cache_dir
+    from .targets.cuda.kernel_cache import cache_dir
 
     return cache_dir()
 

@@ -50,7 +50,7 @@ class TargetWarning(NumfuseWarning):
 
 
 class TakeFullPath(Exception):
-    """Internal: the fast path (runtime/fastcall.py) cannot make this call as it is; the full
+    """Internal: the fast path (targets/cuda/fastcall.py) cannot make this call as it is; the full
     path makes it."""
 
 

@@ -1,7 +1,7 @@
 """`numfuse.jit`: trace once per input signature, plan, generate kernels, run.
 
 A call's signature is, for each argument: for arrays whether they are NumPy or device arrays
-(of any library: runtime/libraries.py), shape, dtype and layout; for Python scalars their type
+(of any library: targets/cuda/libraries.py), shape, dtype and layout; for Python scalars their type
 (the value is a kernel argument); for NumPy scalars their dtype; for static arguments their value.
 The cache maps a signature to the traced graph, its plan and its kernels, so a second call with
 the same signature does no tracing, planning or compiling.
@@ -29,7 +29,7 @@ from .errors import NeedsGraphBreak, NumfuseWarning, ScalarOutOfRange, TakeFullP
 from .ir import format_graph
 from .loopnest import format_loopnest
 from .planner import Plan, plan as make_plan
-from .runtime.streams import check_stream_option
+from .targets.cuda.streams import check_stream_option
 from .arguments import RANDOM_STATES, classify, flatten_containers, has_array_leaf
 from .targets import Target, choose as choose_target, requested as requested_target
 from .tracer import ArgSpec, TraceResult, trace, unflatten_outputs
@@ -103,7 +103,7 @@ class JitFunction:
         self._static = set(static_argnames) | {self._names[i] for i in static_argnums if i < len(self._names)}
         self._auto_static: set[str] = set()
         self._cache: dict[tuple, Compiled] = {}
-        # Positional calls already run once on device arrays: runtime/fastcall.py. Keyed by
+        # Positional calls already run once on device arrays: targets/cuda/fastcall.py. Keyed by
         # fast_key, which reads only types, shapes, dtypes and strides; None: no fast path.
         self._fast: dict[tuple, Any] = {}
         self._static_positions = self._positions_of(self._static)
@@ -337,7 +337,7 @@ class JitFunction:
     def _remember_fast_path(self, args, compiled: Compiled, traced_values, names) -> None:
         if any(isinstance(a, np.ndarray) for a in args):
             return  # NumPy arguments are copied each call: never a fast path (don't try each call)
-        from .runtime.fastcall import fast_key
+        from .targets.cuda.fastcall import fast_key
 
         key = fast_key(args, self._static_positions)
         if key in self._fast:
@@ -392,14 +392,14 @@ class JitFunction:
         return each kernel's PTX. On a GPU the kernels are compiled and loaded for it (kept in
         Numba's disk cache): the first call then compiles nothing. Without a GPU they are
         compiled to PTX for `cc` (default sm_90) by numba-cuda's real compiler, through
-        numfuse's disk cache (runtime/ptx_cache.py); that needs a process that does not run
+        numfuse's disk cache (targets/cuda/ptx_cache.py); that needs a process that does not run
         kernels on the CUDA simulator, which replaces the compiler."""
         compiled = self._one_graph(args, kwargs)
         if compiled.target.name == "cpu":
             if compiled.executable is None:
                 compiled.executable = self._executable(compiled)
             return compiled.executable.compile_for(self._compiled(args, kwargs)[1])
-        from .runtime.device import compile_target
+        from .targets.cuda.device import compile_target
 
         target = compile_target()
         if target == "gpu":
@@ -413,8 +413,8 @@ class JitFunction:
                 "compile(): this process runs kernels on Numba's CUDA simulator, which replaces "
                 "numba-cuda's compiler; compile in a process that runs no kernels (or on a GPU)"
             )
-        from .runtime.ptx_cache import ptx_for
-        from .runtime.executable import argument_types_of
+        from .targets.cuda.ptx_cache import ptx_for
+        from .targets.cuda.executable import argument_types_of
 
         return [ptx_for(source, argument_types_of(kernel.nest, source), cc or (9, 0))[0]
                 for kernel, source in zip(compiled.plan.kernels, compiled.sources)]
@@ -573,11 +573,11 @@ def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), st
 
     `autotune=True`: at each kernel's first launch, time the launch configurations the cost
     model considers (block sizes, rows per block) and keep the fastest, remembered in the disk
-    cache for later processes (runtime/autotune.py).
+    cache for later processes (targets/cuda/autotune.py).
 
     `cuda_graphs=True`: on a GPU, a plan of several kernels called again with device arrays of
     the same signature launches as one CUDA graph whose kernel parameters are updated each call
-    (runtime/graphs.py), rather than kernel by kernel.
+    (targets/cuda/graphs.py), rather than kernel by kernel.
 
     `graph_breaks=True` (the default): where Python needs the value of a traced array (`if`,
     `while`, float(), .item(), np.asarray, a size from data), calls a NumPy function numfuse does

@@ -2,7 +2,7 @@
 
 This description is target-neutral: it says nothing of threads or blocks, only which loops there
 are (outer dims, and for reductions inner dims reduced into accumulators), which statements run
-at each point, and a schedule that a target maps to threads (codegen/cuda.py). A reduction runs
+at each point, and a schedule that a target maps to threads (targets/cuda/codegen.py). A reduction runs
 in phases: each phase is one pass over a row's reduced points and completes its accumulators, which
 later phases read (softmax: the max, then the sum of exponentials, then a pass that stores). A
 buffer read in several phases may be cached on chip by its first one. Here the README's

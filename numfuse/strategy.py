@@ -2,7 +2,7 @@
 near the cores between phases and how much of each row fits, whether few long rows are split across
 blocks, and when softmax's sum joins its maximum's pass (the online softmax). Each decision is
 a function of the planned kernel's shapes and dtypes, so `plan()` and `explain` can print it;
-runtime/launch_model.py picks the thread counts with the same limits.
+targets/cuda/launch_model.py picks the thread counts with the same limits.
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ def choose_cache(phases, buffers, inner, outer, schedule, target) -> tuple[tuple
 
 
 def choose_schedule(spec: KernelSpec, outer, chains) -> str:
-    """How a target should spread the loops over threads (see codegen/cuda.py): for a pointwise
+    """How a target should spread the loops over threads (see targets/cuda/codegen.py): for a pointwise
     kernel "flat" with one loop, "2d" with several (the last loop across threads, the others
     once per row: the same code for every size, only the launch's block shape changes); for a
     reduction, "rows" when the innermost axis is reduced (neighbouring threads read

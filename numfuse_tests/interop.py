@@ -15,9 +15,9 @@ import contextlib
 import numpy as np
 import pytest
 
-from numfuse.runtime import launch, streams
-from numfuse.runtime.libraries import ArrayInfo, Library
-from numfuse.runtime.device import backend
+from numfuse.targets.cuda import launch, streams
+from numfuse.targets.cuda.libraries import ArrayInfo, Library
+from numfuse.targets.cuda.device import backend
 
 
 class FakeTensor:
@@ -88,7 +88,7 @@ class FakeLibrary(Library):
 @pytest.fixture
 def fakelib(monkeypatch):
     """A FakeLibrary, known to numfuse for the test (its current stream: a new Numba stream)."""
-    from numfuse.runtime import libraries
+    from numfuse.targets.cuda import libraries
 
     library = FakeLibrary(backend().cuda.stream())
     monkeypatch.setattr(libraries, "LIBRARIES", [library, *libraries.LIBRARIES])

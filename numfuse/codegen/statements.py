@@ -1,6 +1,6 @@
 """What every target's renderer shares: a LoopNest's statements rendered as Python AST.
 
-A target's renderer (codegen/cuda.py; targets/cpu/codegen.py) builds the loops its schedule
+A target's renderer (targets/cuda/codegen.py; targets/cpu/codegen.py) builds the loops its schedule
 needs and fills them with the statements rendered here: loads, stores, each operation inlined
 from its scalar template (scalar_impl.py), accumulations, checks, guards and selects, every
 literal typed with its dtype's constructor so float32 code stays float32. Kernel parameters are
@@ -73,7 +73,7 @@ class KernelSource:
 
     @property
     def code_digest(self) -> str:
-        """What identifies the compiled kernel (runtime/kernel_cache.py keys its dispatchers on
+        """What identifies the compiled kernel (targets/cuda/kernel_cache.py keys its dispatchers on
         it): the digest of the code without the header comment, which names the user's lines
         and the loop nest with its sizes."""
         return source_digest(kernel_code(self.source))

@@ -1,1 +1,3 @@
-"""Running plans: the CUDA device (or Numba's simulator), compiled kernels, launches."""
+"""What every target's executable shares: generated kernel modules as files (kernel_files.py),
+scalar arguments cast as NumPy casts them (scalars.py), library results checked against the
+plan (library_results.py)."""

@@ -60,7 +60,7 @@ def gpu_found() -> bool:
     """Whether a CUDA driver reports a device (without importing numba.cuda). The simulator
     is not a GPU: target="cuda" with NUMBA_ENABLE_CUDASIM=1 asks for it."""
     if not _GPU_FOUND:
-        from ..runtime.device import driver_has_device
+        from .cuda.device import driver_has_device
 
         _GPU_FOUND.append(driver_has_device())
     return _GPU_FOUND[0]

@@ -1,4 +1,4 @@
-"""numfuse's PTX disk cache (runtime/ptx_cache.py) with the real compiler: a second process
+"""numfuse's PTX disk cache (targets/cuda/ptx_cache.py) with the real compiler: a second process
 compiles nothing, a damaged entry is compiled again, processes compiling at once all succeed,
 and the cache can be listed and cleared."""
 
@@ -69,7 +69,7 @@ def test_a_damaged_entry_is_compiled_again_and_repaired(cache, nvvm_calls, damag
         "edited": text.replace(".entry", ".entry ").encode(),
         "empty": b"",
     }[damage])
-    from numfuse.runtime import ptx_cache
+    from numfuse.targets.cuda import ptx_cache
 
     again = numfuse.jit(layer_norm).compile(*ARGS)
     assert len(nvvm_calls) == 2 * len(good)
@@ -94,7 +94,7 @@ def test_processes_compiling_at_once_all_succeed(cache):
     assert all(p.returncode == 0 for p in procs), outs
     assert len(set(outs)) == 1 and int(outs[0]) > 0
     assert not list((cache / "ptx").glob("*.tmp"))  # no half-written entry left behind
-    from numfuse.runtime import ptx_cache
+    from numfuse.targets.cuda import ptx_cache
 
     assert all(ptx_cache._read(p) is not None for p in (cache / "ptx").glob("*.ptx"))
 

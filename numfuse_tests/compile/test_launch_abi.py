@@ -1,4 +1,4 @@
-"""The parameters numfuse packs for a GPU launch (runtime/launch.py) match what the compiled
+"""The parameters numfuse packs for a GPU launch (targets/cuda/launch.py) match what the compiled
 kernel declares: checked against the PTX the real compiler makes for the argument types the
 runtime compiles for. An array is 5 + 2 * ndim 64-bit fields; a scalar one value of its
 width (a complex number two)."""
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.runtime.launch import ARRAY_HEAD, DATA_SLOT, data_slots
-from numfuse.runtime.ptx import argument_types, compile_kernel
+from numfuse.targets.cuda.launch import ARRAY_HEAD, DATA_SLOT, data_slots
+from numfuse.targets.cuda.ptx import argument_types, compile_kernel
 
 PTX_WIDTH = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "f32": 4, "f64": 8, "b8": 1, "b16": 2, "b32": 4, "b64": 8}
 
@@ -79,8 +79,8 @@ def test_a_launch_past_48_kib_of_shared_memory_opts_the_kernel_in(monkeypatch):
 
     from numba.cuda.cudadrv import driver as numba_driver
 
-    from numfuse.runtime import launch
-    from numfuse.runtime.device import LaunchConfig
+    from numfuse.targets.cuda import launch
+    from numfuse.targets.cuda.device import LaunchConfig
 
     set_calls = []
     monkeypatch.setattr(numba_driver, "driver", SimpleNamespace(cuKernelSetAttribute=lambda *a: set_calls.append(a)))

@@ -8,7 +8,7 @@ import numfuse
 from numfuse.dtypes import REAL
 from numfuse.errors import UnsupportedError
 from numfuse.ops import BY_UFUNC
-from numfuse.runtime.ptx import compile_kernel, only_libdevice_trig_f64, ptxas_usage
+from numfuse.targets.cuda.ptx import compile_kernel, only_libdevice_trig_f64, ptxas_usage
 from numfuse_tests.programs import PROGRAMS
 
 TRIG = {np.sin, np.cos, np.tan}

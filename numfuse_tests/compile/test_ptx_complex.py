@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from numfuse.dtypes import COMPLEX, REAL
-from numfuse.runtime.ptx import only_libdevice_trig_f64
+from numfuse.targets.cuda.ptx import only_libdevice_trig_f64
 from numfuse_tests.compile.test_ptx import assert_no_spills, compile_all
 
 C64 = np.dtype(np.complex64)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from numfuse.dtypes import COMPLEX
-from numfuse.runtime.ptx import only_libdevice_trig_f64
+from numfuse.targets.cuda.ptx import only_libdevice_trig_f64
 from numfuse_tests.compile.test_ptx import assert_no_spills, compile_all
 
 C64 = np.dtype(np.complex64)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.runtime.ptx import compile_kernel, ptxas_usage
+from numfuse.targets.cuda.ptx import compile_kernel, ptxas_usage
 
 INTS = [np.dtype(t) for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")]
 FLOATS = [np.dtype(t) for t in ("float16", "float32", "float64")]

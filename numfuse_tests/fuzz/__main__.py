@@ -34,7 +34,7 @@ def main(argv=None) -> int:
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
     else:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    from numfuse.runtime.device import backend
+    from numfuse.targets.cuda.device import backend
 
     from .numerics import ErrorModel
     from .runner import fuzz

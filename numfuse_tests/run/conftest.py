@@ -12,7 +12,7 @@ import warnings
 
 import pytest
 
-from numfuse.runtime.device import SimulatorWarning
+from numfuse.targets.cuda.device import SimulatorWarning
 
 
 @pytest.fixture(autouse=True)

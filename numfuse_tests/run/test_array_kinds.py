@@ -11,8 +11,8 @@ import pytest
 
 import numfuse
 import numfuse.jit_function as jit_module
-from numfuse.runtime import streams
-from numfuse.runtime.device import backend
+from numfuse.targets.cuda import streams
+from numfuse.targets.cuda.device import backend
 from numfuse_tests.helpers import assert_same
 from numfuse_tests.interop import FakeTensor, address, fakelib, kernel_addresses, launches  # noqa: F401
 
@@ -77,7 +77,7 @@ def test_with_the_stream_option_buffers_come_from_that_streams_pool(fakelib, mon
     """Buffers the call frees (the intermediate row maxima) are reused by a stream-ordered pool
     only after the work of the stream they were allocated for: with numfuse.jit(stream=...),
     that is the option's stream, not the library's current one."""
-    from numfuse.runtime import streams as streams_module
+    from numfuse.targets.cuda import streams as streams_module
 
     monkeypatch.setattr(streams_module, "handle_of", lambda stream: 4242 if stream else 0)
     numfuse.jit(shift)(fakelib.array(X), 0.5)
@@ -94,7 +94,7 @@ def test_cupy_and_torch_allocate_inside_the_own_streams_context(name, monkeypatc
     import sys
     from types import SimpleNamespace
 
-    from numfuse.runtime.libraries import CupyArrays, TorchTensors
+    from numfuse.targets.cuda.libraries import CupyArrays, TorchTensors
 
     current = [None]
     allocations = []
@@ -279,7 +279,7 @@ def test_a_numpy_only_call_runs_on_the_current_gpu():
     reuses another GPU's kernels or memory. (On the simulator there is one device: None.)"""
     from types import SimpleNamespace
 
-    from numfuse.runtime.arrays import prepare_call
+    from numfuse.targets.cuda.arrays import prepare_call
 
     x = np.zeros(3)
     cuda = SimpleNamespace(get_current_device=lambda: SimpleNamespace(id=1))

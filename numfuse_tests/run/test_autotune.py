@@ -1,4 +1,4 @@
-"""numfuse.jit(autotune=True) (runtime/autotune.py): every candidate configuration gives NumPy's
+"""numfuse.jit(autotune=True) (targets/cuda/autotune.py): every candidate configuration gives NumPy's
 answer, the winner is stored on disk and reused without timing, in-place updates are applied
 once, and a damaged entry is timed again."""
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.runtime import autotune
-from numfuse.runtime.device import backend
+from numfuse.targets.cuda import autotune
+from numfuse.targets.cuda.device import backend
 from numfuse_tests.helpers import assert_same
 
 RNG = np.random.default_rng(11)
@@ -111,8 +111,8 @@ def test_a_damaged_entry_is_timed_again(cache, timed):
 
 
 def test_an_alternative_the_device_refuses_is_left_out_and_a_refused_default_raises():
-    from numfuse.runtime import autotune
-    from numfuse.runtime.device import LaunchConfig
+    from numfuse.targets.cuda import autotune
+    from numfuse.targets.cuda.device import LaunchConfig
 
     default, refused, other = (LaunchConfig((1, 1), (t, 1)) for t in (256, 1024, 128))
 
@@ -131,8 +131,8 @@ def test_an_alternative_the_device_refuses_is_left_out_and_a_refused_default_rai
 def test_the_fastest_configuration_by_the_given_clock_wins_and_only_launches_are_timed():
     """Each configuration is prepared once (compile, load, pack: untimed), launched once to warm
     up, then REPEATS times under the clock; the least time per launch wins."""
-    from numfuse.runtime import autotune
-    from numfuse.runtime.device import LaunchConfig
+    from numfuse.targets.cuda import autotune
+    from numfuse.targets.cuda.device import LaunchConfig
 
     options = [LaunchConfig((1, 1), (t, 1)) for t in (256, 128, 512)]
     cost = {options[0]: 3.0, options[1]: 1.0, options[2]: 2.0}
@@ -156,7 +156,7 @@ def test_the_fastest_configuration_by_the_given_clock_wins_and_only_launches_are
 def test_on_a_gpu_launches_are_timed_between_two_events_on_the_calls_stream():
     from types import SimpleNamespace
 
-    from numfuse.runtime import autotune
+    from numfuse.targets.cuda import autotune
 
     log = []
 

@@ -1,4 +1,4 @@
-"""Every launch configuration the cost model offers an autotuner (runtime/launch_model.py
+"""Every launch configuration the cost model offers an autotuner (targets/cuda/launch_model.py
 `candidate_configs`, for an H200) gives NumPy's answer: blocks of 128 to 1024 threads, more or
 fewer rows per block, more or fewer chunks per split row, the shared memory sized for each."""
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.device_props import H200
-from numfuse.runtime import device
-from numfuse.runtime.launch_model import candidate_configs, check_config
+from numfuse.targets.cuda.device_props import H200
+from numfuse.targets.cuda import device
+from numfuse.targets.cuda.launch_model import candidate_configs, check_config
 from numfuse.targets.cuda import CUDA
 from numfuse_tests.helpers import assert_same
 

@@ -1,4 +1,4 @@
-"""The fast call path (runtime/fastcall.py): a signature's second call on device arrays skips
+"""The fast call path (targets/cuda/fastcall.py): a signature's second call on device arrays skips
 classification, tracing and planning, and packs only what changed. Each test calls with new
 data of one signature several times and checks every result against NumPy and that the full
 path ran once."""
@@ -12,7 +12,7 @@ import pytest
 
 import numfuse
 from numfuse.jit_function import JitFunction
-from numfuse.runtime.device import backend
+from numfuse.targets.cuda.device import backend
 from numfuse_tests.helpers import assert_same
 from numfuse_tests.interop import fakelib, launches  # noqa: F401
 
@@ -210,8 +210,8 @@ class _Recorder:
 
 class _DryExecutable:
     def __init__(self, real, record, graphs=False):
-        from numfuse.device_props import H200
-        from numfuse.runtime.device import Backend
+        from numfuse.targets.cuda.device_props import H200
+        from numfuse.targets.cuda.device import Backend
 
         self.plan, self.launches = real.plan, real.launches
         self.scalar_casts, self.checks_errors = real.scalar_casts, real.checks_errors
@@ -237,8 +237,8 @@ class _DryExecutable:
 def dry_gpu_call(fn, host_args, graphs=False, calls=1):
     from types import SimpleNamespace
 
-    from numfuse.runtime import fastcall
-    from numfuse.runtime.arrays import FastAccess
+    from numfuse.targets.cuda import fastcall
+    from numfuse.targets.cuda.arrays import FastAccess
 
     jf = numfuse.jit(fn)
     jf(*[device(a) if isinstance(a, np.ndarray) else a for a in host_args])
@@ -264,7 +264,7 @@ def dry_gpu_call(fn, host_args, graphs=False, calls=1):
 
 
 def check_packed(compiled, args, allocated, record):
-    from numfuse.runtime.launch import c_strides
+    from numfuse.targets.cuda.launch import c_strides
 
     plan = compiled.plan
     traced = [args[i] for i in compiled.traced_positions]
@@ -389,7 +389,7 @@ class _FakeGraphs:
 
 @pytest.mark.parametrize("case", ["two kernels", "mean and var", "one kernel"])
 def test_with_cuda_graphs_several_kernels_launch_as_one_graph_updated_every_call(case, monkeypatch):
-    from numfuse.runtime import graphs
+    from numfuse.targets.cuda import graphs
 
     fake = _FakeGraphs()
     monkeypatch.setattr(graphs, "graph_definition_class", lambda: fake.Definition)
@@ -438,10 +438,10 @@ def test_a_complex_scalar_cast_to_a_real_dtype_keeps_its_real_part_on_the_fast_p
 def test_a_numba_cuda_without_the_internals_falls_back_to_numbas_launch(monkeypatch):
     """Where numba-cuda lacks what launch.py reads (the loaded function's cuda.core kernel, say),
     kernels launch through Numba's dispatcher, with a warning, and take the full path."""
-    from numfuse.device_props import H200
+    from numfuse.targets.cuda.device_props import H200
     from numfuse.errors import NumfuseWarning
-    from numfuse.runtime import executable as executable_module, launch
-    from numfuse.runtime.device import Backend
+    from numfuse.targets.cuda import executable as executable_module, launch
+    from numfuse.targets.cuda.device import Backend
 
     def missing(self, *args):
         raise AttributeError("'CudaFunction' object has no attribute 'kernel'")
@@ -482,11 +482,11 @@ def test_numbas_launch_never_gets_a_configuration_past_48_kib(monkeypatch):
     takes the cost model's configuration instead."""
     from dataclasses import replace
 
-    from numfuse.device_props import H200
+    from numfuse.targets.cuda.device_props import H200
     from numfuse.errors import NumfuseWarning
-    from numfuse.runtime import executable as executable_module, launch
-    from numfuse.runtime.device import Backend
-    from numfuse.runtime.launch_model import candidate_configs
+    from numfuse.targets.cuda import executable as executable_module, launch
+    from numfuse.targets.cuda.device import Backend
+    from numfuse.targets.cuda.launch_model import candidate_configs
 
     def missing(self, *args):
         raise AttributeError("'CudaFunction' object has no attribute 'kernel'")
@@ -511,7 +511,7 @@ def test_numbas_launch_never_gets_a_configuration_past_48_kib(monkeypatch):
 
 def test_a_cuda_core_without_explicit_graphs_launches_kernel_by_kernel_with_a_warning(monkeypatch):
     from numfuse.errors import NumfuseWarning
-    from numfuse.runtime import graphs
+    from numfuse.targets.cuda import graphs
 
     monkeypatch.setattr(graphs, "graph_definition_class", lambda: None)
     with pytest.warns(NumfuseWarning, match="no explicit CUDA graphs"):
@@ -525,7 +525,7 @@ def test_a_graph_that_cannot_be_built_launches_kernel_by_kernel_with_a_warning(m
     """A driver or cuda.core that refuses the graph (instantiate raises) costs a warning, not
     the call: every call's kernels then launch one by one, each with that call's buffers."""
     from numfuse.errors import NumfuseWarning
-    from numfuse.runtime import graphs
+    from numfuse.targets.cuda import graphs
 
     fake = _FakeGraphs()
 
@@ -551,8 +551,8 @@ def test_a_split_reduction_on_another_stream_takes_that_streams_scratch(monkeypa
     from types import SimpleNamespace
 
     from numfuse.errors import OtherStream
-    from numfuse.runtime import fastcall
-    from numfuse.runtime.arrays import FastAccess
+    from numfuse.targets.cuda import fastcall
+    from numfuse.targets.cuda.arrays import FastAccess
 
     jf = numfuse.jit(lambda x: x.sum())
     x = RNG.random(20000).astype(np.float32)
@@ -587,8 +587,8 @@ def test_each_thread_makes_a_context_current_before_its_first_fast_launch():
     """Kernels launch into the thread's current CUDA context, and a fast call enters none: a
     fresh thread whose call allocates nothing (it only writes into its argument) would launch
     without one. Each thread's first fast call makes one current; later calls pay nothing."""
-    from numfuse.runtime import fastcall
-    from numfuse.runtime.arrays import FastAccess
+    from numfuse.targets.cuda import fastcall
+    from numfuse.targets.cuda.arrays import FastAccess
 
     def double_in_place(x):
         x *= 2

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.runtime.device import backend
+from numfuse.targets.cuda.device import backend
 from numfuse_tests.helpers import assert_same
 from numfuse_tests.interop import address, kernel_addresses, launches  # noqa: F401
 

@@ -4,8 +4,8 @@ tree reduction over any power-of-two block. Runs the corpus under several launch
 import numpy as np
 import pytest
 
-import numfuse.runtime.launch_model as launch
-from numfuse.runtime.device import backend
+import numfuse.targets.cuda.launch_model as launch
+from numfuse.targets.cuda.device import backend
 from numfuse_tests.helpers import check
 from numfuse_tests.programs import PROGRAMS
 

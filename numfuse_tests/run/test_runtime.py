@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.runtime.device import backend
+from numfuse.targets.cuda.device import backend
 from numfuse_tests.helpers import assert_same
 
 
@@ -105,7 +105,7 @@ def test_generated_kernels_are_files_in_the_cache_dir(tmp_path, monkeypatch):
 
 
 def test_simulator_is_announced_once_when_no_driver_is_found():
-    from numfuse.runtime.device import _driver_has_device
+    from numfuse.targets.cuda.device import _driver_has_device
 
     code = (
         "import warnings, numpy as np, numfuse\n"

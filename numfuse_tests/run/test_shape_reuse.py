@@ -1,5 +1,5 @@
 """Calls at 20 sizes compile no more kernels than the plan has: the runtime's kernel cache
-(one dispatcher per kernel code, runtime/kernel_cache.py) is counted while each function runs
+(one dispatcher per kernel code, targets/cuda/kernel_cache.py) is counted while each function runs
 on 20 batch sizes, and every result is NumPy's."""
 
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 
 import numfuse
 from benchmarks.shape_reuse import CASES
-from numfuse.runtime import kernel_cache
+from numfuse.targets.cuda import kernel_cache
 from numfuse_tests.helpers import assert_same
 
 # Small enough for the simulator, still 20 different sizes (none of them 1).

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from numfuse.runtime.device import backend
+from numfuse.targets.cuda.device import backend
 
 
 @pytest.mark.skipif(not backend().simulated, reason="the simulator's shared arrays only")

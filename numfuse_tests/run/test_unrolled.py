@@ -9,7 +9,7 @@ import pytest
 
 import numfuse
 from benchmarks import workloads
-from numfuse.codegen.unroll import UNROLL
+from numfuse.targets.cuda.unroll import UNROLL
 from numfuse_tests.helpers import assert_same
 
 RNG = np.random.default_rng(3)

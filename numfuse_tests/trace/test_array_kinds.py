@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.runtime import libraries, streams
+from numfuse.targets.cuda import libraries, streams
 
 
 class CudaArray:

@@ -13,7 +13,7 @@ import pytest
 from numpy.exceptions import ComplexWarning
 
 import numfuse
-from numfuse.codegen.cuda import kernel_params
+from numfuse.targets.cuda.codegen import kernel_params
 from numfuse.dtypes import COMPLEX
 from numfuse.ir import format_graph
 from numfuse.ops import BY_UFUNC

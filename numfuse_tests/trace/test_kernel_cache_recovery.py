@@ -7,8 +7,8 @@ import pickle
 
 import pytest
 
-from numfuse.codegen.cuda import KernelSource
-from numfuse.runtime import kernel_cache
+from numfuse.targets.cuda.codegen import KernelSource
+from numfuse.targets.cuda import kernel_cache
 
 SOURCE = KernelSource("nf_test_kernel", "# header\nimport math\n\ndef nf_test_kernel(a):\n    pass\n", (), "flat")
 

@@ -1,13 +1,13 @@
-"""The launch cost model (runtime/launch_model.py) on an H200's properties, as text: grids, blocks,
+"""The launch cost model (targets/cuda/launch_model.py) on an H200's properties, as text: grids, blocks,
 shared memory and split chunks for a few kernels at a few sizes; and the device properties it
 reads. Nothing runs (and numba is not imported)."""
 
 import numpy as np
 
 import numfuse
-from numfuse.device_props import H200, REDUCTION_RESERVE, SIMULATOR, optin_cache_bytes, row_cache_bytes
-from numfuse.runtime.device import read_props
-from numfuse.runtime.launch_model import candidate_configs, launch_config
+from numfuse.targets.cuda.device_props import H200, REDUCTION_RESERVE, SIMULATOR, optin_cache_bytes, row_cache_bytes
+from numfuse.targets.cuda.device import read_props
+from numfuse.targets.cuda.launch_model import candidate_configs, launch_config
 from numfuse.targets.cuda import CUDA
 
 

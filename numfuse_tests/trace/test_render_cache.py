@@ -1,4 +1,4 @@
-"""Kernels of the same loop body render once (codegen/cuda.py's cache keyed by the loop nest
+"""Kernels of the same loop body render once (targets/cuda/codegen.py's cache keyed by the loop nest
 without its sizes, source lines and names): the cached code must be exactly what rendering that
 kernel afresh gives, for every kernel of real programs."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.codegen.cuda import kernel_code, kernel_params, render, render_code
+from numfuse.targets.cuda.codegen import kernel_code, kernel_params, render, render_code
 from numfuse.codegen.statements import positional_names
 from numfuse_tests.corpus.programs import PROGRAMS
 

@@ -9,7 +9,7 @@ import pytest
 
 import numfuse
 from benchmarks.shape_reuse import BATCHES, CASES, ROW, ROWS, measure, shapes
-from numfuse.codegen.cuda import kernel_code
+from numfuse.targets.cuda.codegen import kernel_code
 from numfuse.targets.cuda import CUDA
 
 

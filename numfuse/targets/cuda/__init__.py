@@ -1,30 +1,34 @@
-"""The CUDA target: each kernel a Numba CUDA kernel (codegen/cuda.py), launched on a GPU or on
-Numba's CUDA simulator (runtime/). Its planning numbers are an H200's (device_props.py): a
-plan is made before any device is chosen, and stays correct on every GPU, because the row
-cache's length is a kernel argument sized at launch."""
+"""The CUDA target: each kernel a Numba CUDA kernel (codegen.py, templates.py, unroll.py),
+launched on a GPU or on Numba's CUDA simulator: the executable (executable.py, fastcall.py,
+call_stub.py, graphs.py), launches and their cost model (launch.py, launch_model.py,
+autotune.py), device and array libraries (device.py, device_props.py, arrays.py, libraries.py,
+streams.py), library calls (library_calls.py) and compiled code (kernel_cache.py, ptx.py,
+ptx_cache.py, simmath.py). Its planning numbers are an H200's (device_props.py): a plan is
+made before any device is chosen, and stays correct on every GPU, because the row cache's
+length is a kernel argument sized at launch."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...device_props import PLAN_DEVICE, row_cache_bytes
+from .device_props import PLAN_DEVICE, row_cache_bytes
 from ..base import Target
 
 
 @dataclass(frozen=True, repr=False)
 class CudaTarget(Target):
     def render(self, nest, header: str = ""):
-        from ...codegen.cuda import render
+        from .codegen import render
 
         return render(nest, header)
 
     def executable(self, plan, sources, leaf_kinds, options):
-        from ...runtime.executable import Executable
+        from .executable import Executable
 
         return Executable(plan, sources, leaf_kinds, options.get("autotune", False), options.get("cuda_graphs", False))
 
     def strategy_text(self, nest) -> str:
-        from ...codegen import unroll
+        from . import unroll
 
         """How the kernel spreads its loops over the GPU, in words."""
         if nest.kind == "pointwise":

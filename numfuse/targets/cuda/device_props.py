@@ -3,8 +3,8 @@
 A plan is made before any device is chosen (and in the trace tier, without numba at all), so its
 size-dependent decisions (how much of a row the on-chip cache holds, hence the online softmax
 and the bytes model) use PLAN_DEVICE, an H200 as Hopper GPUs report themselves. At launch,
-runtime/device.py reads the real device's properties once (`read_props`), and
-runtime/launch_model.py sizes grids, blocks and shared memory from them; everything the plan decided
+targets/cuda/device.py reads the real device's properties once (`read_props`), and
+targets/cuda/launch_model.py sizes grids, blocks and shared memory from them; everything the plan decided
 stays correct on any device, because the cache's length is a kernel argument.
 """
 
@@ -24,7 +24,7 @@ class DeviceProps:
     # Shared memory a block may use without opting in: 48 KiB on every CUDA GPU so far.
     shared_per_block: int
     # With the kernel attribute CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES set (227 KiB on
-    # Hopper). numba-cuda's launch does not set it; numfuse's own (runtime/launch.py GpuKernel)
+    # Hopper). numba-cuda's launch does not set it; numfuse's own (targets/cuda/launch.py GpuKernel)
     # does, and `shared_optin_usable` says whether this process launches that way. The cost
     # model's own choice never opts in (a block that takes most of an SM's shared memory leaves
     # it one block's warps to hide memory latency with); autotune offers larger row caches as
@@ -56,7 +56,7 @@ H200 = DeviceProps(
 )
 
 # Numba's CUDA simulator: one "SM"; it runs each thread as a Python thread, so the cost model
-# launches tiny grids there (runtime/launch_model.py) whatever these limits allow.
+# launches tiny grids there (targets/cuda/launch_model.py) whatever these limits allow.
 SIMULATOR = replace(
     H200,
     name="Numba CUDA simulator",
@@ -72,7 +72,7 @@ PLAN_DEVICE = H200
 # accumulator, up to 8 bytes each) and the cached rows. The rows get what is left after a
 # reserve that covers the reduction arrays of a 256-thread block with up to 4 accumulators of
 # 8 bytes (or a 1024-thread block with 2 float32 ones); a kernel needing more at launch caches
-# fewer points (runtime/launch_model.py recomputes the cache from the actual block).
+# fewer points (targets/cuda/launch_model.py recomputes the cache from the actual block).
 REDUCTION_RESERVE = 8 * 1024
 
 

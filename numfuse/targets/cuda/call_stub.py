@@ -29,8 +29,8 @@ from __future__ import annotations
 import ast
 from typing import Any, Callable
 
-from ..codegen.pyast import assign, call, var
-from ..errors import ScalarOutOfRange
+from ...codegen.pyast import assign, call, var
+from ...errors import ScalarOutOfRange
 from .device import THREAD_CONTEXT
 
 

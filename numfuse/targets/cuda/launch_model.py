@@ -3,7 +3,7 @@ a cost model from the kernel's sizes and the device's properties (device_props.D
 
 Every template is correct for any grid, and a reduction for any block whose threads per row
 (ntr) are a power of two, with any number of rows per block (ntk), as long as its dynamic shared
-memory is sized for that block (codegen/cuda.py `shared_bytes`). So what follows only decides
+memory is sized for that block (targets/cuda/codegen.py `shared_bytes`). So what follows only decides
 speed; `candidate_configs` lists alternatives for an autotuner, every one of them correct.
 
 The model (docs/architecture.md, "Launch heuristics"):
@@ -26,7 +26,7 @@ The model (docs/architecture.md, "Launch heuristics"):
   until strategy.cache_min_rows; a longer row keeps its first ncache points on chip;
 - the cache never takes more than the 40 KiB a block gets without opting in (a block taking
   most of an SM's shared memory would leave it one block's warps to hide latency with); with
-  autotune, on a GPU where numfuse's launch opts in (runtime/launch.py), a row longer than
+  autotune, on a GPU where numfuse's launch opts in (targets/cuda/launch.py), a row longer than
   that is also timed with a cache of up to 219 KiB (the whole row where it fits) at 256, 512
   and 1024 threads (`candidate_configs`);
 - a split row gets enough blocks per row (gridDim.y) to give each SM SPLIT_BLOCKS_PER_SM
@@ -40,10 +40,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..codegen.cuda import shared_bytes
-from ..device_props import REDUCTION_RESERVE, DeviceProps, optin_cache_bytes, row_cache_bytes
-from ..strategy import cache_min_rows
-from ..targets.cuda import CUDA
+from .codegen import shared_bytes
+from .device_props import REDUCTION_RESERVE, DeviceProps, optin_cache_bytes, row_cache_bytes
+from ...strategy import cache_min_rows
+from . import CUDA
 
 BLOCK = 256
 WAVES = 4

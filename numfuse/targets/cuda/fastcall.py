@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import OtherStream, ScalarOutOfRange
+from ...errors import OtherStream, ScalarOutOfRange
 from . import graphs
 from .call_stub import CallStub
 from .device import THREAD_CONTEXT

@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..codegen.cuda import KernelSource
+from .codegen import KernelSource
 from .device import LaunchConfig
 from .kernel_cache import compile_for, dispatcher
 

@@ -3,7 +3,7 @@
 numba.cuda decides between the two when it is first imported (NUMBA_ENABLE_CUDASIM), so the
 choice is made here, once, the first time a kernel is needed; `import numfuse` imports nothing
 of numba.cuda. The chosen backend, with the device's properties that the launch cost model uses
-(read once: runtime/launch_model.py), is cached for the process.
+(read once: targets/cuda/launch_model.py), is cached for the process.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import threading
 import warnings
 from dataclasses import dataclass, replace
 
-from ..device_props import H200, SIMULATOR, DeviceProps
-from ..errors import user_stacklevel
+from .device_props import H200, SIMULATOR, DeviceProps
+from ...errors import user_stacklevel
 from .launch_model import LaunchConfig, launch_config
 
 __all__ = ["Backend", "LaunchConfig", "SimulatorWarning", "backend", "read_props"]
@@ -62,7 +62,7 @@ class Backend:
         return self.props.sm_count
 
     def launch_config(self, nest) -> LaunchConfig:
-        """Grid, block and shared memory for a kernel (runtime/launch_model.py's cost model; every
+        """Grid, block and shared memory for a kernel (targets/cuda/launch_model.py's cost model; every
         template is correct for any choice it makes)."""
         return launch_config(nest, self.props)
 

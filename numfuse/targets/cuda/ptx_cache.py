@@ -22,8 +22,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..codegen.cuda import KernelSource
-from ..codegen.cuda import kernel_code
+from .codegen import KernelSource
+from .codegen import kernel_code
 from .kernel_cache import cache_dir, load_function
 
 _HEADER = "// numfuse ptx sha256 "
@@ -33,7 +33,7 @@ _HEADER = "// numfuse ptx sha256 "
 def _versions() -> str:
     from importlib import metadata
 
-    from .. import __version__
+    from ... import __version__
 
     parts = [f"numfuse {__version__}"]
     for dist in ("numba", "numba-cuda", "nvidia-cuda-nvcc-cu12", "nvidia-cuda-nvcc"):

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ...errors import UnsupportedError
 from . import streams
 from .libraries import Library, library_of
 

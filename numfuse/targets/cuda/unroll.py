@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import ast
 
-from ..loopnest import Check, Guard, Load, Select, Store
-from . import cuda_templates
-from .pyast import assign, var
-from .templates import clone, fill_body
+from ...loopnest import Check, Guard, Load, Select, Store
+from . import templates
+from ...codegen.pyast import assign, var
+from ...codegen.templates import clone, fill_body
 
 # Points a thread takes per pass of a main loop (a flat kernel's, a reduction phase's or final
 # pass's), all their loads first; a second loop takes the rest one at a time. Only a loop of at
@@ -37,7 +37,7 @@ def unrolled_loop(parts, unravel_stmts, stride: str, stop: ast.expr | str, persi
     more: ast.expr = ast.Compare(last, [ast.Lt()], [var(stop) if isinstance(stop, str) else clone(stop)])
     if active:
         more = ast.BoolOp(ast.And(), [var("active"), more])
-    return fill_body(cuda_templates.unrolled_loop, MORE=more, UNROLL=ast.Constant(UNROLL), STRIDE=var(stride),
+    return fill_body(templates.unrolled_loop, MORE=more, UNROLL=ast.Constant(UNROLL), STRIDE=var(stride),
                      UNROLLED=unroll(parts, unravel_stmts, var(stride), persistent))
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import NumfuseWarning
-from .library_results import check_result
+from ...errors import NumfuseWarning
+from ...runtime.library_results import check_result
 
 
 def _cupy():

@@ -2,7 +2,7 @@
 
 The kernel is a plain Python function (the module does not call `cuda.jit`; the runtime does,
 and compile checks call `cuda.compile_ptx` on it). Its statements are built as AST: the loop
-structure from cuda_templates.py, each operation inlined from its scalar template, every literal
+structure from templates.py, each operation inlined from its scalar template, every literal
 typed with its dtype's constructor so float32 kernels stay float32.
 
 Schedules (LoopNest.schedule):
@@ -30,12 +30,12 @@ import ast
 
 import numpy as np
 
-from ..dtypes import compute_dtype, short_name
-from ..loopnest import Load, LoopNest
-from ..ops import NO_INDEX
-from . import cuda_templates
-from .pyast import assign, call, var
-from .statements import (
+from ...dtypes import compute_dtype, short_name
+from ...loopnest import Load, LoopNest
+from ...ops import NO_INDEX
+from . import templates
+from ...codegen.pyast import assign, call, var
+from ...codegen.statements import (
     TYPE_NAMES,
     CodeCache,
     KernelParam,
@@ -54,7 +54,7 @@ from .statements import (
     unravel,
     with_header,
 )
-from .templates import clone, fill, fill_body, module
+from ...codegen.templates import clone, fill, fill_body, module
 from .unroll import in_order, render_parts, unrolled_loop
 
 __all__ = ["KernelParam", "KernelSource", "kernel_code", "kernel_params", "render", "render_code",
@@ -210,7 +210,7 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
         prelude.append(assign(f"{b}_at", at))
         widths_before += dtype.itemsize
     if nest.split:
-        prelude.extend(fill_body(cuda_templates.split_chunk))
+        prelude.extend(fill_body(templates.split_chunk))
     # A split block takes points start + tr, start + tr + ntr, ... of its chunk.
     start = ast.BinOp(var("start"), ast.Add(), var("tr")) if nest.split else var("tr")
     stop = var("stop" if nest.split else "nred")
@@ -228,7 +228,7 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
                            for s in phase.body)
         if not phase.accumulators:
             unrolled = unrolled_loop(parts, unravel_inner, "ntr", "nred", persistent, active=True) if reads_memory else []
-            phases.extend(fill_body(cuda_templates.row_pass, UNRAVEL_INNER=unravel_inner, BODY=main,
+            phases.extend(fill_body(templates.row_pass, UNRAVEL_INNER=unravel_inner, BODY=main,
                                     UNROLLED_LOOP=unrolled))
             continue
         unrolled = unrolled_loop(parts, unravel_inner, "ntr", stop, persistent, active=True) if reads_memory else []
@@ -277,7 +277,7 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
             tree.append(ast.Assign([subscript(sh, ("slot",), True)], var(mine)))
         rounding = after + ([] if nest.split else body.round_accumulators(phase.accumulators))
         phases.extend(fill_body(
-            cuda_templates.reduce_phase, INIT=init, START=start, STOP=stop,
+            templates.reduce_phase, INIT=init, START=start, STOP=stop,
             UNRAVEL_INNER=unravel_inner, BODY=main, UNROLLED_LOOP=unrolled, TO_SHARED=to_shared, TREE=tree,
             FROM_SHARED=from_shared, ROUND=rounding,
         ))
@@ -286,7 +286,7 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
         phases.extend(_split_finish(nest, body))
         epilogue_prefix = body.round_accumulators(nest.accumulators)
     return fill(
-        cuda_templates.reduction,
+        templates.reduction,
         name=nest.name,
         params=params,
         SHARED=shared,
@@ -318,20 +318,20 @@ def _split_finish(nest: LoopNest, body: _Body) -> list[ast.stmt]:
             gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_", f"{a.name}_i", theirs_i))
         else:
             gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_"))
-    return fill_body(cuda_templates.split_finish, PUBLISH=publish, INIT=init, GATHER=gather)
+    return fill_body(templates.split_finish, PUBLISH=publish, INIT=init, GATHER=gather)
 
 
 def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
     if nest.kind == "pointwise":
         if nest.schedule == "2d":
             *rows, last = nest.outer
-            return fill(cuda_templates.pointwise_2d, name=nest.name, params=params, UNRAVEL=unravel("row", tuple(rows)),
+            return fill(templates.pointwise_2d, name=nest.name, params=params, UNRAVEL=unravel("row", tuple(rows)),
                         LAST=var(last.name), NLAST=var(last.param), BODY=_Body(nest).stmts(nest.body))
         parts = render_parts(_Body(nest), nest.body)
         point = unravel("lin", nest.outer)
         # One point in all (total is 1): no unrolled loop.
         unrolled = unrolled_loop(parts, point, "step", "total", set(), active=False) if nest.outer else []
-        return fill(cuda_templates.pointwise, name=nest.name, params=params, UNRAVEL=point,
+        return fill(templates.pointwise, name=nest.name, params=params, UNRAVEL=point,
                     BODY=in_order(parts), UNROLLED_LOOP=unrolled)
     return _reduction_ast(nest, params)
 

@@ -21,7 +21,7 @@ import threading
 import warnings
 from typing import Any, Sequence
 
-from ..errors import NumfuseWarning
+from ...errors import NumfuseWarning
 
 
 def graph_definition_class():

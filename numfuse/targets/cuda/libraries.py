@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UnsupportedError, unsupported
+from ...errors import UnsupportedError, unsupported
 from . import streams
 
 # DLPack device types (dlpack.h) whose memory kernels can read.

@@ -27,8 +27,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..codegen.cuda import kernel_code
-from ..loopnest import format_loopnest
+from .codegen import kernel_code
+from ...loopnest import format_loopnest
 from .kernel_cache import cache_dir
 from .launch_model import LaunchConfig, candidate_configs
 

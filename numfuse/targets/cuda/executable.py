@@ -20,14 +20,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..codegen.cuda import KernelSource
-from ..errors import NumfuseWarning, ScalarOutOfRange
-from ..ir import Var
-from ..loopnest import ERRORS_BUFFER
-from ..ops import RUNTIME_ERRORS
-from ..planner import Plan
+from .codegen import KernelSource
+from ...errors import NumfuseWarning, ScalarOutOfRange
+from ...ir import Var
+from ...loopnest import ERRORS_BUFFER
+from ...ops import RUNTIME_ERRORS
+from ...planner import Plan
 from .arrays import CallArrays, prepare_call
-from .scalars import scalar_cast, scalar_casts
+from ...runtime.scalars import scalar_cast, scalar_casts
 from .library_calls import run_step
 from .device import LaunchConfig, backend
 from .launch import (

@@ -6,10 +6,10 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from ..codegen.statements import KernelSource
+from ...codegen.statements import KernelSource
 from . import simmath
 from .device import backend
-from .kernel_files import cache_dir, kernel_path, load_function, write_kernel
+from ...runtime.kernel_files import cache_dir, kernel_path, load_function, write_kernel
 
 __all__ = ["cache_dir", "compile_for", "dispatcher", "kernel_path", "load_function", "numba_cache_files", "write_kernel"]
 
@@ -19,7 +19,7 @@ _dispatchers: dict[str, object] = {}
 
 def dispatcher(kernel: KernelSource):
     """The compiled kernel, from this process's cache or compiled now (lazily, at first launch)."""
-    digest = kernel.code_digest  # the code without its header (codegen/cuda.py)
+    digest = kernel.code_digest  # the code without its header (targets/cuda/codegen.py)
     found = _dispatchers.get(digest)
     if found is not None:
         return found
