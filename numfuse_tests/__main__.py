@@ -29,17 +29,20 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TIERS = ("trace", "compile", "run", "cpu")
-# The execution tier's files the cpu tier runs on the CPU target: every file whose tests are
-# not about CUDA itself (launch configurations, autotuning, streams, device arrays, the
-# simulator), within the time CI allows: the CPU target compiles each kernel with LLVM.
+# The execution tier's files the cpu tier runs on the CPU target, within the time CI allows
+# (the CPU target compiles each kernel with LLVM, where the simulator compiles nothing);
+# `--cpu-all` adds the others whose tests are not about CUDA itself (launch configurations,
+# autotuning, streams, device arrays, the simulator).
 CPU_RUN_FILES = (
     "test_programs.py", "test_benchmark_workloads.py", "test_corpus.py", "test_graph_breaks.py",
-    "test_made_arrays.py", "test_library_calls.py", "test_gathers.py", "test_views.py", "test_view_writes.py",
-    "test_hyp_elementwise.py", "test_hyp_reductions.py", "test_hyp_normalizations.py", "test_hyp_programs.py",
-    "test_hyp_scalars.py", "test_hyp_statistics.py", "test_hyp_complex.py", "test_fuzzer_findings.py",
-    "test_fuzz_programs.py", "test_containers.py", "test_composition.py", "test_composed_functions.py",
-    "test_complex_ufuncs.py", "test_new_ufuncs.py", "test_scalar_rules.py", "test_ufunc_options.py",
-    "test_exec_rounding.py",
+    "test_made_arrays.py", "test_gathers.py", "test_views.py", "test_view_writes.py",
+    "test_hyp_normalizations.py", "test_hyp_complex.py", "test_fuzzer_findings.py", "test_fuzz_programs.py",
+    "test_containers.py", "test_composition.py", "test_composed_functions.py", "test_complex_ufuncs.py",
+    "test_new_ufuncs.py", "test_scalar_rules.py", "test_ufunc_options.py", "test_exec_rounding.py",
+)
+CPU_MORE_FILES = (
+    "test_library_calls.py", "test_hyp_elementwise.py", "test_hyp_reductions.py", "test_hyp_programs.py",
+    "test_hyp_scalars.py", "test_hyp_statistics.py",
 )
 
 
@@ -101,6 +104,8 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--max-seconds", type=float, default=None,
                         help="interrupt the tests still running then (pytest reports what ran)")
+    parser.add_argument("--cpu-all", action="store_true",
+                        help="the cpu tier runs every execution-tier file not about CUDA (CPU_MORE_FILES too)")
     parser.add_argument("--sequential", action="store_true",
                         help="run the tiers one after another, printing as they go (on the simulator "
                              "they run at once by default, each tier's output printed when it ends)")
@@ -133,7 +138,8 @@ def main(argv=None) -> int:
                 env["NUMBA_ENABLE_CUDASIM"] = "1"
             if tier == "trace":
                 env["NUMFUSE_TESTS_BLOCK_NUMBA"] = "1"
-            tier_dirs = [HERE / "cpu", *(HERE / "run" / f for f in CPU_RUN_FILES)] if tier == "cpu" else [HERE / tier]
+            cpu_files = CPU_RUN_FILES + (CPU_MORE_FILES if args.cpu_all else ())
+            tier_dirs = [HERE / "cpu", *(HERE / "run" / f for f in cpu_files)] if tier == "cpu" else [HERE / tier]
             # Test files or directories of this tier among the pytest arguments: run only those.
             paths = [a for a in args.pytest_args if Path(a).exists() and HERE in Path(a).resolve().parents]
             chosen = [a for a in paths if (HERE / tier) in Path(a).resolve().parents]

@@ -27,8 +27,9 @@ from numfuse_tests.helpers import check, planning_target
 ROOT = Path(__file__).resolve().parents[2]
 
 # 6 x 60 = 360 programs (about 40 s on the simulator); in chunks so that pytest-xdist spreads
-# them over workers where each new kernel is compiled by NVVM (a GPU run).
-CHUNKS, PROGRAMS_PER_CHUNK, SEED = 6, 60, 20250
+# them over workers where each new kernel is compiled by NVVM (a GPU run). The CPU target
+# compiles each program's functions with LLVM (about a second a program on two cores): 2 x 60.
+CHUNKS, PROGRAMS_PER_CHUNK, SEED = (2 if planning_target().name == "cpu" else 6), 60, 20250
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
