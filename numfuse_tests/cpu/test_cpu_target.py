@@ -122,9 +122,17 @@ def test_eight_threads_calling_one_function_with_several_signatures():
         np.testing.assert_allclose(results[k], np.sqrt(np.abs(x)) * y - x.sum(), rtol=1e-4, atol=1e-2)
 
 
-def test_float16_is_refused_with_the_reason():
-    with pytest.raises(UnsupportedError, match="no float16"):
-        numfuse.jit(lambda x: x * 2, target="cpu")(np.ones(4, np.float16))
+def test_float16_is_rounded_after_every_operation_as_numpy_does():
+    x = np.random.default_rng(1).uniform(-60, 60, 5000).astype(np.float16)
+
+    def f(x):
+        return (x * 3 + 1) / 7, np.sqrt(np.abs(x)).sum(), np.arccos(np.int8(1) * np.zeros(3, np.int8))
+
+    got, expected = numfuse.jit(f, target="cpu")(x), f(x)
+    assert got[0].dtype == np.float16 and got[2].dtype == np.float16
+    np.testing.assert_array_equal(got[0], expected[0])  # every step rounded to float16, bit for bit
+    np.testing.assert_array_equal(got[2], expected[2])
+    np.testing.assert_allclose(np.float64(got[1]), np.float64(expected[1]), rtol=2e-3)
 
 
 def test_explain_names_the_target_and_shows_the_cpu_code():

@@ -20,6 +20,7 @@ import numpy as np
 from ...errors import ScalarOutOfRange, UnsupportedError
 from ...loopnest import ERRORS_BUFFER
 from ...ops import RUNTIME_ERRORS
+from ...runtime.buffer_plan import buffer_plan
 from ...runtime.library_results import check_result
 from ...runtime.scalars import scalar_cast, scalar_casts
 from . import loader
@@ -44,6 +45,7 @@ class CpuExecutable:
         self.target = target
         self.input_vars = list(plan.graph.inputs)
         self.scalar_casts = scalar_casts(plan)
+        self.buffers = buffer_plan(plan)
         self.launches = [self._make_launch(k, s) for k, s in zip(plan.kernels, sources)]
         self.checks_errors = any(a[0] == "errors" for launch in self.launches for a in launch.args)
         position = {id(k): i for i, k in enumerate(plan.kernels)}
@@ -159,15 +161,9 @@ class CpuExecutable:
 
     def _buffers(self, env: dict) -> dict:
         """`env` (the inputs) with a buffer for every value the plan writes."""
-        plan = self.plan
-        aliases = plan.aliases
-        written = [v for k in plan.kernels for v in k.writes]
-        written += [v for step in plan.library_steps for v in step.outputs + step.stored_inputs]
-        empty_outputs = [o.var for o in plan.outputs if o.kind == "buffer"]
-        for var in written + empty_outputs + list(dict.fromkeys(aliases.values())):
-            if var not in env and var not in aliases:
-                env[var] = np.empty(var.aval.shape, var.aval.dtype)
-        for var, root in aliases.items():
+        for var in self.buffers.allocated:
+            env[var] = np.empty(var.aval.shape, var.aval.dtype)
+        for var, root in self.buffers.aliases.items():
             env[var] = env[root]  # a version of an updated array: its updates write in place
         return env
 

@@ -27,6 +27,7 @@ from ...loopnest import ERRORS_BUFFER
 from ...ops import RUNTIME_ERRORS
 from ...planner import Plan
 from .arrays import CallArrays, prepare_call
+from ...runtime.buffer_plan import buffer_plan
 from ...runtime.scalars import scalar_cast, scalar_casts
 from .library_calls import run_step
 from .device import LaunchConfig, backend
@@ -75,6 +76,7 @@ class Executable:
         self.backend = backend()
         self.input_vars = list(plan.graph.inputs)
         self.scalar_casts = scalar_casts(plan)
+        self.buffers = buffer_plan(plan)
         self.launches = [
             self._make_launch(kernel, source, self.backend.launch_config(kernel.nest))
             for kernel, source in zip(plan.kernels, sources)
@@ -185,15 +187,8 @@ class Executable:
             if device is not None:
                 env[var] = device
         aliases = self.plan.aliases
-        written = [v for k in self.plan.kernels for v in k.writes]
-        # A library call's outputs, and its inputs a kernel would store: an empty one has no
-        # kernel, only a buffer.
-        written += [v for step in self.plan.library_steps for v in step.outputs + step.stored_inputs]
-        empty_outputs = [o.var for o in self.plan.outputs if o.kind == "buffer"]
-        roots = list(dict.fromkeys(aliases.values()))
-        for var in written + empty_outputs + roots:
-            if var not in env and var not in aliases:
-                env[var] = call.empty(var.aval.shape, var.aval.dtype)
+        for var in self.buffers.allocated:
+            env[var] = call.empty(var.aval.shape, var.aval.dtype)
         for var, root in aliases.items():
             env[var] = env[root]  # a version of an updated array: its updates write in place
         errors = call.upload(np.zeros(1, np.int32)) if self.checks_errors else None

@@ -93,16 +93,9 @@ class FastCall:
             if k not in plan.scalar_inputs:
                 slot_of[var] = len(slot_of)
                 self.input_slots.append((k, slot_of[var]))
-        written = [v for kernel in plan.kernels for v in kernel.writes]
-        buffers = [o.var for o in plan.outputs if o.kind == "buffer"]
-        for var in written + buffers + list(dict.fromkeys(plan.aliases.values())):
-            if var in slot_of or var in plan.aliases:
-                continue
+        for var in executable.buffers.allocated:  # the full path's buffer plan
             slot_of[var] = len(slot_of)
-            if var in consts:
-                self.fixed[slot_of[var]] = consts[var]
-            else:
-                self.alloc_slots.append((slot_of[var], var.aval.shape, var.aval.dtype))
+            self.alloc_slots.append((slot_of[var], var.aval.shape, var.aval.dtype))
         for var, root in plan.aliases.items():
             slot_of[var] = slot_of[root]
         for var, array in consts.items():
