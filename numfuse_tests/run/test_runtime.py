@@ -105,7 +105,7 @@ def test_generated_kernels_are_files_in_the_cache_dir(tmp_path, monkeypatch):
 
 
 def test_simulator_is_announced_once_when_no_driver_is_found():
-    from numfuse.targets.cuda.device import _driver_has_device
+    from numfuse.targets.cuda.device import driver_has_device
 
     code = (
         "import warnings, numpy as np, numfuse\n"
@@ -117,7 +117,7 @@ def test_simulator_is_announced_once_when_no_driver_is_found():
     )
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    expected = 0 if _driver_has_device() else 1
+    expected = 0 if driver_has_device() else 1
     assert out.stdout.strip() == str(expected), out.stderr
 
 
