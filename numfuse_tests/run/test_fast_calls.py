@@ -215,6 +215,7 @@ class _DryExecutable:
 
         self.plan, self.launches = real.plan, real.launches
         self.scalar_casts, self.checks_errors = real.scalar_casts, real.checks_errors
+        self.buffers = real.buffers
         self.contexts = []  # the thread of each cuda.current_context() call
         cuda = SimpleNamespace(current_context=lambda: self.contexts.append(threading.get_ident()))
         self.backend = Backend(cuda=cuda, simulated=False, props=H200)
