@@ -188,7 +188,7 @@ def run(sizes, only, repeat: int, out: Path, stem: str | None, command: str) -> 
         "numpy": np.__version__, "numba": numba.__version__,
     }
     commit = _commit()
-    stem = stem or f"{time.strftime('%Y-%m-%d')}-cpu-target-{commit}"
+    stem = stem or f"{time.strftime('%Y-%m-%d')}-{commit}-cpu-target"
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{stem}.json"
     path.write_text(json.dumps({"command": command, "machine": machine, "copy": limits, "rows": rows}, indent=1))
@@ -217,7 +217,7 @@ def _ms(row, name) -> str:
 
 
 def markdown(rows, limits, machine, command) -> str:
-    lines = [f"# numfuse's CPU target against NumPy and the CPU peers", "",
+    lines = [
              f"`{command}` on {machine['cores']} cores ({machine['cpu']}), Numba {machine['numba']} "
              f"({machine['numba_threads']} threads, {machine['threading_layer']} layer), NumPy {machine['numpy']}.",
              "Median wall-clock ms of each call; ratios above 1 mean numfuse is faster.", ""]

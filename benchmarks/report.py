@@ -40,6 +40,8 @@ def plan_table(size: str = "large") -> list[str]:
 def runs() -> list[str]:
     found = []
     for path in sorted(RESULTS.glob("*.json")):
+        if path.stem.endswith("-cpu-target"):
+            continue  # the CPU target's runs: MEASUREMENTS
         data = json.loads(path.read_text())
         found.append((data["meta"]["gpu"] == "cpu", data["meta"]["date"], path.name, data))
     gpu_runs = [f for f in found if not f[0]]
@@ -115,6 +117,14 @@ machine. Without a GPU, `python -m benchmarks` runs the columns that need none.
 
 # Other measurements committed as markdown under benchmarks/results/: (file suffix, heading, what).
 MEASUREMENTS = [
+    ("cpu-target", "The CPU target against NumPy and the CPU peers",
+     "`python -m benchmarks --target cpu` (benchmarks/cpu.py): every workload at 1 MiB and 256 MiB on "
+     "numfuse's CPU target, beside NumPy, numexpr, jax.jit and torch.compile where installed, and a "
+     "memory copy of the same size (the bandwidth limit). Targets: memory-bound workloads at 80% of the "
+     "copy or more, every workload at least as fast as the fastest peer."),
+    ("vector-math", "The CPU target's exp, tanh and log",
+     "`python -m benchmarks.vector_math_accuracy`: the vectorizable templates over every float32 input, "
+     "in ULP of NumPy's results (the target is 4)."),
     ("host-overhead", "Cost of a cached call",
      "`python -m benchmarks.host_overhead`: numfuse's own host work per call of a one-kernel function on "
      "three device arrays (the target is 5 µs), and on a GPU the whole call (target 15 µs)."),

@@ -1,6 +1,6 @@
 """The CPU target's exp, tanh and log over every float32 input, against NumPy, in ULP.
 
-    python -m benchmarks.vector_math_accuracy [--out FILE]
+    python -m benchmarks.vector_math_accuracy [--out benchmarks/results/DATE-vector-math.md]
 
 Chunks of 2**24 bit patterns run through numfuse.jit(target="cpu") and NumPy; the largest ULP
 error (where NumPy's result is finite) and any disagreement on inf, NaN or a zero's sign are
@@ -48,8 +48,8 @@ def main() -> None:
     args = parser.parse_args()
     results = measure()
     if args.out:
-        lines = ["# The CPU target's vectorizable exp, tanh and log over all float32 inputs", "",
-                 "`python -m benchmarks.vector_math_accuracy`, against NumPy " + np.__version__ + ".", "",
+        lines = ["`python -m benchmarks.vector_math_accuracy --out " + args.out.split("/")[-1] + "`, all 2**32 "
+                 "float32 inputs, against NumPy " + np.__version__ + ".", "",
                  "| function | max ULP | special-value mismatches |", "|---|---|---|"]
         lines += [f"| {n} | {r['max_ulp']:.1f} | {r['special_mismatches']} |" for n, r in results.items()]
         with open(args.out, "w") as f:

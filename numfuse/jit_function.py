@@ -335,9 +335,9 @@ class JitFunction:
         return unflatten_outputs(compiled.traced.out_tree, outputs)
 
     def _remember_fast_path(self, args, compiled: Compiled, traced_values, names) -> None:
-        if any(isinstance(a, np.ndarray) for a in args):
+        if compiled.target.name == "cuda" and any(isinstance(a, np.ndarray) for a in args):
             return  # NumPy arguments are copied each call: never a fast path (don't try each call)
-        from .targets.cuda.fastcall import fast_key
+        from .runtime.fast_keys import fast_key
 
         key = fast_key(args, self._static_positions)
         if key in self._fast:

@@ -17,10 +17,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ...errors import ScalarOutOfRange, UnsupportedError
+from ...errors import ScalarOutOfRange, TakeFullPath, UnsupportedError
 from ...loopnest import ERRORS_BUFFER
 from ...ops import RUNTIME_ERRORS
 from ...runtime.buffer_plan import buffer_plan
+from ...runtime.fast_keys import register_array_type
 from ...runtime.library_results import check_result
 from ...runtime.scalars import scalar_cast, scalar_casts
 from . import loader
@@ -35,6 +36,10 @@ class _Launch:
     # | ("value", size or count) | ("errors",) | ("partial", (length, dtype)).
     args: list[tuple]
     empty: bool
+    # The arguments as a call fills them: `template` holds the sizes and counts, `fills` says
+    # where each call's buffers, scalars, error flag and scratch go.
+    template: list = None
+    fills: list = None
 
 
 class CpuExecutable:
@@ -74,7 +79,22 @@ class CpuExecutable:
             else:  # a size, or a count in the dtype it divides in
                 args.append(("value", p.value))
         points = nest.outer_size * max(1, nest.inner_size)
-        return _Launch(source.name, (), points < self.target.serial_points, args, empty=nest.outer_size == 0)
+        launch = _Launch(source.name, (), points < self.target.serial_points, args, empty=nest.outer_size == 0)
+        launch.template, launch.fills = [], []
+        for position, arg in enumerate(args):
+            kind = arg[0]
+            value = None
+            if kind == "value":  # a size, or a count (a float16 one as float32: no float16 in Numba)
+                value = np.float32(arg[1]) if getattr(arg[1], "dtype", None) == np.float16 else arg[1]
+            elif kind == "buffer":
+                var, view, written = arg[1], arg[2], arg[3] == "out"
+                # codegen._Statements: float16 buffers are passed as their bits
+                plain = view == var.aval.shape and var.aval.dtype != np.float16
+                launch.fills.append((position, "array" if plain else "view", (var, view, written)))
+            else:
+                launch.fills.append((position, kind, arg[1] if len(arg) > 1 else None))
+            launch.template.append(value)
+        return launch
 
     def function(self, index: int):
         """Launch `index`'s Numba dispatcher (parallel or serial), imported from its file."""
@@ -102,8 +122,13 @@ class CpuExecutable:
             out.append(fn.inspect_asm(signature))
         return out
 
-    def fast_call(self, *args, **kwargs):
-        return None  # the full path: NumPy arguments need no copies or stream work
+    def fast_call(self, values, names, stream, traced_positions, finish):
+        """Later calls of this signature (runtime/fast_keys.py): straight to __call__, without
+        classifying the arguments again."""
+        if stream is not None:
+            return None
+        register_array_type(np.ndarray, _ndarray_key)
+        return _FastCall(self, list(names), list(traced_positions), finish)
 
     def __call__(self, values: Sequence[Any], names: Sequence[str] | None = None, stream=None) -> list[Any]:
         if stream is not None:
@@ -119,12 +144,12 @@ class CpuExecutable:
         env = self._buffers(self._inputs(values, names))
         plan = self.plan
         errors = np.zeros(1, np.int32) if self.checks_errors else None
-        with np.errstate(all="ignore"):
-            for kind, i in self.order:
-                if kind == "library":
+        for kind, i in self.order:
+            if kind == "library":
+                with np.errstate(all="ignore"):  # NumPy's warnings: the kernels raise none either
                     _run_library(i, env)
-                elif not self.launches[i].empty:
-                    self._launch(i, env, scalars, errors)
+            elif not self.launches[i].empty:
+                self._launch(i, env, scalars, errors)
         if errors is not None and errors[0]:
             exception, message = RUNTIME_ERRORS[int(errors[0])]
             raise exception(message)
@@ -172,21 +197,20 @@ class CpuExecutable:
 
     def _arguments(self, index: int, env, scalars, errors) -> list:
         launch = self.launches[index]
-        args = []
-        for arg in launch.args:
-            kind = arg[0]
-            if kind == "buffer":
-                array = _as_view(env[arg[1]], arg[2], arg[3] == "out")
-                args.append(array.view(np.uint16) if array.dtype == np.float16 else array)  # codegen._Statements
+        args = list(launch.template)
+        for position, kind, what in launch.fills:
+            if kind == "array":
+                args[position] = env[what[0]]
+            elif kind == "view":
+                array = _as_view(env[what[0]], what[1], what[2])
+                args[position] = array.view(np.uint16) if array.dtype == np.float16 else array
             elif kind == "scalar":
-                value = scalars[arg[1]]
-                args.append(np.float32(value) if arg[1][1] == np.float16 else value)
-            elif kind == "value":  # a size, or a count (a float16 one as float32: no float16 in Numba)
-                args.append(np.float32(arg[1]) if getattr(arg[1], "dtype", None) == np.float16 else arg[1])
+                value = scalars[what]
+                args[position] = np.float32(value) if what[1] == np.float16 else value
             elif kind == "errors":
-                args.append(errors)
+                args[position] = errors
             else:  # a split reduction's partial results, per call (calls may run at once)
-                args.append(np.empty(*arg[1]))
+                args[position] = np.empty(*what)
         return args
 
     def _output(self, source, kind: str, env, values):
@@ -204,6 +228,23 @@ class CpuExecutable:
         if kind == "python":
             return array.item()
         return array
+
+
+def _ndarray_key(array: np.ndarray) -> tuple:
+    # What the full path's signature holds of a NumPy array (arguments.classify): its layout
+    # and strides through `strides`, and whether it is writeable.
+    return array.shape, array.dtype, array.strides, array.flags.writeable
+
+
+class _FastCall:
+    def __init__(self, executable: CpuExecutable, names, positions, finish):
+        self.executable, self.names, self.positions, self.finish = executable, names, positions, finish
+
+    def run(self, args):
+        try:
+            return self.finish(self.executable([args[i] for i in self.positions], self.names))
+        except ScalarOutOfRange:
+            raise TakeFullPath from None  # retraced with that int static, as the full path does
 
 
 def _as_view(array: np.ndarray, shape: tuple, written: bool) -> np.ndarray:

@@ -21,7 +21,6 @@ With `cuda_graphs=True` a plan of several kernels launches on the fast path as o
 
 from __future__ import annotations
 
-import operator
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -33,36 +32,7 @@ from .device import THREAD_CONTEXT
 from .executable import scalar_cast
 from .launch import DATA_SLOT, array_params, c_strides, scalar_packer, size_param
 
-# Types whose key is the type alone: the value is a kernel argument.
-_SCALAR_TYPES = (bool, int, float, complex) + tuple(
-    np.dtype(c).type for c in "?bBhHiIlLqQefdFD"
-)
-# type -> what of a value of that type goes in the key besides its type (C-level getters,
-# for speed); array types are added as their libraries first meet them.
-_KEYS: dict[type, Callable] = {t: operator.attrgetter("__class__") for t in _SCALAR_TYPES}
-
-
-def register_array_type(cls: type, key: Callable) -> None:
-    _KEYS[cls] = key
-
-
-def fast_key(args: Sequence, static: frozenset[int]) -> tuple | None:
-    """The key of a positional call, or None where only the full path can classify it."""
-    if not static:
-        try:
-            return tuple([(type(value), _KEYS[type(value)](value)) for value in args])
-        except KeyError:
-            return None
-    parts = []
-    for i, value in enumerate(args):
-        if i in static:
-            parts.append((type(value), value))
-            continue
-        key = _KEYS.get(type(value))
-        if key is None:
-            return None
-        parts.append((type(value), key(value)))
-    return tuple(parts)
+from ...runtime.fast_keys import register_array_type
 
 
 class FastCall:
