@@ -155,3 +155,23 @@ def test_compile_builds_every_function_without_running():
 def test_the_stream_option_belongs_to_the_cuda_target():
     with pytest.raises(UnsupportedError, match="CUDA option"):
         numfuse.jit(lambda x: x, target="cpu", stream=0)
+
+
+def test_later_calls_of_a_signature_take_the_fast_path_with_new_values():
+    f = numfuse.jit(lambda x, s: (x * s).sum(axis=1), target="cpu")
+    x = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_allclose(f(x, 2.0), (x * 2.0).sum(axis=1))
+    assert any(fast is not None for fast in f._fast.values())
+    for scale in (3.0, -1.5):
+        y = x + scale
+        np.testing.assert_allclose(f(y, scale), (y * scale).sum(axis=1))
+    # Another layout and a read-only array are other signatures: the full path, then their own.
+    for other in (np.asfortranarray(x), x[:, ::2], np.lib.stride_tricks.as_strided(x, writeable=False)):
+        np.testing.assert_allclose(f(other, 2.0), (other * 2.0).sum(axis=1))
+    # An int out of int64's range leaves the fast path: NumPy's OverflowError, from the full path.
+    ints = np.ones((2, 2), np.int64)
+    np.testing.assert_array_equal(f(ints, 3), (ints * 3).sum(axis=1))
+    with pytest.raises(OverflowError):
+        ints * 2**70
+    with pytest.raises(OverflowError):
+        f(ints, 2**70)
