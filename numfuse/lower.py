@@ -79,6 +79,24 @@ class KernelSpec:
     def phase_count(self) -> int:
         return max(self.phase_of.values(), default=0) + 1 if self.reductions else 1
 
+    def format(self, names: dict) -> str:
+        """The planner's handoff to lowering, readably: what the kernel reduces, in which phase,
+        and what it stores where."""
+        shape = "[" + ",".join(map(str, self.domain)) + "]"
+        head = f"kernel spec #{self.index} {self.kind} over {shape}"
+        if self.reduce_axes:
+            head += f", reducing axes {','.join(map(str, self.reduce_axes))}"
+        lines = [head]
+        for e in self.reductions:
+            lines.append(f"  phase {self.phase_of.get(e.out, 0)}: {names[e.out]} = {e.prim} {' '.join(names.get(a, str(a)) for a in e.inputs)}")
+        for what, values in (("stores from the loop", self.body_stores), ("stores from a last pass", self.final_stores),
+                             ("stores once per row", self.epilogue_stores)):
+            if values:
+                lines.append(f"  {what}: {', '.join(names[v] for v in values)}")
+        if self.update is not None:
+            lines.append(f"  updates {names[self.update.out]} in place")
+        return "\n".join(lines)
+
 
 @dataclass
 class GraphInfo:

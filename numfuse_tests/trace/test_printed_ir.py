@@ -276,3 +276,17 @@ def test_check_graph_rederives_every_aval_from_the_registry():
             check_graph(broken, abstract_eval)
     kinds = {p.kind for p in PRIMITIVES.values()}
     assert kinds == {"elementwise", "reduction", "view", "convert", "concatenate", "update", "gather", "library"}
+
+
+def test_the_kernel_spec_handed_to_lowering_prints_readably():
+    def softmax(x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    plan = numfuse.jit(softmax).plan(np.ones((4, 5), np.float32))
+    assert [k.spec.format(plan.names) for k in plan.kernels] == ["\n".join([
+        "kernel spec #0 reduction over [4,5], reducing axes 1",
+        "  phase 0: b = reduce_max a",
+        "  phase 1: f = reduce_sum e",
+        "  stores from a last pass: h",
+    ])]
