@@ -2,6 +2,7 @@
 
     python -m numfuse_tests.fuzz --programs 1000             # on the CUDA simulator
     python -m numfuse_tests.fuzz --programs 5000 --gpu       # on the GPU
+    python -m numfuse_tests.fuzz --programs 1000 --cpu       # on the CPU target
     python -m numfuse_tests.fuzz --programs 300 --seed 7     # the same programs again
     python -m numfuse_tests.fuzz --programs 5000 --max-seconds 120   # as many as fit in 2 minutes
 
@@ -23,6 +24,7 @@ def main(argv=None) -> int:
     parser.add_argument("--programs", type=int, default=300, help="how many programs to run (default 300)")
     parser.add_argument("--seed", type=int, default=None, help="hypothesis seed (default: a random one, printed)")
     parser.add_argument("--gpu", action="store_true", help="run on the GPU (default: the CUDA simulator)")
+    parser.add_argument("--cpu", action="store_true", help="run on the CPU target (default: the CUDA simulator)")
     parser.add_argument("--max-ops", type=int, default=None, help="operations drawn per program (default 30)")
     parser.add_argument("--no-shrink", action="store_true", help="report the first mismatch as found")
     parser.add_argument("--max-seconds", type=float, default=None,
@@ -30,6 +32,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     # numba.cuda picks the simulator or the GPU when first imported: decide before that.
+    os.environ["NUMFUSE_TARGET"] = "cpu" if args.cpu else "cuda"
     if args.gpu:
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
     else:
@@ -48,8 +51,11 @@ def main(argv=None) -> int:
         return 2
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     name = "CUDA simulator" if device.simulated else f"GPU {device.cuda.get_current_device().name}"
-    # On a GPU a multiply and an add may become one FMA (see numerics.py); the simulator rounds each.
-    summary = fuzz(args.programs, seed, ErrorModel(fma=not device.simulated), name,
+    # On a GPU a multiply and an add may become one FMA (see numerics.py); the simulator rounds
+    # each, and so does the CPU target (LLVM contracts nothing without fast-math).
+    fma = not device.simulated and not args.cpu
+    name = "CPU target" if args.cpu else name
+    summary = fuzz(args.programs, seed, ErrorModel(fma=fma), name,
                    max_steps=args.max_ops or MAX_STEPS, shrink=not args.no_shrink, max_seconds=args.max_seconds)
     if summary.mismatches:
         print("\n".join(summary.problems))
