@@ -47,7 +47,7 @@ CHILD = textwrap.dedent('''
     from benchmarks.disk_cache import WORKLOADS
     times = {}
     for name, (fn, make) in WORKLOADS.items():
-        jf = numfuse.jit(fn)
+        jf = numfuse.jit(fn, target="cuda")
         args = make()
         t = time.perf_counter()
         if target == "gpu":

@@ -89,7 +89,7 @@ def host_work(calls: int, repeats: int = 7) -> dict:
     from numfuse.targets.cuda.libraries import Library
 
     cuda = backend().cuda
-    jf = numfuse.jit(fma)
+    jf = numfuse.jit(fma, target="cuda")
     n = 1024
     host = [np.full(n, v, np.float32) for v in (1.0, 2.0, 3.0)]
     jf(*[cuda.to_device(a) for a in host])  # the full path once: traced, planned, run
@@ -134,7 +134,7 @@ def gpu_call(calls: int) -> tuple[float, float] | None:
             return None
     except Exception:
         return None
-    jf = numfuse.jit(fma)
+    jf = numfuse.jit(fma, target="cuda")
     x, y, z = (cupy.full(1024, v, cupy.float32) for v in (1.0, 2.0, 3.0))
     for _ in range(100):
         jf(x, y, z)
@@ -171,7 +171,7 @@ def gpu_graph_calls(calls: int) -> dict | None:
     want = less_row_max(cupy.asnumpy(x))
     timings = {}
     for label, graphs in (("kernel by kernel", False), ("one CUDA graph", True)):
-        jf = numfuse.jit(less_row_max, cuda_graphs=graphs)
+        jf = numfuse.jit(less_row_max, cuda_graphs=graphs, target="cuda")
         assert len(jf.plan(x).kernels) == 2
         for _ in range(100):
             jf(x)

@@ -63,7 +63,7 @@ WORKLOADS = {
 def plan_rows(large: bool) -> list[str]:
     rows = ["| workload | steps | kernels | library calls | bytes moved | one pass per operation |", "|---|---|---|---|---|---|"]
     for name, (fn, _) in WORKLOADS.items():
-        plan = numfuse.jit(fn).plan(*_inputs(name, np, large))
+        plan = numfuse.jit(fn, target="cuda").plan(*_inputs(name, np, large))
         steps = " → ".join("library " + s.prim if not hasattr(s, "nest") else s.nest.kind for s in plan.steps)
         rows.append(f"| {name} | {steps} | {len(plan.kernels)} | {len(plan.library_steps)} | "
                     f"{plan.bytes_moved} | {plan.unfused_bytes} |")
@@ -83,7 +83,7 @@ def gpu_rows(repeat: int) -> list[str]:
             "|---|---|---|---|---|---|"]
     for name, (fn, torch_fn) in WORKLOADS.items():
         args = _inputs(name, cp, True)
-        jitted = numfuse.jit(fn)
+        jitted = numfuse.jit(fn, target="cuda")
         jitted(*args)
         ours = median(timer.event_times(lambda: jitted(*args), repeat))
         cupy_ms = median(timer.event_times(lambda: fn(*args), repeat))

@@ -55,7 +55,7 @@ class Numfuse(Peer):
     def prepare(self, workload, args):
         import numfuse
 
-        fn = numfuse.jit(workload.fn)
+        fn = numfuse.jit(workload.fn, target="cuda")
         return lambda: fn(*args)
 
 

@@ -120,7 +120,7 @@ def measure(n_bytes: int = 1 << 20) -> list[dict]:
     rows = []
     for workload in workloads.WORKLOADS:
         args = workload.make(n_bytes, None, 0)
-        jf = numfuse.jit(workload.fn)
+        jf = numfuse.jit(workload.fn, target="cuda")
         plan = jf.plan(*args)
         for kernel, ptx in zip(plan.kernels, jf.compile(*args)):
             usage = ptxas_usage(SimpleNamespace(ptx=ptx))

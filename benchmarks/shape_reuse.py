@@ -119,7 +119,7 @@ def _argument_types(source, nest) -> tuple:
 
 
 def measure(case: Case, varied: str, ptx: bool = False) -> Reuse:
-    jf = numfuse.jit(case.fn)
+    jf = numfuse.jit(case.fn, target="cuda")
     kernels, codes, compilations, texts = 0, set(), set(), set()
     start = time.perf_counter()
     all_shapes = shapes(case, varied)

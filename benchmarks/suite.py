@@ -99,7 +99,7 @@ def operations(graph) -> int:
 def plan_row(w: Workload, size: str) -> dict:
     """numfuse's plan of the workload at `size`, on untouched NumPy zeros of the real shapes."""
     args = w.make(SIZES[size], None, 0)
-    plan = numfuse.jit(w.fn).plan(*args)
+    plan = numfuse.jit(w.fn, target="cuda").plan(*args)
     arrays = [a for a in args if isinstance(a, np.ndarray)]
     return {
         "workload": w.name,
@@ -126,7 +126,7 @@ def plan_ms(w: Workload, args, repeat: int) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        numfuse.jit(w.fn).plan(*args)
+        numfuse.jit(w.fn, target="cuda").plan(*args)
         times.append((time.perf_counter() - start) * 1e3)
     return median(times)
 
@@ -144,7 +144,7 @@ class Compiler:
         self.seconds(lambda x: x * 2.0 + 1.0, (x,))
 
     def seconds(self, fn, args) -> float:
-        jf = numfuse.jit(fn)
+        jf = numfuse.jit(fn, target="cuda")
         plan = jf.plan(*args)
         sources = jf.kernel_sources(*args)
         key = tuple(s.source for s in sources)

@@ -494,7 +494,11 @@ def kernel_name(spec: KernelSpec, computed: list[Eqn]) -> str:
         if eqn.prim in ("convert", *STRUCTURAL) or name in ops:
             continue
         ops.append(name)
-    if len(ops) > 6:
-        ops = ops[:6] + [f"{len(ops) - 6}more"]
     kind = "pw" if spec.kind == "pointwise" else "red"
-    return "_".join(["nf", kind] + ops)
+    # At most 6 operations and 72 characters: the name is the kernel file's and, twice, that of
+    # Numba's cache files beside it, which must stay under the file system's 255 bytes.
+    shown = min(len(ops), 6)
+    while shown > 1 and len("_".join(["nf", kind] + ops[:shown])) > 72:
+        shown -= 1
+    named = ops[:shown] + ([f"{len(ops) - shown}more"] if shown < len(ops) else [])
+    return "_".join(["nf", kind] + named)

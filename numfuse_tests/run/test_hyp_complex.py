@@ -24,7 +24,7 @@ from numpy.exceptions import ComplexWarning
 
 import numfuse
 from numfuse.dtypes import COMPLEX
-from numfuse_tests.helpers import assert_same, check_like_numpy
+from numfuse_tests.helpers import assert_same, check_like_numpy, planning_target
 
 SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), database=None)
 SPECIALS = [math.nan, math.inf, -math.inf, 0.0, -0.0]
@@ -241,14 +241,16 @@ def test_products_of_finite_values(data):
 
 @pytest.mark.parametrize("dtype", COMPLEX, ids=str)
 def test_long_rows_split_over_blocks_and_cached_columns(dtype):
-    """A sum of 10000 points splits its row over blocks, whose complex partial results the last
-    block combines; a centred matrix keeps its columns on chip between two phases."""
+    """A sum of 10000 points (or as many as the target splits) splits its row over blocks,
+    whose complex partial results the last block combines; a centred matrix keeps its columns
+    on chip between two phases."""
     rng = np.random.default_rng(7)
-    z = (rng.normal(size=10000) + 1j * rng.normal(size=10000)).astype(dtype)
+    n = max(10000, planning_target().split_min_reduced)
+    z = (rng.normal(size=n) + 1j * rng.normal(size=n)).astype(dtype)
     jf = numfuse.jit(lambda z: (z.sum(), z.mean()))
     assert jf.plan(z).kernels[0].nest.split
     got = jf(z)
-    assert_same(got, (z.sum(), z.mean()), reduced=10000)
+    assert_same(got, (z.sum(), z.mean()), reduced=n)
     m = (rng.normal(size=(6, 5)) + 1j * rng.normal(size=(6, 5))).astype(dtype)
     centred = numfuse.jit(lambda m: m - m.mean(axis=0, keepdims=True))
     nest = centred.plan(m).kernels[0].nest

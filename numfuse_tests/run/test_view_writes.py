@@ -155,7 +155,7 @@ def test_writes_into_a_numba_device_array_through_a_transposed_view():
         np.moveaxis(a, 0, 1)[0] = a[:, 5]
 
     d = cuda.to_device(x)
-    numfuse.jit(f)(d)
+    numfuse.jit(f, target="cuda")(d)  # device arrays: the CUDA target in every tier
     expected = x.copy()
     f(expected)
     np.testing.assert_array_equal(d.copy_to_host(), expected)

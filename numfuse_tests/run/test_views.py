@@ -131,14 +131,14 @@ def test_device_arguments_strided_and_written_in_place():
     from numba import cuda
 
     x = rand(4, 6)
-    got = numfuse.jit(lambda a: a * 2.0)(cuda.to_device(x).T)  # a strided device view, read in place
+    got = numfuse.jit(lambda a: a * 2.0, target="cuda")(cuda.to_device(x).T)  # a strided device view, read in place
     np.testing.assert_array_equal(got.copy_to_host(), x.T * 2.0)
 
     def bump(a):
         a[1:, ::2] += 1.0
 
     d = cuda.to_device(x)
-    numfuse.jit(bump)(d)
+    numfuse.jit(bump, target="cuda")(d)  # device arrays: the CUDA target in every tier
     expected = x.copy()
     bump(expected)
     np.testing.assert_array_equal(d.copy_to_host(), expected)
