@@ -175,3 +175,21 @@ def test_later_calls_of_a_signature_take_the_fast_path_with_new_values():
         ints * 2**70
     with pytest.raises(OverflowError):
         f(ints, 2**70)
+
+
+@pytest.mark.parametrize("n", [7, 64, 200, 1000])
+def test_a_row_sum_folds_point_j_into_lane_j_mod_8_combined_in_a_fixed_tree(n):
+    """The order a row reduction adds in (codegen.lanes_loop, with chunk_loops where the
+    points compute exp), emulated point by point in float32: the same bits."""
+    x = np.random.default_rng(n).uniform(-3, 3, (3, n)).astype(np.float32)
+    values = numfuse.jit(lambda x: np.exp(x), target="cpu")(x)  # the same exp template
+    got = numfuse.jit(lambda x: np.exp(x).sum(axis=1), target="cpu")(x)
+    for row in range(3):
+        lanes = [np.float32(0)] * 8
+        for j in range(n):
+            k = j % 8 if j < n - n % 8 else 0
+            lanes[k] = np.float32(lanes[k] + values[row, j])
+        for width in (4, 2, 1):
+            for k in range(width):
+                lanes[k] = np.float32(lanes[k] + lanes[k + width])
+        assert got[row] == lanes[0]

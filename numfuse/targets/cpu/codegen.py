@@ -37,7 +37,7 @@ from ...codegen.statements import (
 )
 from ...codegen.templates import clone, fill, fill_body, module
 from ...dtypes import compute_dtype
-from ...loopnest import LoopNest
+from ...loopnest import Accumulate, Compute, LoopNest, OnlineAccumulate, walk
 from ...ops import NO_INDEX
 from . import templates, vector_math
 
@@ -92,7 +92,14 @@ def split_chunks(nest: LoopNest, chunk_points: int, max_chunks: int) -> int:
     return max(1, min(per_row, max_chunks // max(1, nest.outer_size) or 1))
 
 
-def kernel_params(nest: LoopNest, nsplit: int = 1) -> tuple[KernelParam, ...]:
+def numba_threads() -> int:
+    """At least Numba's thread count (get_thread_id is below it): NUMBA_NUM_THREADS, or the cores."""
+    import os
+
+    return max(int(os.environ.get("NUMBA_NUM_THREADS") or 1), os.cpu_count() or 1)
+
+
+def kernel_params(nest: LoopNest, nsplit: int = 1, lanes: int = 1) -> tuple[KernelParam, ...]:
     params = [KernelParam(b.name, "buffer") for b in nest.buffers]
     params += [KernelParam(s.name, "scalar") for s in nest.scalars]
     params += [KernelParam(c.name, "count", c.value, c.dtype) for c in nest.counts]
@@ -105,6 +112,9 @@ def kernel_params(nest: LoopNest, nsplit: int = 1) -> tuple[KernelParam, ...]:
         return tuple(params)
     params.append(KernelParam("nrows", "size", nest.outer_size))
     params.append(KernelParam("nred", "size", nest.inner_size))
+    chunked = {a.name: a for p in nest.phases if uses_chunks(nest, p, lanes) for a in p.accumulators}
+    for name, a in chunked.items():  # each thread's scratch row of CHUNK values (chunk_loops)
+        params.append(KernelParam(scratch_name(name), "column", numba_threads() * CHUNK, compute_dtype(a.dtype)))
     if nest.schedule == "columns" and not nest.split:
         for name, dtype in _column_slots(nest):
             params.append(KernelParam(column_name(name), "column", nest.outer_size, dtype))
@@ -194,7 +204,10 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
         offset = ast.BinOp(var(base), ast.Add(), ast.Constant(k)) if k else var(base)
         unrolled.append(assign(f"{last.name}_l{k}", offset))
         unrolled.extend(rename.visit(clone(st)) for st in point)
+    chunked = bounds is None and uses_chunks(nest, phase, lanes)
     lo, hi = bounds or (ast.Constant(0), var(last.param))
+    if chunked:  # the first whole chunks go through chunk_loops
+        lo = ast.BinOp(var(last.param), ast.Sub(), ast.BinOp(var(last.param), ast.Mod(), ast.Constant(CHUNK)))
     length = ast.BinOp(clone(hi), ast.Sub(), clone(lo))
     whole = ast.BinOp(clone(hi), ast.Sub(), ast.BinOp(length, ast.Mod(), ast.Constant(lanes)))
     main = ast.For(target(base), call("range", clone(lo), whole, ast.Constant(lanes)), unrolled, [])
@@ -203,6 +216,8 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
     loops: list[ast.stmt] = [main, rest]
     for dim in reversed(nest.inner[:-1]):
         loops = [ast.For(target(dim.name), call("range", var(dim.param)), loops, [])]
+    if chunked:
+        loops = _chunk_loops(body, nest, phase, lanes) + loops
     init = [assign(f"{a.name}_l{k}", _identity(a)) for a in accumulators for k in range(lanes)]
     combine: list[ast.stmt] = []
     for a in accumulators:
@@ -213,6 +228,61 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
                 combine.extend(body.combine(a, f"{a.name}_l{k}", var(f"{a.name}_l{k + width}"), f"{a.name}_t{width}_{k}_"))
         combine.append(assign(a.name, var(f"{a.name}_l0")))
     return init, loops, combine
+
+
+# Points of a row a chunk takes (chunk_loops): a multiple of the lanes.
+CHUNK = 64
+
+
+def scratch_name(acc: str) -> str:
+    return f"nf_tmp_{acc}"
+
+
+def uses_chunks(nest: LoopNest, phase, lanes: int) -> bool:
+    """Whether a row reduction's phase goes through chunk_loops: one inner loop, lanes, and
+    points that compute a function that vectorizes only in a loop of its own (vector_math's),
+    every accumulation a plain one and a statement of the phase itself (not in a guard)."""
+    if nest.kind != "reduction" or nest.split or nest.schedule != "rows" or len(nest.inner) != 1 or lanes < 2:
+        return False
+    if not phase.accumulators or any(a.indexed or a.partner for a in phase.accumulators):
+        return False
+    ops = {s.op for s in walk(phase.body) if isinstance(s, Compute)}
+    top = [s for s in phase.body if isinstance(s, Accumulate)]
+    every = [s for s in walk(phase.body) if isinstance(s, Accumulate)]
+    return bool(ops & set(vector_math.TEMPLATES)) and top and len(top) == len(every) and not any(
+        isinstance(s, OnlineAccumulate) for s in walk(phase.body))
+
+
+def _chunk_loops(body, nest: LoopNest, phase, lanes: int) -> list[ast.stmt]:
+    """The innermost loop's first whole chunks of CHUNK points: a loop over a chunk's points
+    computes each point's value into a per-thread scratch row (that loop vectorizes: no
+    accumulator is carried), then the lanes fold the chunk's values, point j into lane j mod
+    lanes as lanes_loop does, so the bits are the same. Returns the loop; the innermost loop's
+    range then starts where the chunks end (lanes_loop's `lo`)."""
+    last = nest.inner[-1]
+    base = f"{last.name}_chunk"
+    point: list[ast.stmt] = [assign(last.name, ast.BinOp(var(base), ast.Add(), var("jj")))]
+    slot = ast.BinOp(ast.BinOp(var("tid"), ast.Mult(), ast.Constant(CHUNK)), ast.Add(), var("jj"))
+    for s in phase.body:
+        if isinstance(s, Accumulate):
+            acc = body.accumulators[s.acc]
+            value = body.operand(s.src, compute_dtype(acc.dtype))
+            point.append(ast.Assign([ast.Subscript(var(scratch_name(s.acc)), clone(slot), ast.Store())], value))
+        else:
+            point.extend(body.stmts([s]))
+    fold: list[ast.stmt] = []
+    for k in range(lanes):
+        cell = ast.BinOp(clone(slot), ast.Add(), ast.Constant(k)) if k else clone(slot)
+        for a in phase.accumulators:
+            theirs = ast.Subscript(var(scratch_name(a.name)), cell, ast.Load())
+            fold.extend(body.combine(a, f"{a.name}_l{k}", theirs, f"{a.name}_c{k}_"))
+    whole = ast.BinOp(var(last.param), ast.Sub(), ast.BinOp(var(last.param), ast.Mod(), ast.Constant(CHUNK)))
+    chunk = [
+        ast.For(target("jj"), call("range", ast.Constant(CHUNK)), point, []),
+        ast.For(target("jj"), call("range", ast.Constant(0), ast.Constant(CHUNK), ast.Constant(lanes)), fold, []),
+    ]
+    loop = ast.For(target(base), call("range", ast.Constant(0), whole, ast.Constant(CHUNK)), chunk, [])
+    return [assign("tid", call("get_thread_id")), loop]
 
 
 def _reduction_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.FunctionDef:
@@ -291,7 +361,8 @@ class _ToColumn(ast.NodeTransformer):
     def visit_Name(self, node: ast.Name):
         if node.id not in self.names:
             return node
-        return ast.Subscript(var(column_name(node.id)), var("row"), node.ctx)
+        # uint64: Numba then adds no negative-index wraparound (statements.buffer_subscript)
+        return ast.Subscript(var(column_name(node.id)), call("uint64", var("row")), node.ctx)
 
 
 def _column_ast(nest: LoopNest, params: list[str], block: int) -> ast.FunctionDef:
@@ -365,7 +436,7 @@ def render_code(nest: LoopNest, params, names: dict[str, str], lanes: int = 1) -
     serial = _Serial().visit(clone(fn))
     serial.name = f"{fn.name}_serial"
     imports = [
-        ast.ImportFrom("numba", [ast.alias("njit"), ast.alias("prange")], 0),
+        ast.ImportFrom("numba", [ast.alias("get_thread_id"), ast.alias("njit"), ast.alias("prange")], 0),
         ast.ImportFrom("numba.types", [ast.alias(t) for t in TYPE_NAMES if t != "float16"], 0),
         ast.ImportFrom("numfuse.targets.cpu", [ast.alias("cpumath", "math")], 0),
         ast.ImportFrom("numfuse.targets.cpu.intrinsics", [ast.alias(n) for n in INTRINSICS], 0),
@@ -378,6 +449,6 @@ _CODE = CodeCache()
 
 def render(nest: LoopNest, header: str = "", nsplit: int = 1, lanes: int = 1) -> KernelSource:
     """The module's source; `header` becomes its leading comment block."""
-    params, names = positional_names(kernel_params(nest, nsplit))
+    params, names = positional_names(kernel_params(nest, nsplit, lanes))
     code = _CODE.get(f"cpu{lanes}" + code_key(nest, names), lambda: render_code(nest, params, names, lanes))
     return KernelSource(nest.name, with_header(code, header), params, nest.schedule)
