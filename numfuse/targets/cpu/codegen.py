@@ -10,7 +10,9 @@ templates (templates.py):
   nested loops in one thread, its phases one after another (the hardware caches keep a short
   row between them: the GPU's shared-memory cache has no CPU code);
 - a split reduction (few long rows): each row cut into nsplit chunks, a prange over (row,
-  chunk) pairs into partial results, then each row combines its chunks in order.
+  chunk) pairs into partial results, then each row combines its chunks in order;
+- a row reduction's points fold into lanes (lanes_loop), through chunks computed by a loop of
+  their own where they call vector_math's functions (chunk_loops).
 The scalar templates' GPU intrinsics (`cuda.popc`, `cuda.cbrt`) are rewritten to the CPU's
 (intrinsics.py), and `math` is cpumath.py, whose functions keep float32 in float32.
 """
@@ -56,9 +58,7 @@ INTRINSICS = GPU_INTRINSICS + ("float16", "float16_load", "float16_bits", "float
 class _Statements(StatementRenderer):
     """float16 buffers hold their uint16 bits on the CPU (Numba has no float16): loads decode
     them, stores encode them; float16 values are float32s rounded to float16 (intrinsics.py).
-    exp takes vector_math's templates."""
-
-    vector_math = True
+    exp, tanh and log take vector_math's templates."""
 
     def load(self, s):
         stmts = super().load(s)
@@ -83,7 +83,7 @@ class _Statements(StatementRenderer):
                 ast.BinOp(square, ast.Mult(), clone(square))
             return [assign(s.dst, convert(call(type_name(cd), expr), cd, s.dtype))]
         template = vector_math.TEMPLATES.get(s.op, {}).get(compute_dtype(s.type_dtype).name)
-        if template is None or not self.vector_math:
+        if template is None:
             return super().compute(s)
         self.types[s.dst] = s.dtype
         cd = compute_dtype(s.type_dtype)
