@@ -68,5 +68,8 @@ disk=$?
 # Plans with library calls (matmul + bias + GELU, a normalized cumsum) against CuPy and torch.compile.
 timeout -s INT -k 5 60 python -m benchmarks.library_steps --out "$out/$stamp-gpu-library-steps.md" 2>&1 | tee "$out/library-steps-log.txt"
 library=$?
-echo "gpu_check: tests exit $tests, benchmark exit $bench, fuzzer exit $fuzz, host overhead exit $host, disk cache exit $disk, library steps exit $library; results in $out"
-[ "$tests" -eq 0 ] && [ "$bench" -eq 0 ] && [ "$fuzz" -eq 0 ] && [ "$host" -eq 0 ] && [ "$disk" -eq 0 ] && [ "$library" -eq 0 ]
+# Host and device memory over 100,000 cached calls on CuPy arrays: flat, or a leak.
+timeout -s INT -k 5 60 python -m benchmarks.memory_flat --target cuda --calls 100000 --out "$out/$stamp-gpu-memory-flat.md" 2>&1 | tee "$out/memory-flat-log.txt"
+memory=$?
+echo "gpu_check: tests exit $tests, benchmark exit $bench, fuzzer exit $fuzz, host overhead exit $host, disk cache exit $disk, library steps exit $library, memory exit $memory; results in $out"
+[ "$tests" -eq 0 ] && [ "$bench" -eq 0 ] && [ "$fuzz" -eq 0 ] && [ "$host" -eq 0 ] && [ "$disk" -eq 0 ] && [ "$library" -eq 0 ] && [ "$memory" -eq 0 ]

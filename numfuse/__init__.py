@@ -10,7 +10,8 @@ names: "auto" (the default, or NUMFUSE_TARGET) is a CUDA GPU where one is found 
 are passed, else the CPU target (Numba parallel functions on NumPy arrays).
 """
 
-from .errors import NumfuseError, NumfuseWarning, TargetWarning, TracingError, UnsupportedError
+from .errors import (CacheSecurityError, NumfuseError, NumfuseWarning, SimulatorWarning, TargetWarning, TracingError,
+                     UnsupportedError)
 from .jit_function import JitFunction, jit
 
 __version__ = "0.1.0"
@@ -31,5 +32,6 @@ def set_num_threads(n: int) -> None:
     numba.set_num_threads(n)
 
 
-__all__ = ["clear_cache", "jit", "JitFunction", "NumfuseError", "NumfuseWarning", "TargetWarning", "TracingError",
+__all__ = ["CacheSecurityError", "clear_cache", "jit", "JitFunction", "NumfuseError", "NumfuseWarning", "SimulatorWarning",
+           "TargetWarning", "TracingError",
            "UnsupportedError", "set_num_threads", "__version__"]

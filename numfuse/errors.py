@@ -41,8 +41,17 @@ class NeedsGraphBreak(TracingError):
         self.input_position = None
 
 
+class CacheSecurityError(NumfuseError, PermissionError):
+    """A cache folder or file that another user owns or can write: numfuse imports the Python
+    files it holds, so it refuses it."""
+
+
 class NumfuseWarning(UserWarning):
     """Something numfuse could not do as well as it meant to; results are still right."""
+
+
+class SimulatorWarning(NumfuseWarning):
+    """numfuse runs kernels on Numba's CUDA simulator (no CUDA driver or GPU was found)."""
 
 
 class TargetWarning(NumfuseWarning):

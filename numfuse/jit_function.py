@@ -12,6 +12,7 @@ be traced; jit then retraces with that argument static, keyed by its value.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import functools
 import gc
@@ -30,10 +31,16 @@ from .ir import format_graph
 from .loopnest import format_loopnest
 from .planner import Plan, plan as make_plan
 from .targets.cuda.streams import check_stream_option
+from .aliasing import base_of, find_sharing, overlapping
 from .arguments import RANDOM_STATES, classify, flatten_containers, has_array_leaf
+from .captures import captures_of, changed_guard, guards_hold
+from . import debug
 from .targets import Target, choose as choose_target, requested as requested_target
-from .tracer import ArgSpec, TraceResult, trace, unflatten_outputs
+from .tracer import ArgSpec, TraceResult, external_spec, returned_view, trace, unflatten_outputs
 
+
+# Arguments that are buffers of memory, not arrays: NumPy reads them as arrays.
+BUFFERS = (memoryview, bytearray, array.array)
 
 MAX_SEGMENTS = 256  # graph-break segments kept per JitFunction
 
@@ -52,6 +59,12 @@ class Compiled:
     # segment by segment at every call (graph_breaks.py), and traced, plan, sources are None.
     graph_break: str | None = None
     target: Target | None = None  # what the plan is for (targets/)
+    # Values passed after the bound arguments, each made from them at every call: the base of
+    # arguments that share memory (aliasing.py), the global and closure arrays the trace read
+    # (captures.py).
+    extra: list = field(default_factory=list)
+    guards: tuple = ()  # captures.guards_hold must hold at a call to use this
+    sharing: Any = None  # aliasing.Sharing of the arguments, where the trace follows it
 
 
 @contextlib.contextmanager
@@ -101,6 +114,7 @@ class JitFunction:
         self._names = [p.name for p in params]
         self._simple = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
         self._static = set(static_argnames) | {self._names[i] for i in static_argnums if i < len(self._names)}
+        _check_static_options(fn, params, static_argnums, static_argnames)
         self._auto_static: set[str] = set()
         self._cache: dict[tuple, Compiled] = {}
         # Positional calls already run once on device arrays: targets/cuda/fastcall.py. Keyed by
@@ -118,6 +132,10 @@ class JitFunction:
         An argument that is a container of arrays (a dict, list, tuple or namedtuple, nested)
         is its leaves, named by their path (params['w']); arguments.py says how."""
         names, values, call = self._bind_arguments(args, kwargs)
+        if any(isinstance(v, BUFFERS) for v in values):
+            # A memoryview, bytearray or array.array: read as NumPy reads it (np.asarray, which
+            # shares its memory, so writes reach it).
+            values = [np.asarray(v) if isinstance(v, BUFFERS) else v for v in values]
         if not any(has_array_leaf(v) for n, v in zip(names, values) if n not in self._static):
             return names, values, call
         return flatten_containers(names, values, call, keep=self._static)
@@ -125,7 +143,10 @@ class JitFunction:
     def _bind_arguments(self, args, kwargs) -> tuple[list[str], list[Any], Callable]:
         if self._simple and not kwargs and len(args) == len(self._names):
             return self._names, list(args), lambda fn, vals: fn(*vals)
-        bound = self._signature.bind(*args, **kwargs)
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as err:  # Python's message, naming the function as Python would
+            raise TypeError(f"{getattr(self._fn, '__qualname__', 'the function')}(): {err}") from None
         bound.apply_defaults()
         names, values, rebuild = [], [], []
         for name, value in bound.arguments.items():
@@ -169,28 +190,54 @@ class JitFunction:
             key_parts.append(part)
             specs.append(spec)
         structure = getattr(call, "structure", None)  # containers' shapes: part of the key
-        key = (tuple(key_parts), structure)
+        sharing = self._sharing(values, specs)
+        key = (tuple(key_parts), structure, None if sharing is None else sharing.key)
         compiled = self._cache.get(key)
+        if compiled is not None and compiled.guards and not guards_hold(compiled.guards):
+            # A global or closure variable the trace read was rebound: every trace is stale.
+            if debug.enabled("cache"):
+                debug.emit("cache", self._label(), f"{changed_guard(compiled.guards)} changed since the trace: "
+                                                   "every signature is traced again")
+            self._cache.clear()
+            self._fast.clear()
+            compiled = None
+        if debug.enabled("cache"):
+            debug.emit("cache", self._label(), ("signature found: no trace" if compiled is not None else
+                                                "new signature: tracing") + f" ({_signature_text(names, key_parts)})")
         if compiled is None:
-            compiled = self._compile(names, values, specs, call)
+            compiled = self._compile(names, values, specs, call, sharing)
             # The key under which it was found may have changed (arguments made static).
             static = self._static | self._auto_static | also_static
-            key = (tuple(classify(n, v, n in static)[0] for n, v in zip(names, values)), structure)
+            specs = [classify(n, v, n in static) for n, v in zip(names, values)]
+            sharing = self._sharing(values, [s[1] for s in specs])
+            key = (tuple(s[0] for s in specs), structure, None if sharing is None else sharing.key)
             self._cache[key] = compiled
+        if compiled.extra:
+            values = values + [make(values) for make in compiled.extra]
         traced_values = [values[i] for i in compiled.traced_positions]
         return compiled, traced_values
 
-    def _compile(self, names, values, specs, call) -> Compiled:
+    @staticmethod
+    def _sharing(values, specs):
+        """Which array arguments overlap in memory (aliasing.py), or None."""
+        arrays = [i for i, s in enumerate(specs) if isinstance(s, ArgSpec) and s.kind == "array"]
+        return find_sharing(values, arrays) if len(arrays) > 1 else None
+
+    def _compile(self, names, values, specs, call, sharing=None) -> Compiled:
         random_argument = next((n for n, v in zip(names, values) if isinstance(v, RANDOM_STATES)), None)
         if random_argument is not None:
             return self._segmented(names, f"argument {random_argument!r} is a random generator, whose draws "
                                           "differ at every call")
+        captured = captures_of(self._fn)
+        fn_name = getattr(self._fn, "__name__", "f")
+        real = len(names)
+        hidden: list = []  # (name, spec, make): bases of arguments that share memory
         while True:
-            traced_positions = [i for i, s in enumerate(specs) if isinstance(s, ArgSpec)]
+            all_specs = list(specs) + [h[1] for h in hidden]
+            traced_positions = [i for i, s in enumerate(all_specs) if isinstance(s, ArgSpec)]
             try:
-                fn_name = getattr(self._fn, "__name__", "f")
-                traced = trace(lambda *vals: call(self._fn, vals), specs, fn_name)
-                break
+                traced = trace(lambda *vals: call(self._fn, vals[:real]), all_specs, fn_name, hidden=len(hidden),
+                               external=captured.arrays)
             except Exception as raised:
                 err = _tracing_error_in(raised)
                 if err is None:
@@ -213,13 +260,54 @@ class JitFunction:
                     specs[i] = ("static", values[i])
                 self._static_positions = self._positions_of(self._static | self._auto_static)
                 self._fast.clear()
-        scalar_inputs = {k for k, i in enumerate(traced_positions) if specs[i].kind != "array"}
-        strided_inputs = {k for k, i in enumerate(traced_positions) if specs[i].strided}
+                continue
+            if sharing is None or hidden or any(s[0] == "alias" for s in specs if not isinstance(s, ArgSpec)):
+                break
+            written = {traced_positions[i] for i in traced.graph.writebacks}
+            if not written & sharing.members():
+                break  # the overlapping arguments are only read: each can be its own buffer
+            refusal = sharing.refusal(names, written, fn_name)
+            if refusal is not None:
+                raise refusal
+            specs, hidden = self._shared_specs(names, values, specs, sharing)  # and trace again
+        externals = [captured.array_named(n) for n in traced.external]
+        all_specs = list(specs) + [h[1] for h in hidden] + [external_spec(n, a) for n, a in
+                                                             zip(traced.external, externals)]
+        traced_positions = [i for i, s in enumerate(all_specs) if isinstance(s, ArgSpec)]
+        scalar_inputs = {k for k, i in enumerate(traced_positions) if all_specs[i].kind != "array"}
+        strided_inputs = {k for k, i in enumerate(traced_positions) if all_specs[i].strided}
         target = self._target_for(values)
+        if debug.enabled("graph"):
+            debug.emit("graph", self._label(), format_graph(traced.graph))
         with _without_gc():
             plan = make_plan(traced.graph, scalar_inputs, strided_inputs, target=target)
             sources = [target.render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
-        return Compiled(traced, plan, sources, traced_positions, arg_names=names, target=target)
+        _emit_plan(self._label(), plan, sources, target)
+        extra = [h[2] for h in hidden] + [functools.partial(_constant, a) for a in externals]
+        all_names = list(names) + [h[0] for h in hidden] + list(traced.external)
+        aliased = any(not isinstance(s, ArgSpec) and s[0] == "alias" for s in specs)
+        return Compiled(traced, plan, sources, traced_positions, arg_names=all_names, target=target,
+                        extra=extra, guards=captured.guards, sharing=sharing if aliased else None)
+
+    @staticmethod
+    def _shared_specs(names, values, specs, sharing):
+        """Specs tracing each group of arguments that share memory as one buffer: the same
+        array as its first, views as views of a hidden base argument (aliasing.py)."""
+        specs = list(specs)
+        hidden = []
+        for group in sharing.groups:
+            first = group.positions[0]
+            if group.same:
+                for p in group.positions[1:]:
+                    specs[p] = ("alias", first, None)
+                continue
+            position = len(values) + len(hidden)
+            base = base_of(values[first])
+            name = "base of " + ", ".join(names[p] for p in group.positions)
+            hidden.append((name, classify(name, base, False)[1], functools.partial(_base_of_argument, first)))
+            for p, recipe in zip(group.positions, group.recipes):
+                specs[p] = ("alias", position, recipe)
+        return specs, hidden
 
     def _target_for(self, values) -> Target:
         """The target of a call with these arguments: numfuse.jit's `target` (NUMFUSE_TARGET);
@@ -259,9 +347,12 @@ class JitFunction:
             scalar_inputs = {k for k, s in enumerate(specs) if s.kind != "array"}
             strided_inputs = {k for k, s in enumerate(specs) if s.strided}
             target = self._target_for(values)
+            if debug.enabled("graph"):
+                debug.emit("graph", self._label(), "a segment (graph breaks):\n" + format_graph(graph))
             with _without_gc():
                 plan = make_plan(graph, scalar_inputs, strided_inputs, target=target)
                 sources = [target.render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
+            _emit_plan(self._label(), plan, sources, target)
             kinds = ["array"] * len(graph.outputs)
             compiled = Compiled(TraceResult(graph, None, kinds), plan, sources, list(range(len(specs))),
                                 arg_names=list(names), target=target)
@@ -297,8 +388,16 @@ class JitFunction:
                     pass  # e.g. an int out of range: the full path retraces with it static
         return self._call(args, kwargs)
 
+    def _label(self) -> str:
+        """"f at file.py:10": the function, as progress lines and debug output name it."""
+        code = getattr(self._fn, "__code__", None)
+        name = getattr(self._fn, "__qualname__", getattr(self._fn, "__name__", "the function"))
+        if code is None:
+            return name
+        return f"{name} at {os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+
     def _executable(self, compiled):
-        options = {"autotune": self._autotune, "cuda_graphs": self._cuda_graphs}
+        options = {"autotune": self._autotune, "cuda_graphs": self._cuda_graphs, "label": self._label()}
         return compiled.target.executable(compiled.plan, compiled.sources, compiled.traced.leaf_kinds, options)
 
     def _call(self, args, kwargs):
@@ -329,12 +428,18 @@ class JitFunction:
                 # see its value (and raise, or compare exactly) as they do at a real call.
                 position = compiled.traced_positions[err.input_index]
                 also_static = also_static | {compiled.arg_names[position]}
-        if not kwargs and not also_static and self._simple and len(args) == len(self._names) \
-                and len(compiled.arg_names) == len(args):  # (containers flattened: no fast path)
+        wrapper = _subclass_wrapper(traced_values)
+        if compiled.traced.views or wrapper is not None:
+            outputs = _as_numpy_returns(compiled, outputs, traced_values, wrapper)
+        elif not kwargs and not also_static and self._simple and len(args) == len(self._names) \
+                and len(compiled.arg_names) - len(compiled.extra) == len(args) and compiled.sharing is None:
+            # (containers flattened, or arguments sharing memory: no fast path)
             self._remember_fast_path(args, compiled, traced_values, names)
         return unflatten_outputs(compiled.traced.out_tree, outputs)
 
     def _remember_fast_path(self, args, compiled: Compiled, traced_values, names) -> None:
+        if debug.enabled("launch"):
+            return  # every launch printed: every call takes the full path
         if compiled.target.name == "cuda" and any(isinstance(a, np.ndarray) for a in args):
             return  # NumPy arguments are copied each call: never a fast path (don't try each call)
         from .runtime.fast_keys import fast_key
@@ -361,7 +466,7 @@ class JitFunction:
         key = fast_key(args, self._static_positions)
         if key is not None:
             self._fast_key = fast_key
-            self._fast[key] = None if fast is None else fast.run
+            self._fast[key] = None if fast is None else _checked_fast_run(fast.run, compiled, len(args))
 
     def _one_graph(self, args, kwargs) -> Compiled:
         compiled = self._compiled(args, kwargs)[0]
@@ -433,6 +538,88 @@ class JitFunction:
 
     def __repr__(self) -> str:
         return f"<numfuse.jit {getattr(self._fn, '__qualname__', self._fn)}>"
+
+
+def _signature_text(names, key_parts) -> str:
+    parts = []
+    for name, part in zip(names, key_parts):
+        if part[0] in ("np", "dev"):
+            parts.append(f"{name}: {part[0]} {np.dtype(part[2]).name}{list(part[1])} {part[3]}")
+        elif part[0] == "static":
+            parts.append(f"{name}={part[2]!r:.40}")
+        else:
+            parts.append(f"{name}: {part[0]} {part[1].__name__ if isinstance(part[1], type) else part[1]}")
+    return ", ".join(parts)
+
+
+def _emit_plan(label: str, plan: Plan, sources, target) -> None:
+    if debug.enabled("plan"):
+        debug.emit("plan", label, f"for target {target.name}: {plan}")
+    if debug.enabled("code"):
+        from .runtime.kernel_files import kernel_path
+
+        for i, source in enumerate(sources):
+            debug.emit("code", label, f"kernel #{i} ({kernel_path(source)}):\n{source.source}")
+
+
+def _checked_fast_run(run, compiled: Compiled, count: int):
+    """The fast path's run with what the full path checks besides the signature: the guards
+    on globals and closure cells, and (where the plan writes an argument) that no two array
+    arguments overlap; either failing takes the full path. And the extra values appended."""
+    guards = compiled.guards
+    extra = compiled.extra
+    arrays = None
+    if compiled.plan.graph.writebacks:
+        arrays = [p for p in compiled.traced_positions if p < count]  # (scalars have no extent)
+        if len(arrays) < 2:
+            arrays = None
+    if not guards and not extra and arrays is None:
+        return run
+
+    def checked(args):
+        if guards and not guards_hold(guards):
+            raise TakeFullPath
+        if arrays is not None and overlapping(args, arrays):
+            raise TakeFullPath
+        if extra:
+            args = list(args)
+            args += [make(args) for make in extra]
+        return run(args)
+
+    return checked
+
+
+def _as_numpy_returns(compiled: Compiled, outputs, traced_values, wrapper) -> list:
+    """The outputs as NumPy returns them: a view of an argument as a view of the caller's
+    array (tracer.returned_view), and arrays computed from an ndarray subclass as that class
+    (its __array_wrap__, as NumPy's ufuncs call it)."""
+    outputs = list(outputs)
+    for k, (argument, chain) in compiled.traced.views.items():
+        base = traced_values[argument]
+        if isinstance(base, np.ndarray) or type(base).__module__.split(".")[0] == "cupy":
+            outputs[k] = returned_view(base, chain)
+    if wrapper is not None:
+        for k, (value, kind) in enumerate(zip(outputs, compiled.traced.leaf_kinds)):
+            if kind == "array" and type(value) is np.ndarray and k not in compiled.traced.views:
+                outputs[k] = wrapper.__array_wrap__(value, None, False)
+    return outputs
+
+
+def _subclass_wrapper(values):
+    """The array argument of an ndarray subclass whose __array_wrap__ NumPy would call on a
+    result (the highest __array_priority__), or None."""
+    subclassed = [v for v in values if isinstance(v, np.ndarray) and type(v) is not np.ndarray]
+    if not subclassed:
+        return None
+    return max(subclassed, key=lambda v: getattr(v, "__array_priority__", 0.0))
+
+
+def _constant(value, _values):
+    return value
+
+
+def _base_of_argument(position, values):
+    return base_of(values[position])
 
 
 def _inside_a_trace(args, kwargs) -> bool:
@@ -559,44 +746,102 @@ def size_arguments_text(source) -> str:
     return ", ".join(parts)
 
 
-def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=(), stream=None, autotune=False,
+def _check_static_options(fn, params, static_argnums, static_argnames) -> None:
+    """static_argnums and static_argnames name parameters of `fn`: a typo is an error at jit
+    time, not a silently traced argument."""
+    names = [p.name for p in params]
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
+    varkw = any(p.kind == p.VAR_KEYWORD for p in params)
+    what = getattr(fn, "__qualname__", "the function")
+    for i in static_argnums:
+        if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
+            raise TypeError(f"numfuse.jit(static_argnums=...) takes ints, got {i!r}")
+        if not varargs and not -len(names) <= i < len(names):
+            raise ValueError(f"numfuse.jit(static_argnums=...): {i} is out of range: {what} has "
+                             f"{len(names)} parameter(s) ({', '.join(names) or 'none'})")
+    for name in static_argnames:
+        if not isinstance(name, str):
+            raise TypeError(f"numfuse.jit(static_argnames=...) takes parameter names, got {name!r}")
+        if name not in names and not varkw:
+            raise ValueError(f"numfuse.jit(static_argnames=...): {what} has no parameter {name!r} "
+                             f"(its parameters: {', '.join(names) or 'none'})")
+
+
+_NO_FUNCTION = object()
+
+
+def jit(fn: Callable | None = _NO_FUNCTION, *, static_argnums=(), static_argnames=(), stream=None, autotune=False,
         cuda_graphs=False, graph_breaks=True, target=None):
     """Compile a NumPy function into fused kernels, for a GPU or for the CPU's cores.
 
-    Use as `@numfuse.jit` or `@numfuse.jit(static_argnames=("axis",))`. The function is traced
-    once per input signature; see JitFunction.plan and JitFunction.explain to inspect.
+    Use as `@numfuse.jit`, `numfuse.jit(fn)` or `@numfuse.jit(static_argnames=("axis",))`.
+    The function is traced once per input signature (shapes, dtypes, layouts, scalar types,
+    static values, which arguments share memory), planned into as few kernels as possible,
+    and compiled at its first call; later calls of the signature only launch. Inspect with
+    `.explain(*args)`, `.plan(*args)`, `.graph(*args)`; `.compile(*args)` compiles ahead.
 
-    `stream`: the CUDA stream every call's kernels and copies run on (a Numba stream, a CuPy or
-    PyTorch stream, an object with `__cuda_stream__`, or a CUstream handle). By default a call
-    runs on the current stream of its device arguments' library (CuPy's, PyTorch's), else on
-    the default stream.
+    Arguments the function may be called with:
+      - NumPy arrays (any dtype but object, strings and datetimes; any strides), memoryview,
+        bytearray and array.array (read as np.asarray reads them), plain ndarray subclasses
+        (results keep the class), and device arrays of any library with
+        __cuda_array_interface__ or DLPack (CuPy, PyTorch, Numba): results come back as the
+        same kind, with no copies;
+      - Python and NumPy scalars (their values are kernel arguments; a Python int used as a
+        Python value, `range(n)`, becomes static by itself);
+      - dicts, lists, tuples and namedtuples of those (flattened to their leaves);
+      - any hashable value, static: part of the signature by value.
+    Arrays read from the function's globals and closure are read at each call; a rebound
+    global name or closure variable traces again. Writes into arguments reach the caller's
+    arrays, arguments sharing memory see each other's writes, and a view of an argument is
+    returned as a view of it, all as in NumPy.
 
-    `autotune=True`: at each kernel's first launch, time the launch configurations the cost
-    model considers (block sizes, rows per block) and keep the fastest, remembered in the disk
-    cache for later processes (targets/cuda/autotune.py).
+    Options:
+      static_argnums, static_argnames: arguments whose values are constants of the trace, by
+        position (an int or a tuple) or name (a str or a tuple); an unknown name or an
+        out-of-range position is a ValueError here.
+      target: "auto" (the default; NUMFUSE_TARGET sets another), "cuda" or "cpu". "auto" runs
+        on the GPU when a CUDA GPU is found or device arrays are passed, else on the CPU's
+        cores (Numba parallel functions, in place on NumPy arrays). Numba's CUDA simulator
+        runs only when asked for: target="cuda" with NUMBA_ENABLE_CUDASIM=1.
+      graph_breaks: True (the default): where Python needs the value of a traced array (`if`,
+        `while`, float(), .item(), a size from data), calls a NumPy function numfuse does not
+        trace, or draws random numbers, the function runs segment by segment at every call
+        (explain lists the breaks). False: a TracingError there.
+      stream: the CUDA stream every call's kernels and copies run on (a Numba, CuPy or PyTorch
+        stream, an object with __cuda_stream__, or a CUstream handle). By default a call runs
+        on the current stream of its device arguments' library, else on the default stream.
+      autotune: at each kernel's first launch, time the launch configurations the cost model
+        considers and keep the fastest, remembered in the disk cache.
+      cuda_graphs: on a GPU, a plan of several kernels called again with device arrays of the
+        same signature launches as one CUDA graph.
 
-    `cuda_graphs=True`: on a GPU, a plan of several kernels called again with device arrays of
-    the same signature launches as one CUDA graph whose kernel parameters are updated each call
-    (targets/cuda/graphs.py), rather than kernel by kernel.
+    Errors: numfuse.UnsupportedError (a TypeError) for what numfuse does not support, saying
+    what to write instead; numfuse.TracingError where the function cannot be traced (with
+    graph_breaks=False); NumPy's own exceptions (ValueError, IndexError, AxisError, ...) where
+    NumPy raises them, at the user's line; numfuse.CacheSecurityError for a cache folder others
+    can write. Warnings are numfuse.NumfuseWarning (numfuse.SimulatorWarning,
+    numfuse.TargetWarning). NUMFUSE_DEBUG, NUMFUSE_DUMP and NUMFUSE_QUIET: see the guide.
 
-    `graph_breaks=True` (the default): where Python needs the value of a traced array (`if`,
-    `while`, float(), .item(), np.asarray, a size from data), calls a NumPy function numfuse does
-    not trace, or draws random numbers, the function runs segment by segment at every call:
-    what was traced so far runs as fused kernels, Python gets real values and goes on
-    (graph_breaks.py; explain lists the breaks). `graph_breaks=False`: a TracingError there.
-
-    `target`: "auto" (the default; NUMFUSE_TARGET sets another), "cuda" or "cpu". "auto" runs on
-    the GPU (target "cuda") when a CUDA GPU is found or device arrays are passed, else on the
-    CPU's cores (target "cpu": Numba parallel functions, in place on NumPy arrays). Numba's CUDA
-    simulator runs only when asked for: target="cuda" with NUMBA_ENABLE_CUDASIM=1.
+    The user guide, with every option and error: docs/user-guide.md in numfuse's source tree.
     """
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
-    if fn is None:
-        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames, stream=stream,
-                             autotune=autotune, cuda_graphs=cuda_graphs, graph_breaks=graph_breaks, target=target)
+    options = dict(static_argnums=static_argnums, static_argnames=static_argnames, stream=stream,
+                   autotune=autotune, cuda_graphs=cuda_graphs, graph_breaks=graph_breaks, target=target)
+    if fn is _NO_FUNCTION:
+        return lambda f: jit(f, **options)
     if isinstance(fn, JitFunction):
-        fn = fn._fn  # jit(jit(f)): one JitFunction of f, with these options
+        if all(not v for k, v in options.items() if k != "graph_breaks") and graph_breaks:
+            return fn  # jit(jit(f)) is jit(f)
+        fn = fn._fn  # jit(jit(f), options): one JitFunction of f, with these options
+    if isinstance(fn, (staticmethod, classmethod)):  # @numfuse.jit above @staticmethod
+        return type(fn)(jit(fn.__func__, **options))
+    if not callable(fn):
+        raise TypeError(f"numfuse.jit expects a function, got {type(fn).__name__} {fn!r:.60}")
+    try:
+        inspect.signature(fn)
+    except (TypeError, ValueError):
+        raise TypeError(f"numfuse.jit expects a Python function, got {fn!r:.60}: its signature is unknown") from None
     return JitFunction(fn, static_argnums, static_argnames, stream, autotune, cuda_graphs, graph_breaks, target)

@@ -54,6 +54,8 @@ def _bound(part):
         return part
     if hasattr(part, "_ctx") and part.ndim == 0 and part.dtype.kind in "iub":
         return operator.index(part)
+    if not hasattr(part, "_ctx"):  # NumPy's error for x[1.5:]
+        raise TypeError(at_user_line("slice indices must be integers or None or have an __index__ method"))
     raise unsupported(f"a slice bound of type {type(part).__name__}", "slice with ints")
 
 
@@ -67,6 +69,11 @@ def _check_basic(index) -> tuple:
     for item in index:
         if item is None or item is Ellipsis or isinstance(item, slice):
             continue
+        if isinstance(item, (float, complex, str, bytes, np.floating, np.complexfloating)):
+            # NumPy's own error (x[1.5]), raised at the user's line.
+            raise IndexError(at_user_line(
+                "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
+                "boolean arrays are valid indices"))
         if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer)):
             raise unsupported(
                 f"indexing with {type(item).__name__} (advanced indexing)",

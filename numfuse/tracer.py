@@ -9,7 +9,7 @@ flattened into the graph's outputs (`flatten_outputs`, `unflatten_outputs`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -47,6 +47,17 @@ class ArgSpec:
         return self.layout != "C"
 
 
+def external_spec(name: str, array: np.ndarray) -> ArgSpec:
+    """The spec of a NumPy array read from the function's globals or closure: as an argument's
+    (arguments.classify), but that its layout and strides are known to the trace only."""
+    dtype = check_supported(array.dtype, f"the array {name}")
+    layout = "C" if array.flags.c_contiguous else "F" if array.flags.f_contiguous else "A"
+    strides = None
+    if layout == "A" and all(s % dtype.itemsize == 0 for s in array.strides):
+        strides = tuple(s // dtype.itemsize for s in array.strides)
+    return ArgSpec("array", Aval(array.shape, dtype), not array.flags.writeable, layout, strides)
+
+
 # Primitives whose result NumPy lays out in C order whatever its operands' layout (an update
 # keeps its buffer's strides, set by its caller; matrix products allocate C-ordered results).
 C_ORDER_RESULTS = frozenset({"update", "matmul", "dot"})
@@ -73,6 +84,8 @@ class TraceContext(Layouts):
         # the value is unchanged (a break is no write: views that must not follow writes of
         # their base may still read it).
         self.carried: dict[Var, Var] = {}
+        self.external_candidates: dict[int, tuple[str, Any]] = {}  # see trace()
+        self.external_inputs: list[tuple[str, Any]] = []
         super().__init__()  # strides, family, latest, owner: see layouts.py
 
     # -- values --------------------------------------------------------------------------------
@@ -197,6 +210,14 @@ class TraceContext(Layouts):
         if self.breaks is not None:
             return self.breaks.foreign_array(array)  # an input of the segment, not a constant
         found = self._const_by_id.get(id(array))
+        if found is None and self.external_candidates.get(id(array), (None, None))[1] is array:
+            # An array of the function's globals or closure: NumPy reads its contents at the
+            # call, so it is an input (jit_function passes it at each call), not a constant.
+            name = self.external_candidates[id(array)][0]
+            tracer = self.new_input(external_spec(name, array))
+            self.external_inputs.append((name, array))
+            found = self._const_by_id[id(array)] = (array, tracer._var)
+            return tracer
         if found is None:
             var = Var(Aval(array.shape, array.dtype))
             # Copied: the graph keeps the value it was traced with, as JAX does.
@@ -371,6 +392,9 @@ class TraceResult:
     graph: Graph
     out_tree: Any  # the return value's structure; see flatten_outputs
     leaf_kinds: list[str]  # per graph output: "array", "numpy_scalar" or "python"
+    external: list[str] = field(default_factory=list)  # names of the global arrays read: last inputs
+    # Outputs that are views of arguments: output index -> (traced argument index, view eqns).
+    views: dict = field(default_factory=dict)
 
 
 def flatten_outputs(value, leaves: list) -> Any:
@@ -408,11 +432,24 @@ def unflatten_outputs(tree, values: Sequence) -> Any:
     return body
 
 
-def trace(fn: Callable, specs: Sequence[ArgSpec | tuple[str, Any]], name: str | None = None) -> TraceResult:
-    """Trace `fn` once. Each spec is an ArgSpec (a traced argument) or ("static", value)."""
+def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = None, hidden: int = 0,
+          external: dict | None = None) -> TraceResult:
+    """Trace `fn` once. Each spec is an ArgSpec (a traced argument), ("static", value), or
+    ("alias", position, recipe): the argument at `position` itself (recipe None) or its view
+    `recipe.apply(...)` (aliasing.py: arguments that share memory). The last `hidden` specs are
+    traced inputs that `fn` is not given (the base of such views). `external`: id -> (name,
+    array) of the arrays the function may read from its globals and closure: each it reads
+    becomes an input (TraceResult.external), read at each call as NumPy reads it."""
     ctx = TraceContext()
-    args = [ctx.new_input(s) if isinstance(s, ArgSpec) else s[1] for s in specs]
+    ctx.external_candidates = external or {}
+    args = [ctx.new_input(s) if isinstance(s, ArgSpec) else s[1] if s[0] == "static" else None for s in specs]
     arguments = [a for a in args if isinstance(a, Tracer)]
+    for i, s in enumerate(specs):
+        if not isinstance(s, ArgSpec) and s[0] == "alias":
+            source = args[s[1]]
+            args[i] = source if s[2] is None else s[2].apply(source)
+    if hidden:
+        args = args[:-hidden]
     initial = [a._var for a in arguments]
     random_before = _global_random_state()
     try:
@@ -437,7 +474,14 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple[str, Any]], name: str | 
             raise TracingError("the function returned a traced array from another trace")
     kinds = ["python" if t._weak else "numpy_scalar" if t._numpy_scalar else "array" for t in leaves]
     outputs = []
-    for t in leaves:
+    views = {}
+    for k, t in enumerate(leaves):
+        view = _argument_view(ctx, t, arguments)
+        if view is not None:
+            # A view of an argument (x[1:], x.T): NumPy returns a view of the caller's array,
+            # and so does jit where the array's library can make it (returned_view); the graph
+            # still computes it, for the device arrays of other libraries.
+            views[k] = view
         var = t._var
         if (var in ctx.consts or var in ctx.inputs) and not any(t is a for a in arguments):
             # Not the argument itself but a copy of it (x.astype(x.dtype)): a new array.
@@ -451,7 +495,58 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple[str, Any]], name: str | 
         ctx.inputs.index(v0): a._var for a, v0 in zip(arguments, initial) if a._var is not v0
     }
     graph = ctx.graph(outputs, name or getattr(fn, "__name__", "f"), writebacks)
-    return TraceResult(graph, tree, kinds)
+    return TraceResult(graph, tree, kinds, [name for name, _ in ctx.external_inputs], views)
+
+
+def _argument_view(ctx, tracer, arguments):
+    """(index among the traced arguments, the view equations from it) where `tracer` is a view
+    (proxy._View) of an argument, computed by view primitives from its latest version; else
+    None. A plain Tracer over the same values (x.flatten(), x.copy()) is a new array."""
+    if not isinstance(tracer, _View) or tracer._weak or tracer._numpy_scalar:
+        return None
+    root = tracer
+    while isinstance(root, _View):
+        root = root._base
+    index = next((i for i, a in enumerate(arguments) if a is root), None)
+    if index is None:
+        return None
+    chain, var = [], tracer._var  # (first: a view binds its equations when first read)
+    producers = {eqn.out: eqn for eqn in ctx.eqns}
+    while var is not root._var:
+        eqn = producers.get(var)
+        if eqn is None or eqn.prim not in VIEWS:
+            return None
+        chain.append(eqn)
+        var = eqn.inputs[0]
+    return index, tuple(reversed(chain))
+
+
+def returned_view(array, chain):
+    """The view `chain` (view equations, from _argument_view) of the caller's `array`, made by
+    NumPy (or the device array's library) as the function made it."""
+    for eqn in chain:
+        params = dict(eqn.params)
+        if eqn.prim == "transpose":
+            array = array.transpose(params["perm"])
+        elif eqn.prim == "reshape":
+            array = array.reshape(params["shape"])
+        elif eqn.prim == "broadcast":
+            array = np.broadcast_to(array, params["shape"])
+        else:
+            start, step, drop = params["start"], params["step"], params["drop"]
+            lengths = iter(eqn.out.aval.shape)
+            index = []
+            for axis in range(array.ndim):
+                if axis in drop:
+                    index.append(start[axis])
+                    continue
+                length = next(lengths)
+                stop = start[axis] + length * step[axis]
+                index.append(slice(start[axis], None if stop < 0 else stop, step[axis]))
+            array = array[tuple(index)]
+        if array.shape != eqn.out.aval.shape:
+            raise AssertionError(f"numfuse: a returned view came out {array.shape}, not {eqn.out.aval.shape}")
+    return array
 
 
 def _global_random_state():

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -38,6 +39,7 @@ CPU_RUN_FILES = (
     "test_made_arrays.py", "test_gathers.py", "test_views.py", "test_view_writes.py",
     "test_hyp_normalizations.py", "test_fuzzer_findings.py", "test_containers.py", "test_composition.py",
     "test_scalar_rules.py", "test_ufunc_options.py", "test_exec_rounding.py",
+    "test_shared_memory_and_globals.py", "test_user_mistakes.py", "test_planted_bug_guards.py", "test_lost_state.py",
     # The random programs; the fuzzer's own tests (planted bugs) are the run tier's.
     "test_fuzz_programs.py::test_random_programs_match_numpy",
 )
@@ -216,13 +218,22 @@ def _wait(jobs: list[_Job], deadline: float | None) -> bool:
     rest with SIGINT, so that pytest reports what ran and writes its JUnit file. Whether any
     was interrupted."""
     interrupted = False
+    next_progress = time.monotonic() + PROGRESS_SECONDS
     try:
         while any(job.code is None for job in jobs):
             for job in jobs:
                 if job.code is None and job.process.poll() is not None:
                     job.code, job.ended = job.process.returncode, time.time()
+                    if job.log is not None:
+                        name = job.tier if job.shard == 0 and sum(j.tier == job.tier for j in jobs) == 1 else \
+                            f"{job.tier}-{job.shard}"
+                        print(f"numfuse_tests: {name} ended after {job.ended - job.started:.0f}s "
+                              f"(pytest exit {job.code}; its output follows when all have ended)", flush=True)
             if deadline is not None and time.monotonic() > deadline:
                 raise KeyboardInterrupt
+            if jobs[0].log is not None and time.monotonic() > next_progress:  # (else pytest prints itself)
+                next_progress = time.monotonic() + PROGRESS_SECONDS
+                print("numfuse_tests: " + "; ".join(_progress(j) for j in jobs if j.code is None), flush=True)
             time.sleep(0.2)
     except KeyboardInterrupt:
         interrupted = True
@@ -238,6 +249,20 @@ def _wait(jobs: list[_Job], deadline: float | None) -> bool:
                     job.process.wait()
                 job.code, job.ended = job.process.returncode, time.time()
     return interrupted
+
+
+PROGRESS_SECONDS = 60  # how often a line says how far the running tiers are
+
+
+def _progress(job: _Job) -> str:
+    """How far a running job is: its elapsed time and pytest's last percentage in its log."""
+    name = job.tier if job.shard == 0 else f"{job.tier}-{job.shard}"
+    done = ""
+    if job.log is not None and job.log.exists():
+        found = re.findall(r"\[\s*(\d+)%\]", job.log.read_text()[-4000:])
+        if found:
+            done = f", {found[-1]}% of its tests"
+    return f"{name} running {time.time() - job.started:.0f}s{done}"
 
 
 def _report(tier: str, junits: list[Path], seconds: float, code: int, totals: dict) -> int:

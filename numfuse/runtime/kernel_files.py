@@ -12,9 +12,12 @@ import importlib.util
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from ..codegen.statements import KernelSource, source_digest
+from .. import debug
+from ..errors import CacheSecurityError
 
 
 def cache_dir() -> Path:
@@ -25,11 +28,48 @@ def cache_dir() -> Path:
     return Path(base) / "numfuse"
 
 
+def private_dir(path: Path) -> Path:
+    """`path`, created private to this user (mode 0700) where it is missing, and checked: it
+    holds Python files that numfuse imports, so a folder another user owns or can write is a
+    way in, and numfuse refuses it (CacheSecurityError, which says why)."""
+    if not path.exists():
+        for folder in reversed([path, *path.parents]):
+            if not folder.exists():
+                try:
+                    folder.mkdir(mode=0o700)
+                except FileExistsError:
+                    pass
+    check_private(path)
+    return path
+
+
+def check_private(path: Path) -> None:
+    """Refuse a cache folder or file that another user owns or that others can write."""
+    info = path.stat()
+    uid = os.getuid()
+    kind = "folder" if path.is_dir() else "file"
+    if info.st_uid != uid:
+        raise CacheSecurityError(
+            f"numfuse will not load kernels from the cache {kind} {path}: it is owned by user id "
+            f"{info.st_uid}, not by you ({uid}); its Python files would run as you. Set NUMFUSE_CACHE_DIR "
+            "to a folder of your own")
+    if info.st_mode & 0o022:
+        raise CacheSecurityError(
+            f"numfuse will not load kernels from the cache {kind} {path}: other users can write it (mode "
+            f"{info.st_mode & 0o777:o}), and its Python files would run as you. Make it private "
+            f"(chmod 700 {path}) or set NUMFUSE_CACHE_DIR to a folder of your own")
+
+
 def _kernel_dir() -> Path:
-    for candidate in (cache_dir() / "kernels", Path(tempfile.gettempdir()) / f"numfuse-{os.getuid()}" / "kernels"):
+    candidates = [cache_dir() / "kernels"]
+    if not os.environ.get("NUMFUSE_CACHE_DIR"):
+        candidates.append(Path(tempfile.gettempdir()) / f"numfuse-{os.getuid()}" / "kernels")
+    for candidate in candidates:
         try:
-            candidate.mkdir(parents=True, exist_ok=True)
-            return candidate
+            private_dir(candidate.parent)
+            return private_dir(candidate)
+        except CacheSecurityError:
+            raise
         except OSError:
             continue
     raise OSError("numfuse found no writable directory for generated kernels; set NUMFUSE_CACHE_DIR")
@@ -42,8 +82,18 @@ def kernel_path(kernel: KernelSource) -> Path:
 def write_kernel(kernel: KernelSource) -> Path:
     """The kernel's file, written atomically if it is not there yet (safe across processes)."""
     path = kernel_path(kernel)
-    if path.exists() and path.read_text() == kernel.source:
-        return path
+    if path.exists():
+        check_private(path)
+        try:
+            if path.read_text() == kernel.source:
+                return path
+        except (OSError, UnicodeDecodeError):
+            pass  # truncated or corrupted: written again
+        if debug.enabled("cache"):
+            debug.emit("cache", kernel.name, f"{path} differs from the kernel's source (truncated or corrupted): "
+                                             "written again")
+    elif debug.enabled("cache"):
+        debug.emit("cache", kernel.name, f"new kernel file {path}")
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     with os.fdopen(fd, "w") as f:
         f.write(kernel.source)
@@ -57,14 +107,21 @@ def load_function(kernel: KernelSource):
     (found through sys.modules) and imports it again when it loads the entry in a later
     process; a module it cannot find makes the function "dynamic", whose cache entries fail
     to load."""
-    path = write_kernel(kernel)
-    name = f"numfuse_kernels.{path.stem}"
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        module = sys.modules.setdefault(name, module)
+    name = None
+    with LOADING:
+        path = write_kernel(kernel)
+        name = f"numfuse_kernels.{path.stem}"
+        module = sys.modules.get(name)
+        if module is None:
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            module = sys.modules.setdefault(name, module)
     return module, getattr(module, kernel.name)
+
+
+# Kernel modules are imported one at a time: threads that call jitted functions for the first
+# time at once import numba's modules at once, and one can see another's half-initialized one.
+LOADING = threading.RLock()
 
 

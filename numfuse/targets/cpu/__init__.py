@@ -36,7 +36,7 @@ class CpuTarget(Target):
     def executable(self, plan, sources, leaf_kinds, options):
         from .executable import CpuExecutable
 
-        return CpuExecutable(plan, sources, leaf_kinds, self)
+        return CpuExecutable(plan, sources, leaf_kinds, self, options.get("label", "the function"))
 
     def strategy_text(self, nest) -> str:
         if nest.kind == "pointwise":

@@ -17,6 +17,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ... import debug
+from ...debug import CompileProgress
 from ...errors import ScalarOutOfRange, TakeFullPath, UnsupportedError
 from ...loopnest import ERRORS_BUFFER
 from ...ops import RUNTIME_ERRORS
@@ -43,8 +45,10 @@ class _Launch:
 
 
 class CpuExecutable:
-    def __init__(self, plan, sources, leaf_kinds: Sequence[str], target):
+    def __init__(self, plan, sources, leaf_kinds: Sequence[str], target, label: str = "the function"):
         self.plan = plan
+        self.label = label  # "f at file.py:10", for the progress line of a first call
+        self._compiled = False  # every kernel compiled (or loaded from Numba's cache) once
         self.sources = list(sources)
         self.leaf_kinds = list(leaf_kinds)
         self.target = target
@@ -144,12 +148,22 @@ class CpuExecutable:
         env = self._buffers(self._inputs(values, names))
         plan = self.plan
         errors = np.zeros(1, np.int32) if self.checks_errors else None
-        for kind, i in self.order:
-            if kind == "library":
-                with np.errstate(all="ignore"):  # NumPy's warnings: the kernels raise none either
-                    _run_library(i, env)
-            elif not self.launches[i].empty:
-                self._launch(i, env, scalars, errors)
+        progress = None
+        if not self._compiled:
+            progress = CompileProgress(self.label, len(self.launches)).__enter__()
+        try:
+            for kind, i in self.order:
+                if kind == "library":
+                    with np.errstate(all="ignore"):  # NumPy's warnings: the kernels raise none either
+                        _run_library(i, env)
+                elif not self.launches[i].empty:
+                    if progress is not None:
+                        progress.kernel(i)
+                    self._launch(i, env, scalars, errors)
+        finally:
+            if progress is not None:
+                progress.__exit__()
+        self._compiled = True
         if errors is not None and errors[0]:
             exception, message = RUNTIME_ERRORS[int(errors[0])]
             raise exception(message)
@@ -193,7 +207,15 @@ class CpuExecutable:
         return env
 
     def _launch(self, index: int, env, scalars, errors) -> None:
-        self.function(index)(*self._arguments(index, env, scalars, errors))
+        function = self.function(index)
+        args = self._arguments(index, env, scalars, errors)
+        if debug.enabled("launch"):
+            launch = self.launches[index]
+            shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in args if isinstance(a, np.ndarray))
+            how = "serial" if launch.serial else f"parallel on {numba_threads()} threads"
+            debug.emit("launch", self.plan.graph.name, f"kernel #{index} {self.plan.kernels[index].name}: {how}; "
+                                                      f"arrays {shapes}")
+        function(*args)
 
     def _arguments(self, index: int, env, scalars, errors) -> list:
         launch = self.launches[index]
@@ -228,6 +250,12 @@ class CpuExecutable:
         if kind == "python":
             return array.item()
         return array
+
+
+def numba_threads() -> int:
+    import numba
+
+    return numba.get_num_threads()
 
 
 def _ndarray_key(array: np.ndarray) -> tuple:

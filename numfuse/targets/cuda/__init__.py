@@ -25,7 +25,8 @@ class CudaTarget(Target):
     def executable(self, plan, sources, leaf_kinds, options):
         from .executable import Executable
 
-        return Executable(plan, sources, leaf_kinds, options.get("autotune", False), options.get("cuda_graphs", False))
+        return Executable(plan, sources, leaf_kinds, options.get("autotune", False), options.get("cuda_graphs", False),
+                          options.get("label", "the function"))
 
     def strategy_text(self, nest) -> str:
         from . import unroll

@@ -31,6 +31,7 @@ from .codegen import kernel_code
 from ...loopnest import format_loopnest
 from .kernel_cache import cache_dir
 from .launch_model import LaunchConfig, candidate_configs
+from ...runtime.kernel_files import private_dir
 
 REPEATS = 5
 
@@ -69,7 +70,7 @@ def save(path: Path, winner: LaunchConfig, timings: dict[LaunchConfig, float]) -
     record = {"winner": asdict(winner),
               "seconds": [{"config": asdict(c), "seconds": t} for c, t in timings.items()]}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w") as f:
             json.dump(record, f, indent=1)

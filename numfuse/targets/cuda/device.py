@@ -19,14 +19,10 @@ import warnings
 from dataclasses import dataclass, replace
 
 from .device_props import H200, SIMULATOR, DeviceProps
-from ...errors import user_stacklevel
+from ...errors import SimulatorWarning, user_stacklevel
 from .launch_model import LaunchConfig, launch_config
 
 __all__ = ["Backend", "LaunchConfig", "SimulatorWarning", "backend", "read_props"]
-
-
-class SimulatorWarning(UserWarning):
-    """numfuse found no CUDA driver and runs kernels on Numba's CUDA simulator."""
 
 
 def driver_has_device() -> bool:
@@ -72,14 +68,20 @@ class Backend:
         if not self.simulated:
             yield
             return
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(5e-4)  # each syncthreads waits on every thread of the block
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                yield
-        finally:
-            sys.setswitchinterval(interval)
+        # The simulator runs one kernel at a time in a process (its kernel context is global):
+        # launches from several Python threads take turns.
+        with SIMULATOR_LAUNCHES:
+            interval = sys.getswitchinterval()
+            sys.setswitchinterval(5e-4)  # each syncthreads waits on every thread of the block
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    yield
+            finally:
+                sys.setswitchinterval(interval)
+
+
+SIMULATOR_LAUNCHES = threading.RLock()
 
 
 # The device attributes read into DeviceProps (numba's Device reads CU_DEVICE_ATTRIBUTE_<name>).

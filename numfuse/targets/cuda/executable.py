@@ -13,6 +13,8 @@ updated in place, and NumPy arguments get their final values copied back.
 
 from __future__ import annotations
 
+import contextlib
+
 import functools
 import warnings
 from dataclasses import dataclass
@@ -21,6 +23,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .codegen import KernelSource
+from ... import debug
+from ...debug import CompileProgress
 from ...errors import NumfuseWarning, ScalarOutOfRange
 from ...ir import Var
 from ...loopnest import ERRORS_BUFFER
@@ -70,8 +74,10 @@ def warn_once(message: str) -> None:
 
 class Executable:
     def __init__(self, plan: Plan, sources: Sequence[KernelSource], leaf_kinds: Sequence[str],
-                 autotune: bool = False, cuda_graphs: bool = False):
+                 autotune: bool = False, cuda_graphs: bool = False, label: str = "the function"):
         self.plan = plan
+        self.label = label  # "f at file.py:10", for the progress line of a first call
+        self._compiled = False  # every kernel compiled once (on a GPU; the simulator compiles none)
         self.leaf_kinds = list(leaf_kinds)
         self.backend = backend()
         self.input_vars = list(plan.graph.inputs)
@@ -192,17 +198,28 @@ class Executable:
         for var, root in aliases.items():
             env[var] = env[root]  # a version of an updated array: its updates write in place
         errors = call.upload(np.zeros(1, np.int32)) if self.checks_errors else None
-        with self.backend.launching():
+        progress = None
+        if not self._compiled and not self.backend.simulated:
+            progress = CompileProgress(self.label, len(self.launches))
+        with self.backend.launching(), progress or contextlib.nullcontext():
             for kind, i in self.order:
                 if kind == "library":
                     run_step(call, i, env)
                     continue
                 if self.launches[i].empty:
                     continue
+                if progress is not None:
+                    progress.kernel(i)
                 if self.autotune and i not in self._tuned:
                     self._tune(call, i, env, scalars, errors)
                 kernel = self.kernel(call.device_id, i)  # first: it may replace the launch
+                if debug.enabled("launch"):
+                    config = self.launches[i].config
+                    debug.emit("launch", self.plan.graph.name, f"kernel #{i} {self.plan.kernels[i].name}: grid "
+                                                              f"{config.grid}, block {config.block}, {config.shared_bytes} "
+                                                              "bytes of shared memory")
                 self._launch(call, i, self.launches[i], kernel, env, scalars, errors)
+        self._compiled = True
         if errors is not None:
             # Waits for the kernels: only plans whose operations can fail, as in NumPy, pay it.
             code = int(call.read(errors)[0])

@@ -201,6 +201,14 @@ class NumpyArrays(Library):
                 f"argument {name!r}, an np.matrix,",
                 f"its operators differ from arrays': pass np.asarray({name})",
             )
+        cls = type(value)
+        if cls is not np.ndarray and (cls.__array_ufunc__ is not np.ndarray.__array_ufunc__
+                                      or cls.__array_function__ is not np.ndarray.__array_function__):
+            raise unsupported(
+                f"argument {name!r}, a {cls.__name__} (an ndarray subclass with its own __array_ufunc__ or "
+                "__array_function__),",
+                f"numfuse would compute as for plain arrays and ignore what the class adds: pass np.asarray({name})",
+            )
         return ArrayInfo(self, value.shape, value.dtype, _flags_layout(value))
 
 

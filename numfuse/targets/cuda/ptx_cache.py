@@ -25,6 +25,7 @@ from pathlib import Path
 from .codegen import KernelSource
 from .codegen import kernel_code
 from .kernel_cache import cache_dir, load_function
+from ...runtime.kernel_files import private_dir
 
 _HEADER = "// numfuse ptx sha256 "
 
@@ -62,7 +63,7 @@ def _read(path: Path) -> str | None:
 
 
 def _write(path: Path, ptx: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as f:

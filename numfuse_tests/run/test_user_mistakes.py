@@ -1,0 +1,187 @@
+"""What a NumPy user may do that numfuse must take as NumPy does, or refuse clearly: views
+returned, subclasses, buffers, bad indices and options, composition, threads."""
+
+import functools
+import threading
+
+import numpy as np
+import pytest
+
+import numfuse
+
+
+# -- views returned ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x[1:], lambda x: x.T, lambda x: x[:, ::-1], lambda x: x[1], lambda x: x.reshape(3, 4),
+    lambda x: x.ravel(), lambda x: np.swapaxes(x, 0, 1)[::2], lambda x: np.broadcast_to(x, (2, 4, 3)),
+])
+def test_a_view_of_an_argument_is_returned_as_a_view_of_the_callers_array(fn):
+    x = np.arange(12.0).reshape(4, 3)
+    got, expected = numfuse.jit(fn)(x), fn(x)
+    assert np.shares_memory(got, x)
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+    assert got.flags.writeable == expected.flags.writeable
+    if got.flags.writeable:  # writes reach x, as through NumPy's view
+        got[...] = -1.0
+        assert (x == -1.0).any()
+
+
+@pytest.mark.parametrize("fn", [lambda x: x.flatten(), lambda x: x.copy(), lambda x: x[1:] + 0,
+                                lambda x: np.array(x)])
+def test_a_copy_is_returned_as_a_new_array(fn):
+    x = np.arange(12.0).reshape(4, 3)
+    got = numfuse.jit(fn)(x)
+    assert not np.shares_memory(got, x)
+    np.testing.assert_array_equal(got, fn(x))
+
+
+def test_a_view_after_a_write_shows_the_written_values():
+    def f(x):
+        x += 1
+        return x[::2]
+
+    x, e = np.arange(6.0), np.arange(6.0)
+    got = numfuse.jit(f)(x)
+    np.testing.assert_array_equal(got, f(e))
+    assert np.shares_memory(got, x)
+
+
+class Tagged(np.ndarray):
+    pass
+
+
+def test_results_keep_a_plain_subclass_of_the_arguments():
+    x = np.arange(4.0).view(Tagged)
+    assert type(numfuse.jit(lambda a: a * 2 + 1)(x)) is Tagged
+    assert type(numfuse.jit(lambda a: a[1:])(x)) is Tagged
+
+
+class WithUfuncs(np.ndarray):
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return NotImplemented
+
+
+def test_a_subclass_with_its_own_array_ufunc_is_refused():
+    with pytest.raises(numfuse.UnsupportedError, match="its own __array_ufunc__"):
+        numfuse.jit(lambda a: a + 1)(np.zeros(3).view(WithUfuncs))
+
+
+# -- arguments that are not arrays --------------------------------------------------------------
+
+def test_buffers_are_read_as_numpy_reads_them():
+    f = numfuse.jit(lambda a: np.sqrt(a) + 1)
+    data = np.arange(4.0)
+    np.testing.assert_array_equal(f(memoryview(data)), np.sqrt(np.asarray(memoryview(data))) + 1)
+    np.testing.assert_array_equal(f(bytearray(b"\x01\x04")), np.sqrt(np.asarray(bytearray(b"\x01\x04"))) + 1)
+
+
+def test_writes_into_a_memoryview_reach_its_buffer():
+    def f(a):
+        a *= 2
+
+    data = np.arange(4.0)
+    numfuse.jit(f)(memoryview(data))
+    np.testing.assert_array_equal(data, np.arange(4.0) * 2)
+
+
+def test_a_float_index_raises_numpys_index_error():
+    with pytest.raises(IndexError, match="only integers, slices"):
+        numfuse.jit(lambda a: a[1.5])(np.arange(3.0))
+    with pytest.raises(TypeError, match="slice indices must be integers"):
+        numfuse.jit(lambda a: a[1.5:])(np.arange(3.0))
+
+
+def test_bad_jit_options_are_errors_at_jit_time():
+    def f(x, n):
+        return x * n
+
+    with pytest.raises(ValueError, match="has no parameter 'm'"):
+        numfuse.jit(f, static_argnames=("m",))
+    with pytest.raises(ValueError, match="5 is out of range"):
+        numfuse.jit(f, static_argnums=5)
+    with pytest.raises(TypeError, match="expects a function, got NoneType"):
+        numfuse.jit(None)
+    with pytest.raises(TypeError, match="expects a function"):
+        numfuse.jit(3)
+
+
+def test_a_missing_argument_names_the_function():
+    def add(x, y):
+        return x + y
+
+    with pytest.raises(TypeError, match=r"add\(\): missing a required argument: 'y'"):
+        numfuse.jit(add)(np.ones(2))
+
+
+# -- composition ---------------------------------------------------------------------------------
+
+def test_jit_of_a_jitted_function_is_that_function():
+    f = numfuse.jit(lambda x: x + 1)
+    assert numfuse.jit(f) is f
+
+
+class Model:
+    scale = 3.0
+
+    @numfuse.jit
+    def method(self, x):
+        return x * 2
+
+    @staticmethod
+    @numfuse.jit
+    def below(x):
+        return x + 1
+
+    @numfuse.jit
+    @staticmethod
+    def above(x):
+        return x + 2
+
+    @classmethod
+    @numfuse.jit
+    def klass(cls, x):
+        return x * cls.scale
+
+
+def test_methods_staticmethods_classmethods_and_partials():
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(Model().method(x), x * 2)
+    np.testing.assert_array_equal(Model.below(x), x + 1)
+    np.testing.assert_array_equal(Model.above(x), x + 2)
+    np.testing.assert_array_equal(Model().above(x), x + 2)
+    np.testing.assert_array_equal(Model.klass(x), x * 3.0)
+    add = numfuse.jit(lambda a, b: a + b)
+    np.testing.assert_array_equal(functools.partial(add, x)(x), x + x)
+
+
+def test_a_jitted_function_called_inside_another_is_traced_inline():
+    inner = numfuse.jit(lambda x: x * x)
+    outer = numfuse.jit(lambda x: inner(x) + 1)
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(outer(x), x * x + 1)
+    assert "traced inline" in outer.explain(x)
+
+
+# -- threads ---------------------------------------------------------------------------------------
+
+def test_eight_threads_first_calls_included_several_signatures():
+    f = numfuse.jit(lambda x, y: np.tanh(x * y).sum(axis=-1) + 1)
+    errors = []
+
+    def work(i):
+        try:
+            n = 3 + i % 3
+            x = np.arange(n * 4, dtype=np.float64 if i % 2 else np.float32).reshape(4, n) / 7
+            for _ in range(2):
+                np.testing.assert_allclose(f(x, x), np.tanh(x * x).sum(axis=-1) + 1, rtol=1e-5)
+        except BaseException as err:  # noqa: B902 (reported below)
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
