@@ -65,7 +65,7 @@ class _DryExecutable:
         from numfuse.targets.cuda.device_props import H200
         from numfuse.targets.cuda.device import Backend
 
-        self.plan, self.launches = real.plan, real.launches
+        self.plan, self.launches, self.buffers = real.plan, real.launches, real.buffers
         self.scalar_casts, self.checks_errors = real.scalar_casts, real.checks_errors
         # A context is made current once per thread (targets/cuda/device.py ThreadContext).
         self.backend = Backend(cuda=SimpleNamespace(current_context=lambda: None), simulated=False, props=H200)
@@ -83,6 +83,8 @@ def host_work(calls: int, repeats: int = 7) -> dict:
     """(best, median) µs per call of numfuse's own host work over `repeats` rounds of `calls`
     calls (see the module docstring). The best round is the least disturbed by other work on
     the machine, as timeit reports it."""
+    from numfuse.jit_function import _checked_fast_run
+    from numfuse.runtime.fast_keys import fast_key
     from numfuse.targets.cuda import fastcall
     from numfuse.targets.cuda.arrays import FastAccess
     from numfuse.targets.cuda.device import backend
@@ -106,11 +108,12 @@ def host_work(calls: int, repeats: int = 7) -> dict:
         _DryExecutable(compiled.executable), call, access, args, compiled.traced_positions,
         lambda outputs: outputs[0], follow_library_stream=True,
     )
-    jf._fast[fastcall.fast_key(args, jf._static_positions)] = fast.run
+    # As jit_function._remember_fast_path keeps it (with its checks, where the call needs any).
+    jf._fast[fast_key(args, jf._static_positions)] = _checked_fast_run(fast.run, compiled, len(args))
     out = jf(*args)
     assert isinstance(out, StandInArray) and out.shape == (n,), "the call did not take the fast path"
     timings = {"whole call (jf(x, y, z))": lambda: jf(*args),
-               "key and lookup (fast_key)": lambda: fastcall.fast_key(args, jf._static_positions),
+               "key and lookup (fast_key)": lambda: fast_key(args, jf._static_positions),
                "packing and launch (FastCall)": lambda: fast.run(args)}
     result = {}
     for label, fn in timings.items():

@@ -83,11 +83,13 @@ class Recipe:
     perm: tuple[int, ...]
     index: tuple  # per entry: (start, stop, step) for a slice, None, or an int (hashable)
     shape: tuple[int, ...] | None = None  # the C-contiguous base reshaped first
+    broadcast: tuple[int, ...] | None = None  # then broadcast to this shape (axes of stride 0)
 
     def apply(self, base):
         if self.shape is not None:
             base = base.reshape(self.shape)
-        return base.transpose(self.perm)[tuple(slice(*p) if isinstance(p, tuple) else p for p in self.index)]
+        view = base.transpose(self.perm)[tuple(slice(*p) if isinstance(p, tuple) else p for p in self.index)]
+        return view if self.broadcast is None else np.broadcast_to(view, self.broadcast)
 
     def __str__(self) -> str:
         def part(p):
@@ -96,7 +98,8 @@ class Recipe:
             return "None" if p is None else str(p)
 
         base = "base" if self.shape is None else f"base.reshape{self.shape}"
-        return f"{base}.transpose{self.perm}[{', '.join(part(p) for p in self.index)}]"
+        text = f"{base}.transpose{self.perm}[{', '.join(part(p) for p in self.index)}]"
+        return text if self.broadcast is None else f"np.broadcast_to({text}, {self.broadcast})"
 
 
 @dataclass(frozen=True)
@@ -213,16 +216,17 @@ def recipe_for(view, base) -> Recipe | None:
         return recipe
     face = _interface(view)
     itemsize = np.dtype(face["typestr"]).itemsize
-    strides = sorted({abs(s) // itemsize for s, n in zip(_extent(view)[4], face["shape"]) if n > 1}, reverse=True)
+    strides = sorted({abs(s) // itemsize for s, n in zip(_extent(view)[4], face["shape"]) if n > 1 and s},
+                     reverse=True)
     size = int(np.prod(_interface(base)["shape"]))
-    if not strides or 0 in strides:
+    if not strides:
         return None
     chain = [size] + strides + ([1] if strides[-1] != 1 else [])
     if any(a % b for a, b in zip(chain, chain[1:])):
         return None
     shape = tuple(a // b for a, b in zip(chain, chain[1:]))
     recipe = _recipe_for(view, base.reshape(shape))
-    return None if recipe is None else Recipe(recipe.perm, recipe.index, shape)
+    return None if recipe is None else Recipe(recipe.perm, recipe.index, shape, recipe.broadcast)
 
 
 def _c_contiguous(array) -> bool:
@@ -246,7 +250,7 @@ def _recipe_for(view, base) -> Recipe | None:
     axes_for: list[tuple[int, int] | None] = []  # per view dimension: (base axis, step) or None
     used: set[int] = set()
     for n, stride in zip(v_shape, v_st):
-        if n == 1:
+        if n == 1 or stride == 0:  # (a broadcast axis: size one, then broadcast_to)
             axes_for.append(None)
             continue
         choices = [j for j in range(len(b_shape)) if j not in used and b_st[j] != 0 and b_shape[j] > 1
@@ -280,7 +284,9 @@ def _recipe_for(view, base) -> Recipe | None:
         index.append((first, None if stop < 0 else stop, step))
     unused = [j for j in range(len(b_shape)) if j not in used]
     index.extend(start[j] for j in unused)
-    recipe = Recipe(tuple(j for e in axes_for if e is not None for j in (e[0],)) + tuple(unused), tuple(index))
+    broadcast = tuple(v_shape) if any(s == 0 and n > 1 for s, n in zip(v_st, v_shape)) else None
+    recipe = Recipe(tuple(j for e in axes_for if e is not None for j in (e[0],)) + tuple(unused), tuple(index),
+                    broadcast=broadcast)
     try:
         built = recipe.apply(base)
     except (IndexError, ValueError):

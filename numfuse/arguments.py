@@ -63,15 +63,19 @@ def classify(name: str, value, static: bool):
         return ("py", float), ArgSpec("python", Aval((), np.dtype(np.float64)))
     if isinstance(value, complex):
         return ("py", complex), ArgSpec("python", Aval((), np.dtype(np.complex128)))
+    if isinstance(value, set):
+        value_key = frozenset(value)  # a set of Python values steers the function like a frozenset
+    else:
+        value_key = value
     try:
-        hash(value)
+        hash(value_key)
     except TypeError:
         raise UnsupportedError(
             f"argument {name!r} of type {type(value).__name__} is neither an array, a scalar nor "
             "a hashable static value"
         ) from None
     # Strings, None, tuples...: Python values that steer the function, keyed by value.
-    return ("static", type(value), value), ("static", value)
+    return ("static", type(value), value_key), ("static", value)
 
 
 # -- containers of arrays ----------------------------------------------------------------------

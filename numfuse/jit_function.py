@@ -34,6 +34,7 @@ from .targets.cuda.streams import check_stream_option
 from .aliasing import base_of, find_sharing, overlapping
 from .arguments import RANDOM_STATES, classify, flatten_containers, has_array_leaf
 from .captures import captures_of, changed_guard, guards_hold
+from .captures import traced_function as captures_traced_function
 from . import debug
 from .targets import Target, choose as choose_target, requested as requested_target
 from .tracer import ArgSpec, TraceResult, external_spec, returned_view, trace, unflatten_outputs
@@ -228,7 +229,8 @@ class JitFunction:
         if random_argument is not None:
             return self._segmented(names, f"argument {random_argument!r} is a random generator, whose draws "
                                           "differ at every call")
-        captured = captures_of(self._fn)
+        captured = captures_of(self._fn, [(n, s[1]) for n, s in zip(names, specs)
+                                          if not isinstance(s, ArgSpec) and s[0] == "static"])
         fn_name = getattr(self._fn, "__name__", "f")
         real = len(names)
         hidden: list = []  # (name, spec, make): bases of arguments that share memory
@@ -236,8 +238,8 @@ class JitFunction:
             all_specs = list(specs) + [h[1] for h in hidden]
             traced_positions = [i for i, s in enumerate(all_specs) if isinstance(s, ArgSpec)]
             try:
-                traced = trace(lambda *vals: call(self._fn, vals[:real]), all_specs, fn_name, hidden=len(hidden),
-                               external=captured.arrays)
+                traced = trace(functools.partial(self._call_traced, call, captured, real), all_specs, fn_name,
+                               hidden=len(hidden), external=captured.arrays)
             except Exception as raised:
                 err = _tracing_error_in(raised)
                 if err is None:
@@ -270,9 +272,8 @@ class JitFunction:
             if refusal is not None:
                 raise refusal
             specs, hidden = self._shared_specs(names, values, specs, sharing)  # and trace again
-        externals = [captured.array_named(n) for n in traced.external]
-        all_specs = list(specs) + [h[1] for h in hidden] + [external_spec(n, a) for n, a in
-                                                             zip(traced.external, externals)]
+        externals = [a for _, a in traced.external]
+        all_specs = list(specs) + [h[1] for h in hidden] + [external_spec(n, a) for n, a in traced.external]
         traced_positions = [i for i, s in enumerate(all_specs) if isinstance(s, ArgSpec)]
         scalar_inputs = {k for k, i in enumerate(traced_positions) if all_specs[i].kind != "array"}
         strided_inputs = {k for k, i in enumerate(traced_positions) if all_specs[i].strided}
@@ -284,10 +285,20 @@ class JitFunction:
             sources = [target.render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
         _emit_plan(self._label(), plan, sources, target)
         extra = [h[2] for h in hidden] + [functools.partial(_constant, a) for a in externals]
-        all_names = list(names) + [h[0] for h in hidden] + list(traced.external)
+        all_names = list(names) + [h[0] for h in hidden] + [n for n, _ in traced.external]
         aliased = any(not isinstance(s, ArgSpec) and s[0] == "alias" for s in specs)
         return Compiled(traced, plan, sources, traced_positions, arg_names=all_names, target=target,
                         extra=extra, guards=captured.guards, sharing=sharing if aliased else None)
+
+    def _call_traced(self, call, captured, real, *values):
+        """The function called by the trace: with the arrays its code names among its globals
+        and closure traced (captures.traced_function), on the bound arguments."""
+        from .numpy_creation import current_context
+
+        fn, check = captures_traced_function(self._fn, current_context(), captured)
+        result = call(fn, values[:real])
+        check()
+        return result
 
     @staticmethod
     def _shared_specs(names, values, specs, sharing):
@@ -440,8 +451,10 @@ class JitFunction:
     def _remember_fast_path(self, args, compiled: Compiled, traced_values, names) -> None:
         if debug.enabled("launch"):
             return  # every launch printed: every call takes the full path
-        if compiled.target.name == "cuda" and any(isinstance(a, np.ndarray) for a in args):
-            return  # NumPy arguments are copied each call: never a fast path (don't try each call)
+        if compiled.target.name == "cuda" and any(isinstance(a, np.ndarray) for a in (*args, *traced_values)):
+            # NumPy arguments (or global arrays read) are copied each call: never a fast path
+            # (don't try each call).
+            return
         from .runtime.fast_keys import fast_key
 
         key = fast_key(args, self._static_positions)

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import numpy_api, numpy_views, viewmaps
+from . import aliasing, numpy_api, numpy_views, viewmaps
 from .dtypes import check_supported
 from .errors import NeedsGraphBreak, TracingError, at_user_line, unsupported, user_location
 from .ir import Atom, Aval, Eqn, Graph, Literal, SizeConst, SizeValue, Var, check_graph
@@ -86,6 +86,8 @@ class TraceContext(Layouts):
         self.carried: dict[Var, Var] = {}
         self.external_candidates: dict[int, tuple[str, Any]] = {}  # see trace()
         self.external_inputs: list[tuple[str, Any]] = []
+        self.external_tracers: dict[int, Tracer] = {}  # by the array's id
+        self.external_initial: dict[int, Var] = {}  # its input, the version before any write
         super().__init__()  # strides, family, latest, owner: see layouts.py
 
     # -- values --------------------------------------------------------------------------------
@@ -209,15 +211,16 @@ class TraceContext(Layouts):
     def _const(self, array: np.ndarray) -> "Tracer":
         if self.breaks is not None:
             return self.breaks.foreign_array(array)  # an input of the segment, not a constant
+        if id(array) in self.external_tracers:
+            return self.external_tracers[id(array)]
         found = self._const_by_id.get(id(array))
         if found is None and self.external_candidates.get(id(array), (None, None))[1] is array:
-            # An array of the function's globals or closure: NumPy reads its contents at the
-            # call, so it is an input (jit_function passes it at each call), not a constant.
-            name = self.external_candidates[id(array)][0]
-            tracer = self.new_input(external_spec(name, array))
-            self.external_inputs.append((name, array))
-            found = self._const_by_id[id(array)] = (array, tracer._var)
-            return tracer
+            return self.external_array(array)
+        if found is None and array.base is not None and self.external_candidates:
+            view = self._external_view(array)
+            if view is not None:  # W.T of a global W, made by NumPy before the trace saw it
+                self._const_by_id[id(array)] = (array, view._var)
+                return view
         if found is None:
             var = Var(Aval(array.shape, array.dtype))
             # Copied: the graph keeps the value it was traced with, as JAX does.
@@ -225,6 +228,31 @@ class TraceContext(Layouts):
             # The original is kept too, so that its id is not reused by another array.
             found = self._const_by_id[id(array)] = (array, var)
         return Tracer(self, found[1])
+
+    def external_array(self, array: np.ndarray) -> "Tracer":
+        """The tracer of an array of the function's globals or closure (or an array attribute
+        of a static argument): NumPy reads its contents at the call, so it is an input, passed
+        at each call (TraceResult.external), not a constant; writes into it go back into it."""
+        tracer = self.external_tracers.get(id(array))
+        if tracer is None:
+            name = self.external_candidates.get(id(array), (f"global array #{len(self.external_inputs)}",))[0]
+            tracer = self.new_input(external_spec(name, array))
+            self.external_initial[id(array)] = tracer._var
+            self.external_inputs.append((name, array))
+            self.external_tracers[id(array)] = tracer
+            self._const_by_id[id(array)] = (array, tracer._var)
+        return tracer
+
+    def _external_view(self, array: np.ndarray) -> "Tracer | None":
+        """`array` as a view of a global or closure array it is a view of (W.T, W[1:]), traced
+        from that array's input, or None."""
+        root = aliasing.base_of(array)
+        for _, candidate in self.external_candidates.values():
+            if aliasing.base_of(candidate) is root and candidate is not array:
+                recipe = aliasing.recipe_for(array, candidate)
+                if recipe is not None:
+                    return recipe.apply(self._const(candidate))
+        return None
 
     def as_tracer(self, operand: Operand) -> "Tracer":
         if operand.tracer is not None:
@@ -392,7 +420,8 @@ class TraceResult:
     graph: Graph
     out_tree: Any  # the return value's structure; see flatten_outputs
     leaf_kinds: list[str]  # per graph output: "array", "numpy_scalar" or "python"
-    external: list[str] = field(default_factory=list)  # names of the global arrays read: last inputs
+    # (name, array) of the global and closure arrays read, in the order of their inputs
+    external: list = field(default_factory=list)
     # Outputs that are views of arguments: output index -> (traced argument index, view eqns).
     views: dict = field(default_factory=dict)
 
@@ -490,12 +519,30 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
             # An earlier version of an array updated since: its buffer holds the latest.
             var = ctx.copy_var(var)
         outputs.append(var)
-    # Arguments written into: their final versions go back into the caller's arrays.
+    _drop_unread_externals(ctx, outputs)
+    # Arguments written into: their final versions go back into the caller's arrays; and so do
+    # global arrays written into.
     writebacks = {
         ctx.inputs.index(v0): a._var for a, v0 in zip(arguments, initial) if a._var is not v0
     }
+    for key, t in ctx.external_tracers.items():
+        if t._var is not ctx.external_initial[key]:
+            writebacks[ctx.inputs.index(ctx.external_initial[key])] = t._var
     graph = ctx.graph(outputs, name or getattr(fn, "__name__", "f"), writebacks)
-    return TraceResult(graph, tree, kinds, [name for name, _ in ctx.external_inputs], views)
+    return TraceResult(graph, tree, kinds, list(ctx.external_inputs), views)
+
+
+def _drop_unread_externals(ctx, outputs) -> None:
+    """Forget the inputs of global arrays the trace never read (a name in an untaken branch):
+    the call need not pass them."""
+    read = {a for eqn in ctx.eqns for a in eqn.inputs} | set(outputs)
+    for key, t in list(ctx.external_tracers.items()):
+        var = ctx.external_initial[key]
+        if var not in read and t._var is var:
+            index = ctx.inputs.index(var)
+            del ctx.inputs[index]
+            del ctx.external_tracers[key]
+            ctx.external_inputs = [(n, a) for n, a in ctx.external_inputs if id(a) != key]
 
 
 def _argument_view(ctx, tracer, arguments):

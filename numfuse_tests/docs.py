@@ -28,10 +28,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = ("README.md", "docs/user-guide.md", "docs/architecture.md")
-NOT_RUN = re.compile(r"<!--\s*docs:\s*not run\b")
+NOT_RUN = re.compile(r"^\s*<!--\s*docs:\s*not run\b")
 PRINTS = re.compile(r"`([^`]+)`(?: prints)?:\s*$")  # a line before a block naming the code it shows
-HIDDEN = re.compile(r"<!--\s*docs:\s*run:(.*?)-->")
-SHOWS = re.compile(r"<!--\s*docs:\s*shows:\s*(.*?)\s*-->")  # the block shows print(...) of this
+HIDDEN = re.compile(r"^\s*<!--\s*docs:\s*run:(.*?)-->\s*$")
+SHOWS = re.compile(r"^\s*<!--\s*docs:\s*shows:\s*(.*?)\s*-->\s*$")  # the block shows print(...) of this
 FILE = re.compile(r"#\s+(\w+\.py)\s*$")
 NUMBER = re.compile(r"^\d+ ?( |$)")
 HASHED = re.compile(r"(nf_\w+?)_[0-9a-f]{16}\.py")  # a kernel file's content hash
@@ -60,7 +60,7 @@ def blocks_of(path: Path) -> list[Block]:
             continue
         before = _last_text_line(lines, i)
         shown = None
-        if lines[i].strip().startswith("```"):
+        if lines[i].strip() in ("```", "```python"):  # (a bash block shows commands)
             shown = SHOWS.search(before) or (PRINTS.search(before) if not NOT_RUN.search(before) else None)
         if shown:
             # "`print(f.explain(x))` prints:" or "`f.graph(x, y)`:" and a block: the expression's

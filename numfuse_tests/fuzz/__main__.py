@@ -31,6 +31,8 @@ def main(argv=None) -> int:
                         help="stop starting programs after this long (the summary counts those run)")
     args = parser.parse_args(argv)
 
+    # Thousands of first calls, each compiling: no progress line for each (debug.py).
+    os.environ.setdefault("NUMFUSE_QUIET", "1")
     # numba.cuda picks the simulator or the GPU when first imported: decide before that.
     os.environ["NUMFUSE_TARGET"] = "cpu" if args.cpu else "cuda"
     if args.gpu:

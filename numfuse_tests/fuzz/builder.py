@@ -223,7 +223,8 @@ def replay(program: Program, model: N.ErrorModel) -> tuple[Program, list[Value]]
         if b is None:
             return None
         again.append(Call(call.inputs, b.tolerances(program.outputs)))
-    fresh = Program(program.inputs, program.ops, program.outputs, first.tolerances(program.outputs), again)
+    fresh = Program(program.inputs, program.ops, program.outputs, first.tolerances(program.outputs), again,
+                    program.packing, program.shared, program.concurrent)
     return fresh, first.values
 
 

@@ -72,9 +72,10 @@ class Call:
     inputs: list[Input]
     tolerances: list[Any]
     packing: str = ""  # see Program.packing
+    shared: tuple[int, int] | None = None  # see Program.shared
 
     def arguments(self) -> list:
-        return pack([inp.argument() for inp in self.inputs], self.packing)
+        return pack(share([inp.argument() for inp in self.inputs], self.shared), self.packing)
 
 
 @dataclass
@@ -90,12 +91,18 @@ class Program:
     # in one list, "nested": a tuple of (a list of the arrays, a dict of the scalars), as ML code
     # passes its parameters (numfuse flattens containers into their leaves).
     packing: str = ""
+    # (i, j): the first call passes input i's array object as input j too (equal values), as
+    # f(x, x) does: which arguments share memory is part of numfuse's signature (aliasing.py).
+    shared: tuple[int, int] | None = None
+    # The first call also runs from several Python threads at once, each on its own arguments.
+    concurrent: bool = False
 
     def __repr__(self) -> str:  # hypothesis prints this; the snippet is the useful form
         return f"<program: {len(self.inputs)} inputs, {len(self.ops)} ops, {len(self.outputs)} outputs>"
 
     def calls(self) -> list[Call]:
-        return [Call(c.inputs, c.tolerances, self.packing) for c in [Call(self.inputs, self.tolerances), *self.again]]
+        first = Call(self.inputs, self.tolerances, self.packing, self.shared)
+        return [first, *(Call(c.inputs, c.tolerances, self.packing) for c in self.again)]
 
     def names(self) -> list[str]:
         names, arrays, scalars = [], 0, 0
@@ -128,7 +135,7 @@ class Program:
         return namespace[name]
 
     def arguments(self) -> list:
-        return pack([inp.argument() for inp in self.inputs], self.packing)
+        return pack(share([inp.argument() for inp in self.inputs], self.shared), self.packing)
 
     def pruned(self) -> Program:
         """The same program without the operations and inputs no output depends on, renumbered."""
@@ -143,8 +150,11 @@ class Program:
         ops = [Op(self.ops[k].lines, tuple(position[i] for i in self.ops[k].operands), self.ops[k].rules)
                for k in kept]
         again = [Call([c.inputs[i] for i in inputs], c.tolerances) for c in self.again]
+        shared = None
+        if self.shared is not None and all(i in position for i in self.shared):
+            shared = (position[self.shared[0]], position[self.shared[1]])
         return Program([self.inputs[i] for i in inputs], ops, [position[i] for i in self.outputs],
-                       self.tolerances, again, self.packing)
+                       self.tolerances, again, self.packing, shared, self.concurrent)
 
     def snippet(self, note: str = "") -> str:
         """A standalone script that runs the program through NumPy and numfuse and asserts that
@@ -158,7 +168,9 @@ class Program:
         lines += ["# Calls of one jitted function: (arguments, per output the largest difference",
                   "# allowed, 0: exact). Calls after the first reuse its compiled kernels.", "calls = ["]
         for k, call in enumerate(self.calls()):
-            args = names if k == 0 else [inp.literal() for inp in call.inputs]
+            args = list(names) if k == 0 else [inp.literal() for inp in call.inputs]
+            if call.shared is not None:  # the same array object twice
+                args[call.shared[1]] = args[call.shared[0]]
             args = pack_literal(args, call.inputs, self.packing)
             atols = [float(np.max(t, initial=0.0)) for t in call.tolerances] or [0.0] * len(self.outputs)
             lines.append(f"    (({', '.join(args)},), {atols!r}),")
@@ -187,6 +199,13 @@ print("numfuse and NumPy agree")'''
 
 
 # -- containers ----------------------------------------------------------------------------------
+
+
+def share(values: list, shared: tuple[int, int] | None) -> list:
+    """The arguments with input j replaced by input i's object (Program.shared)."""
+    if shared is not None:
+        values[shared[1]] = values[shared[0]]
+    return values
 
 
 def pack(values: list, packing: str) -> list:

@@ -8,6 +8,7 @@ pytest tests and `python -m numfuse_tests.fuzz` both run sessions.
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -41,7 +42,29 @@ def check_program(program: Program) -> list[str]:
         problems += [f"call {k + 1}: {p}" for p in found] if k else found
         if found:
             break
+    if program.concurrent and not problems:
+        problems += concurrent_calls(program, fn, numfuse.jit(fn))
     return problems
+
+
+def concurrent_calls(program: Program, fn, jitted, threads: int = 3) -> list[str]:
+    """The first call run from `threads` Python threads at once, first calls of a new jitted
+    function included: each must give NumPy's results."""
+    found: list[list[str]] = [[] for _ in range(threads)]
+    call = program.calls()[0]
+
+    def run(k):
+        try:
+            found[k] = check_call(program, fn, jitted, call)
+        except BaseException as err:  # noqa: BLE001 - reported as this thread's mismatch
+            found[k] = [f"{type(err).__name__}: {err}"]
+
+    workers = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return [f"thread {k} of {threads} calling at once: {p}" for k, f in enumerate(found) for p in f]
 
 
 def check_call(program: Program, fn, jitted, call: Call) -> list[str]:

@@ -910,20 +910,53 @@ def programs(draw, model: N.ErrorModel = N.SIMULATOR, max_steps: int = MAX_STEPS
     program.packing = draw(st.sampled_from(["", "", "", "", "", "", "dict", "list", "nested"]), label="packing")
     # One program in three is called again with new values of the same signature: the plan and
     # kernels are reused, and runtime scalars and array contents must not have been baked in.
+    # Some of those calls change the arrays' layouts or dtypes: a new signature of the same
+    # function, traced again beside the first (a cache key missing the dtype or layout would
+    # reuse the first's kernels).
     if draw(st.integers(0, 2), label="call again") == 0:
-        inputs = [redraw(draw, inp, f"again {k}") for k, inp in enumerate(program.inputs)]
+        vary = ("values", "layouts", "dtypes")[draw(st.integers(0, 2), label="again varies")]
+        inputs = [redraw(draw, inp, f"again {k}", vary) for k, inp in enumerate(program.inputs)]
         second = evaluate(program, inputs, model)
+        if second is None and vary != "values":
+            inputs = [redraw(draw, inp, f"again {k}", "values") for k, inp in enumerate(program.inputs)]
+            second = evaluate(program, inputs, model)
         if second is not None:
             program.again.append(Call(inputs, second.tolerances(program.outputs)))
+    # One program in six passes one array as two arguments (of one shape: the second takes the
+    # first's dtype and layout, where the program stays valid).
+    pairs = [(i, j) for i, a in enumerate(program.inputs) for j, c in enumerate(program.inputs)
+             if i != j and a.kind == c.kind == ARRAY and a.bound is None and c.bound is None
+             and a.value.shape == c.value.shape]
+    if pairs and draw(st.integers(0, 5), label="shared argument") == 0:
+        i, j = draw(st.sampled_from(pairs), label="shared pair")
+        inputs = list(program.inputs)
+        inputs[j] = Input(ARRAY, inputs[i].value, inputs[i].layout)
+        shared = evaluate(program, inputs, model)
+        if shared is not None:
+            program.inputs, program.tolerances, program.shared = inputs, shared.tolerances(program.outputs), (i, j)
+    # One program in ten also runs its first call from several threads at once.
+    program.concurrent = draw(st.integers(0, 9), label="concurrent") == 0
     return program
 
 
-def redraw(draw, inp: Input, label: str) -> Input:
+# The dtypes a call that varies them gives an array (its kind's other widths, and float64).
+OTHER_DTYPES = {"f": ["float32", "float64", "float16"], "i": ["int64", "int32", "int8"], "u": ["uint8", "uint32"],
+                "b": ["bool"], "c": ["complex128", "complex64"]}
+
+
+def redraw(draw, inp: Input, label: str, vary: str = "values") -> Input:
     """New values for an argument, of the same kind, type, shape, dtype and layout (an index
-    array's within its bound)."""
+    array's within its bound); with `vary`, arrays in other layouts or of other dtypes."""
     if inp.kind == ARRAY and inp.bound is not None:
         value = index_array(draw, inp.value.shape, inp.value.dtype, inp.bound, label)
         return Input(ARRAY, value, inp.layout, bound=inp.bound)
+    if inp.kind == ARRAY and vary == "layouts":
+        layout = draw(st.sampled_from([k for k in LAYOUTS if k != inp.layout]), label=f"{label} layout")
+        return Input(ARRAY, draw_array(draw, inp.value.shape, inp.value.dtype, label), layout)
+    if inp.kind == ARRAY and vary == "dtypes":
+        dtype = np.dtype(draw(st.sampled_from(OTHER_DTYPES.get(inp.value.dtype.kind, [inp.value.dtype.name])),
+                              label=f"{label} dtype"))
+        return Input(ARRAY, draw_array(draw, inp.value.shape, dtype, label), inp.layout)
     if inp.kind == ARRAY:
         return Input(ARRAY, draw_array(draw, inp.value.shape, inp.value.dtype, label), inp.layout)
     if inp.kind == NUMPY_SCALAR:

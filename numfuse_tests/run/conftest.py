@@ -12,7 +12,26 @@ import warnings
 
 import pytest
 
-from numfuse.targets.cuda.device import SimulatorWarning
+from numfuse import SimulatorWarning
+
+import random
+
+from hypothesis import core, settings
+
+# Hypothesis runs that can be repeated: no example database (what a machine found before does
+# not change what this run tries), and one seed for the run, printed at its start; set it with
+# NUMFUSE_TESTS_SEED=N (or pytest's --hypothesis-seed=N) to run the same examples again.
+settings.register_profile("numfuse", database=None)
+settings.load_profile("numfuse")
+if core.global_force_seed is None:
+    core.global_force_seed = int(os.environ.get("NUMFUSE_TESTS_SEED") or random.randrange(2**32))
+SEED = core.global_force_seed
+
+
+def pytest_collection_finish(session):
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"hypothesis seed {SEED} (NUMFUSE_TESTS_SEED={SEED} runs the same examples again)")
 
 
 @pytest.fixture(autouse=True)

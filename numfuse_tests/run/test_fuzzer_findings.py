@@ -47,6 +47,11 @@ FINDINGS = {
     "scan_of_scalar_argument": (lambda s: np.cumsum(s), (np.int64(3),)),
     "scan_of_0d_along_axis": (lambda x: (np.cumsum(x, axis=0), np.argsort(x)), (np.array(3.0),)),
     "python_int_negative_power_argument": (lambda s: ((-1) ** s, 2 ** s), (-5,)),
+    # The CPU target: Numba's np.exp2 and np.log2 for float32 (a float16's) and float64 in one
+    # function failed to compile ("Type of #1 arg mismatch: float != double").
+    "exp2_log2_of_two_float_widths": (lambda h, d: (np.exp2(h.astype(np.float16)) + np.exp2(d),
+                                                    np.log2(h.astype(np.float16) + 2) * np.log2(d + 2)),
+                                      (np.array([0, 1]), np.array([-0.4375, -3.9375]))),
 }
 
 

@@ -4,8 +4,10 @@ own inverse, and one function called with other dtypes and layouts in turn."""
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 import numfuse
+from numfuse_tests.trace.test_plans import SQUARE_ARGS, program_function, programs
 
 
 def _square(n=6, seed=0):
@@ -51,3 +53,19 @@ def test_one_function_called_with_other_dtypes_and_layouts_in_turn():
             got, expected = jitted(x), f(x)
             assert got.dtype == expected.dtype, (x.dtype, got.dtype)
             np.testing.assert_array_equal(got, expected)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(square=True))
+def test_random_square_programs_with_reductions_run_as_numpy(program):
+    """The plan generator's square programs (reductions without keepdims, read at other rows'
+    points), planned and run against NumPy."""
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(a.shape).astype(np.float32) for a in SQUARE_ARGS]
+    fn = program_function(*program)
+    with np.errstate(all="ignore"):
+        expected = fn(*args)
+    got = numfuse.jit(fn)(*args)
+    for g, e in zip(got, expected):
+        assert np.shape(g) == np.shape(e) and np.asarray(g).dtype == np.asarray(e).dtype
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)

@@ -164,3 +164,113 @@ def test_closure_arrays_and_scalars():
     np.testing.assert_array_equal(f(x), g(x))
     factor = 4.0  # noqa: F841 (read by g through its closure cell)
     np.testing.assert_array_equal(f(x), g(x))
+
+
+def test_device_arrays_that_share_memory():
+    import os
+
+    if os.environ.get("NUMFUSE_TARGET") == "cpu":
+        pytest.skip("device arrays run on the CUDA target")
+    from numba import cuda
+
+    def step(a, b):
+        a[:] = b * 2
+        a += b
+        return a.sum()
+
+    expected_base = np.arange(8.0)
+    expected = step(expected_base[:6], expected_base[2:])
+    device = cuda.to_device(np.arange(8.0))
+    got = numfuse.jit(step)(device[:6], device[2:])
+    np.testing.assert_array_equal(np.asarray(got.copy_to_host() if hasattr(got, "copy_to_host") else got), expected)
+    np.testing.assert_array_equal(device.copy_to_host(), expected_base)
+    same = cuda.to_device(np.arange(3.0))
+    numfuse.jit(step)(same, same)
+    np.testing.assert_array_equal(same.copy_to_host(), [0.0, 4.0, 8.0])
+
+
+class Layer:
+    def __init__(self):
+        self.weight = np.ones(3)
+
+    @numfuse.jit
+    def __call__(self, x):
+        return x * self.weight + 1
+
+
+def test_an_array_attribute_of_self_is_read_at_each_call_and_rebinding_it_traces_again():
+    layer, x = Layer(), np.arange(3.0)
+    np.testing.assert_array_equal(layer(x), x + 1)
+    layer.weight[:] = 5.0
+    np.testing.assert_array_equal(layer(x), x * 5 + 1)
+    layer.weight = np.full(3, -2.0)
+    np.testing.assert_array_equal(layer(x), x * -2 + 1)
+    np.testing.assert_array_equal(layer(x), x * -2 + 1)
+
+
+def test_a_broadcast_view_of_a_written_argument():
+    def f(a, b):
+        a += b[0]
+        return b.sum(axis=0)
+
+    def args():
+        base = np.arange(4.0)
+        return [base], [base, np.broadcast_to(base, (3, 4))]
+    both(f, args)
+
+
+TABLE = np.arange(6.0).reshape(2, 3)
+CALLS = 0
+
+
+def uses_table(x):
+    # NumPy's own work on the global (a view, a reduction) is traced too: fresh at each call.
+    return x * TABLE.T + TABLE[1:].sum()
+
+
+def test_what_numpy_computes_from_a_global_is_fresh_at_each_call():
+    f = numfuse.jit(uses_table)
+    x = np.ones((3, 2))
+    saved = TABLE.copy()
+    try:
+        np.testing.assert_array_equal(f(x), uses_table(x))
+        TABLE[:] = -1.0
+        np.testing.assert_array_equal(f(x), uses_table(x))
+    finally:
+        TABLE[:] = saved
+
+
+def test_writes_into_a_global_array_reach_it():
+    def scale_table(s):
+        TABLE[...] *= s
+        return TABLE.sum()
+
+    saved = TABLE.copy()
+    try:
+        expected_table = saved.copy()
+        f = numfuse.jit(scale_table)
+        for s in (2.0, 3.0):
+            got = f(s)
+            expected_table *= s
+            np.testing.assert_array_equal(TABLE, expected_table)
+            assert got == expected_table.sum()
+    finally:
+        TABLE[:] = saved
+
+
+def count_calls(x):
+    global CALLS
+    CALLS += 1
+    return x * CALLS
+
+
+def test_a_function_that_assigns_a_global_runs_its_python_code_at_every_call():
+    global CALLS
+    CALLS = 0
+    f = numfuse.jit(count_calls)
+    x = np.ones(2)
+    np.testing.assert_array_equal(f(x), [1.0, 1.0])
+    np.testing.assert_array_equal(f(x), [2.0, 2.0])
+    assert CALLS == 2
+    with pytest.raises(numfuse.TracingError, match="assigns to 'CALLS'"):
+        numfuse.jit(count_calls, graph_breaks=False)(x)

@@ -185,3 +185,28 @@ def test_eight_threads_first_calls_included_several_signatures():
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+# -- writes into global arrays ------------------------------------------------------------------
+
+SINK = np.zeros(3)
+
+
+def test_writes_into_global_arrays_are_numpys():
+    def store(x):
+        SINK[:] = x * 2
+
+    def accumulate(x):
+        global SINK
+        SINK += x
+
+    saved = SINK.copy()
+    try:
+        numfuse.jit(store)(np.arange(3.0))
+        np.testing.assert_array_equal(SINK, np.arange(3.0) * 2)
+        numfuse.jit(accumulate)(np.ones(3))
+        np.testing.assert_array_equal(SINK, np.arange(3.0) * 2 + 1)
+        numfuse.jit(accumulate)(np.ones(3))  # again: the global holds the last result
+        np.testing.assert_array_equal(SINK, np.arange(3.0) * 2 + 2)
+    finally:
+        SINK[:] = saved

@@ -4,7 +4,6 @@ The disk cache and the kernel cache key compiled kernels on the code's digest: c
 from one process to the next (an order taken from a set of Vars, which hash by identity, or of
 strings, whose hashes change with PYTHONHASHSEED) would compile again in each new process."""
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -46,15 +45,18 @@ _PROBE = """
     digest = hashlib.sha256()
     calls = [(w.fn, w.make(SIZES["small"], None, 0)) for w in WORKLOADS]
     calls += [(p.function(), p.arguments()) for p in generated(120, 7)]
+    kernels = planned = 0
     for fn, args in calls:
         try:
             sources = numfuse.jit(fn).kernel_sources(*args)
         except Exception as error:
             digest.update(type(error).__name__.encode())
             continue
+        planned += 1
         for s in sources:
             digest.update(s.source.encode())
-    print(digest.hexdigest())
+            kernels += 1
+    print(digest.hexdigest(), planned, kernels, len(calls))
 """
 
 
@@ -69,5 +71,8 @@ def _digest(hash_seed: str, junk: int) -> str:
 
 def test_two_processes_generate_the_same_code():
     first, second = _digest("1", 0), _digest("2", 4321)
-    assert first != hashlib.sha256().hexdigest()  # it hashed some code
+    _, planned, kernels, calls = first.split()
+    # The code compared is that of most of the programs: a probe that planned none (every call
+    # raising) would compare only exception names.
+    assert int(planned) >= 0.75 * int(calls) and int(kernels) >= int(planned), first  # (113 of 136 today)
     assert first == second

@@ -198,11 +198,12 @@ def ufunc_out_global(x):
 GLOBAL_OUT = np.zeros((4, 5), np.float32)
 
 
-def test_ufunc_out_into_a_global_array_is_unsupported_without_graph_breaks():
-    # With graph breaks (the default) NumPy writes into it at a break: test_graph_breaks.py.
-    with pytest.raises(numfuse.UnsupportedError) as info:
-        numfuse.jit(ufunc_out_global, graph_breaks=False).graph(X)
-    assert f"{HERE}:{line_of(ufunc_out_global, 1)}" in str(info.value)
+def test_ufunc_out_into_a_global_array_is_traced_as_a_write_of_it():
+    # The global is traced as an input (captures.py), so out= writes it, without a graph break.
+    jitted = numfuse.jit(ufunc_out_global, graph_breaks=False)
+    graph = jitted.graph(X)
+    assert graph.writebacks, str(graph)
+    assert "global GLOBAL_OUT" in jitted.explain(X).splitlines()[0]
 
 
 def test_indexing_raises_numpys_errors():

@@ -291,10 +291,17 @@ A, B = 3, 5
 RANDOM_ARGS = (np.ones((A, B), F32), np.ones((A, B), F32), np.ones((1, B), F32), np.ones((A, 1), F32))
 
 
+# Square shapes: a reduction without keepdims, (N,), broadcasts against (N, N) along the last
+# axis, so a later operation reads row j's result at row i's points (issue: tests that catch bugs).
+N = 4
+SQUARE_ARGS = (np.ones((N, N), F32), np.ones((N, N), F32), np.ones((1, N), F32), np.ones((N, 1), F32))
+
+
 @st.composite
-def programs(draw, reductions=True):
+def programs(draw, reductions=True, square=False):
     """Steps over the values x, y (A,B), v (1,B), w (A,1) and earlier steps' results; all
-    shapes broadcast together (reductions keep their dims)."""
+    shapes broadcast together (reductions keep their dims). `square`: over (N, N) values, and
+    reductions drop their axis half of the time."""
     kinds = ["unary", "binary", "binary"] + (["reduce"] if reductions else [])
     steps = []
     for _ in range(draw(st.integers(1, 7))):
@@ -307,7 +314,7 @@ def programs(draw, reductions=True):
                           draw(st.integers(0, n - 1))))
         else:
             steps.append(("reduce", draw(st.sampled_from(["sum", "max"])), draw(st.integers(0, n - 1)),
-                          draw(st.integers(0, 1))))
+                          draw(st.integers(0, 1)), not square or draw(st.booleans())))
     outputs = draw(st.lists(st.integers(4, 3 + len(steps)), min_size=1, max_size=3, unique=True))
     return steps, outputs
 
@@ -321,7 +328,11 @@ def program_function(steps, outputs):
             elif step[0] == "binary":
                 values.append(BINARY[step[1]](values[step[2]], values[step[3]]))
             else:
-                values.append(getattr(values[step[2]], step[1])(axis=step[3], keepdims=True))
+                value = values[step[2]]
+                if value.ndim == 0:  # (a reduction without keepdims made a scalar)
+                    values.append(value)
+                    continue
+                values.append(getattr(value, step[1])(axis=min(step[3], value.ndim - 1), keepdims=step[4]))
         return tuple(values[i] for i in outputs)
 
     return f
@@ -349,6 +360,15 @@ def check_plan_invariants(plan):
 @given(programs())
 def test_random_program_plan_invariants(program):
     plan = plan_of(program_function(*program), *RANDOM_ARGS)
+    check_plan_invariants(plan)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(programs(square=True))
+def test_random_square_program_plan_invariants(program):
+    """Reductions without keepdims on square inputs: their results are read at other rows'
+    points, which the planner must split into another kernel, never fuse, nor refuse."""
+    plan = plan_of(program_function(*program), *SQUARE_ARGS)
     check_plan_invariants(plan)
 
 

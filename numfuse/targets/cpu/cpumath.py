@@ -10,6 +10,8 @@ math's (only its mantissa is used, cast by the template).
 
 import math as _math
 
+from numba import njit as _njit
+
 import numpy as np
 
 inf = _math.inf
@@ -18,10 +20,8 @@ pi = _math.pi
 e = _math.e
 
 exp = np.exp
-exp2 = np.exp2
 expm1 = np.expm1
 log = np.log
-log2 = np.log2
 log10 = np.log10
 log1p = np.log1p
 sqrt = np.sqrt
@@ -52,3 +52,17 @@ isfinite = np.isfinite
 frexp = _math.frexp
 ldexp = np.ldexp
 nextafter = np.nextafter
+
+
+# Numba declares np.exp2 and np.log2 by one LLVM name whatever the dtype: a function that calls
+# one for float64 and for float32 (a float16 value beside a float64 one) fails to compile
+# ("Type of #1 arg mismatch: float != double"). Called through their own compiled functions,
+# each dtype's call is in another module.
+@_njit(cache=True, nogil=True, error_model="numpy")
+def exp2(x):
+    return np.exp2(x)
+
+
+@_njit(cache=True, nogil=True, error_model="numpy")
+def log2(x):
+    return np.log2(x)
