@@ -440,8 +440,9 @@ class JitFunction:
                 position = compiled.traced_positions[err.input_index]
                 also_static = also_static | {compiled.arg_names[position]}
         wrapper = _subclass_wrapper(traced_values)
-        if compiled.traced.views or wrapper is not None:
-            outputs = _as_numpy_returns(compiled, outputs, traced_values, wrapper)
+        if compiled.traced.views or compiled.traced.returned or wrapper is not None:
+            bound = self._bind(args, kwargs)[1] if compiled.traced.returned else ()
+            outputs = _as_numpy_returns(compiled, outputs, traced_values, wrapper, bound)
         elif not kwargs and not also_static and self._simple and len(args) == len(self._names) \
                 and len(compiled.arg_names) - len(compiled.extra) == len(args) and compiled.sharing is None:
             # (containers flattened, or arguments sharing memory: no fast path)
@@ -602,7 +603,7 @@ def _checked_fast_run(run, compiled: Compiled, count: int):
     return checked
 
 
-def _as_numpy_returns(compiled: Compiled, outputs, traced_values, wrapper) -> list:
+def _as_numpy_returns(compiled: Compiled, outputs, traced_values, wrapper, arguments=()) -> list:
     """The outputs as NumPy returns them: a view of an argument as a view of the caller's
     array (tracer.returned_view), and arrays computed from an ndarray subclass as that class
     (its __array_wrap__, as NumPy's ufuncs call it)."""
@@ -611,6 +612,8 @@ def _as_numpy_returns(compiled: Compiled, outputs, traced_values, wrapper) -> li
         base = traced_values[argument]
         if isinstance(base, np.ndarray) or type(base).__module__.split(".")[0] == "cupy":
             outputs[k] = returned_view(base, chain)
+    for k, position in compiled.traced.returned.items():
+        outputs[k] = arguments[position]  # the argument itself, as NumPy returns it
     if wrapper is not None:
         for k, (value, kind) in enumerate(zip(outputs, compiled.traced.leaf_kinds)):
             if kind == "array" and type(value) is np.ndarray and k not in compiled.traced.views:
@@ -672,6 +675,8 @@ def explain_text(compiled: Compiled) -> str:
         f"{plan.unfused_bytes}"
     )
     lines.append(f"target: {compiled.target.name} ({compiled.target.description})")
+    if compiled.sharing is not None:
+        lines.extend(compiled.sharing.describe(compiled.arg_names))
     if plan.notes:
         lines.append("choices made when tracing:")
         lines.extend(f"   {note}" for note in plan.notes)

@@ -424,6 +424,9 @@ class TraceResult:
     external: list = field(default_factory=list)
     # Outputs that are views of arguments: output index -> (traced argument index, view eqns).
     views: dict = field(default_factory=dict)
+    # Outputs that are an argument traced as a view of others' base (aliasing.py), returned:
+    # output index -> that argument's position.
+    returned: dict = field(default_factory=dict)
 
 
 def flatten_outputs(value, leaves: list) -> Any:
@@ -477,6 +480,7 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
         if not isinstance(s, ArgSpec) and s[0] == "alias":
             source = args[s[1]]
             args[i] = source if s[2] is None else s[2].apply(source)
+    aliases = {i: a for i, (s, a) in enumerate(zip(specs, args)) if not isinstance(s, ArgSpec) and s[0] == "alias"}
     if hidden:
         args = args[:-hidden]
     initial = [a._var for a in arguments]
@@ -504,7 +508,11 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
     kinds = ["python" if t._weak else "numpy_scalar" if t._numpy_scalar else "array" for t in leaves]
     outputs = []
     views = {}
+    returned = {}  # output -> the position of an argument traced as a view of another's memory
     for k, t in enumerate(leaves):
+        position = next((i for i, a in aliases.items() if t is a), None)
+        if position is not None:
+            returned[k] = position  # `return b`: NumPy returns b itself
         view = _argument_view(ctx, t, arguments)
         if view is not None:
             # A view of an argument (x[1:], x.T): NumPy returns a view of the caller's array,
@@ -529,7 +537,7 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
         if t._var is not ctx.external_initial[key]:
             writebacks[ctx.inputs.index(ctx.external_initial[key])] = t._var
     graph = ctx.graph(outputs, name or getattr(fn, "__name__", "f"), writebacks)
-    return TraceResult(graph, tree, kinds, list(ctx.external_inputs), views)
+    return TraceResult(graph, tree, kinds, list(ctx.external_inputs), views, returned)
 
 
 def _drop_unread_externals(ctx, outputs) -> None:

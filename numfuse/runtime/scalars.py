@@ -7,6 +7,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import ScalarOutOfRange
+
 
 def scalar_casts(plan) -> list[tuple[int, np.dtype]]:
     """(input position, dtype) for every dtype each scalar argument is used in."""
@@ -31,3 +33,16 @@ def scalar_cast(dtype: np.dtype) -> Callable[[Any], Any]:
         return make(value.real if isinstance(value, (complex, np.complexfloating)) else value)
 
     return cast
+
+
+def cast_scalars(casts, values) -> dict:
+    """Every scalar argument cast to each dtype it is used in ((position, dtype) -> value), as
+    each executable's full path casts them; a Python int out of a dtype's range raises
+    ScalarOutOfRange (the call is traced again with it static)."""
+    scalars = {}
+    for i, dtype in casts:
+        try:
+            scalars[i, dtype] = scalar_cast(dtype)(values[i])
+        except OverflowError:
+            raise ScalarOutOfRange(i) from None
+    return scalars

@@ -274,3 +274,15 @@ def test_a_function_that_assigns_a_global_runs_its_python_code_at_every_call():
     assert CALLS == 2
     with pytest.raises(numfuse.TracingError, match="assigns to 'CALLS'"):
         numfuse.jit(count_calls, graph_breaks=False)(x)
+
+
+def test_an_argument_sharing_memory_is_returned_as_itself():
+    def step(a, b):
+        a[:] = b * 2
+        return a
+
+    base = np.arange(8.0)
+    a = base[:6]
+    assert numfuse.jit(step)(a, base[2:]) is a
+    x = np.arange(3.0)
+    assert numfuse.jit(step)(x, x) is x

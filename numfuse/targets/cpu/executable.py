@@ -25,7 +25,7 @@ from ...ops import RUNTIME_ERRORS
 from ...runtime.buffer_plan import buffer_plan
 from ...runtime.fast_keys import register_array_type
 from ...runtime.library_results import check_result
-from ...runtime.scalars import scalar_cast, scalar_casts
+from ...runtime.scalars import cast_scalars, scalar_cast, scalar_casts
 from . import loader
 
 
@@ -137,12 +137,7 @@ class CpuExecutable:
     def __call__(self, values: Sequence[Any], names: Sequence[str] | None = None, stream=None) -> list[Any]:
         if stream is not None:
             raise UnsupportedError("numfuse.jit(stream=...) is a CUDA option; this function runs on the CPU target")
-        scalars = {}
-        for i, dtype in self.scalar_casts:
-            try:
-                scalars[i, dtype] = scalar_cast(dtype)(values[i])
-            except OverflowError:
-                raise ScalarOutOfRange(i) from None
+        scalars = cast_scalars(self.scalar_casts, values)
         if names is None:
             names = [f"#{i}" for i in range(len(values))]
         env = self._buffers(self._inputs(values, names))

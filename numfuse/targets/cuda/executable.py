@@ -25,14 +25,14 @@ import numpy as np
 from .codegen import KernelSource
 from ... import debug
 from ...debug import CompileProgress
-from ...errors import NumfuseWarning, ScalarOutOfRange
+from ...errors import NumfuseWarning
 from ...ir import Var
 from ...loopnest import ERRORS_BUFFER
 from ...ops import RUNTIME_ERRORS
 from ...planner import Plan
 from .arrays import CallArrays, prepare_call
 from ...runtime.buffer_plan import buffer_plan
-from ...runtime.scalars import scalar_cast, scalar_casts
+from ...runtime.scalars import cast_scalars, scalar_casts
 from .library_calls import run_step
 from .device import LaunchConfig, backend
 from .launch import (
@@ -168,12 +168,7 @@ class Executable:
         the outputs, in order."""
         # Every scalar argument is cast to each dtype it is used in before anything runs, so a
         # Python int out of range raises OverflowError as in NumPy, whatever the sizes.
-        scalars = {}
-        for i, dtype in self.scalar_casts:
-            try:
-                scalars[i, dtype] = scalar_cast(dtype)(values[i])
-            except OverflowError:
-                raise ScalarOutOfRange(i) from None
+        scalars = cast_scalars(self.scalar_casts, values)
         if names is None:
             names = [f"#{i}" for i in range(len(values))]
         with prepare_call(self.backend, names, values, stream) as call:
