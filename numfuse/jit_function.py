@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .codegen.statements import KernelSource, kernel_code
+from .codegen.statements import KernelSource
 from .errors import NeedsGraphBreak, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TracingError, UnsupportedError
 from .ir import format_graph
 from .loopnest import format_loopnest
@@ -37,7 +37,9 @@ from .captures import captures_of, changed_guard, guards_hold
 from .captures import traced_function as captures_traced_function
 from . import debug
 from .targets import Target, choose as choose_target, requested as requested_target
-from .tracer import ArgSpec, TraceResult, external_spec, returned_view, trace, unflatten_outputs
+from .explain import emit_plan, explain_text, segmented_explain_text, signature_text
+from .returns import as_numpy_returns, subclass_wrapper
+from .tracer import ArgSpec, TraceResult, external_spec, trace, unflatten_outputs
 
 
 # Arguments that are buffers of memory, not arrays: NumPy reads them as arrays.
@@ -204,7 +206,7 @@ class JitFunction:
             compiled = None
         if debug.enabled("cache"):
             debug.emit("cache", self._label(), ("signature found: no trace" if compiled is not None else
-                                                "new signature: tracing") + f" ({_signature_text(names, key_parts)})")
+                                                "new signature: tracing") + f" ({signature_text(names, key_parts)})")
         if compiled is None:
             compiled = self._compile(names, values, specs, call, sharing)
             # The key under which it was found may have changed (arguments made static).
@@ -283,7 +285,7 @@ class JitFunction:
         with _without_gc():
             plan = make_plan(traced.graph, scalar_inputs, strided_inputs, target=target)
             sources = [target.render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
-        _emit_plan(self._label(), plan, sources, target)
+        emit_plan(self._label(), plan, sources, target)
         extra = [h[2] for h in hidden] + [functools.partial(_constant, a) for a in externals]
         all_names = list(names) + [h[0] for h in hidden] + [n for n, _ in traced.external]
         aliased = any(not isinstance(s, ArgSpec) and s[0] == "alias" for s in specs)
@@ -363,7 +365,7 @@ class JitFunction:
             with _without_gc():
                 plan = make_plan(graph, scalar_inputs, strided_inputs, target=target)
                 sources = [target.render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
-            _emit_plan(self._label(), plan, sources, target)
+            emit_plan(self._label(), plan, sources, target)
             kinds = ["array"] * len(graph.outputs)
             compiled = Compiled(TraceResult(graph, None, kinds), plan, sources, list(range(len(specs))),
                                 arg_names=list(names), target=target)
@@ -439,10 +441,10 @@ class JitFunction:
                 # see its value (and raise, or compare exactly) as they do at a real call.
                 position = compiled.traced_positions[err.input_index]
                 also_static = also_static | {compiled.arg_names[position]}
-        wrapper = _subclass_wrapper(traced_values)
+        wrapper = subclass_wrapper(traced_values)
         if compiled.traced.views or compiled.traced.returned or wrapper is not None:
             bound = self._bind(args, kwargs)[1] if compiled.traced.returned else ()
-            outputs = _as_numpy_returns(compiled, outputs, traced_values, wrapper, bound)
+            outputs = as_numpy_returns(compiled, outputs, traced_values, wrapper, bound)
         elif not kwargs and not also_static and self._simple and len(args) == len(self._names) \
                 and len(compiled.arg_names) - len(compiled.extra) == len(args) and compiled.sharing is None:
             # (containers flattened, or arguments sharing memory: no fast path)
@@ -554,28 +556,6 @@ class JitFunction:
         return f"<numfuse.jit {getattr(self._fn, '__qualname__', self._fn)}>"
 
 
-def _signature_text(names, key_parts) -> str:
-    parts = []
-    for name, part in zip(names, key_parts):
-        if part[0] in ("np", "dev"):
-            parts.append(f"{name}: {part[0]} {np.dtype(part[2]).name}{list(part[1])} {part[3]}")
-        elif part[0] == "static":
-            parts.append(f"{name}={part[2]!r:.40}")
-        else:
-            parts.append(f"{name}: {part[0]} {part[1].__name__ if isinstance(part[1], type) else part[1]}")
-    return ", ".join(parts)
-
-
-def _emit_plan(label: str, plan: Plan, sources, target) -> None:
-    if debug.enabled("plan"):
-        debug.emit("plan", label, f"for target {target.name}: {plan}")
-    if debug.enabled("code"):
-        from .runtime.kernel_files import kernel_path
-
-        for i, source in enumerate(sources):
-            debug.emit("code", label, f"kernel #{i} ({kernel_path(source)}):\n{source.source}")
-
-
 def _checked_fast_run(run, compiled: Compiled, count: int):
     """The fast path's run with what the full path checks besides the signature: the guards
     on globals and closure cells, and (where the plan writes an argument) that no two array
@@ -603,33 +583,6 @@ def _checked_fast_run(run, compiled: Compiled, count: int):
     return checked
 
 
-def _as_numpy_returns(compiled: Compiled, outputs, traced_values, wrapper, arguments=()) -> list:
-    """The outputs as NumPy returns them: a view of an argument as a view of the caller's
-    array (tracer.returned_view), and arrays computed from an ndarray subclass as that class
-    (its __array_wrap__, as NumPy's ufuncs call it)."""
-    outputs = list(outputs)
-    for k, (argument, chain) in compiled.traced.views.items():
-        base = traced_values[argument]
-        if isinstance(base, np.ndarray) or type(base).__module__.split(".")[0] == "cupy":
-            outputs[k] = returned_view(base, chain)
-    for k, position in compiled.traced.returned.items():
-        outputs[k] = arguments[position]  # the argument itself, as NumPy returns it
-    if wrapper is not None:
-        for k, (value, kind) in enumerate(zip(outputs, compiled.traced.leaf_kinds)):
-            if kind == "array" and type(value) is np.ndarray and k not in compiled.traced.views:
-                outputs[k] = wrapper.__array_wrap__(value, None, False)
-    return outputs
-
-
-def _subclass_wrapper(values):
-    """The array argument of an ndarray subclass whose __array_wrap__ NumPy would call on a
-    result (the highest __array_priority__), or None."""
-    subclassed = [v for v in values if isinstance(v, np.ndarray) and type(v) is not np.ndarray]
-    if not subclassed:
-        return None
-    return max(subclassed, key=lambda v: getattr(v, "__array_priority__", 0.0))
-
-
 def _constant(value, _values):
     return value
 
@@ -655,113 +608,6 @@ def _tracing_error_in(error: BaseException) -> TracingError | None:
         seen.add(id(error))
         error = error.__cause__ or error.__context__
     return None
-
-
-def explain_text(compiled: Compiled) -> str:
-    from .runtime.kernel_files import kernel_path
-
-    plan = compiled.plan
-    names = plan.names
-    graph = plan.graph
-    inputs = ", ".join(
-        f"{compiled.arg_names[p]}: {v.aval}" for p, v in zip(compiled.traced_positions, graph.inputs)
-    )
-    lines = [f"numfuse.jit({graph.name}) for ({inputs})", "", "== graph", format_graph(graph), ""]
-    ratio = plan.bytes_moved / plan.min_bytes if plan.min_bytes else 1.0
-    calls = f" and {len(plan.library_steps)} library call(s)" if plan.library_steps else ""
-    lines.append(
-        f"== plan: {len(plan.kernels)} kernel(s){calls}, {plan.bytes_moved} bytes moved, "
-        f"minimum {plan.min_bytes} ({ratio:.2f}x); one pass per operation would move "
-        f"{plan.unfused_bytes}"
-    )
-    lines.append(f"target: {compiled.target.name} ({compiled.target.description})")
-    if compiled.sharing is not None:
-        lines.extend(compiled.sharing.describe(compiled.arg_names))
-    if plan.notes:
-        lines.append("choices made when tracing:")
-        lines.extend(f"   {note}" for note in plan.notes)
-    source_of = {id(k): (i, s) for i, (k, s) in enumerate(zip(plan.kernels, compiled.sources))}
-    for step in plan.steps or plan.kernels:
-        if id(step) not in source_of:
-            lines.append("")
-            lines.append(f"-- {step.name} (after kernel #{step.after - 1})" if step.after else f"-- {step.name} (first)")
-            lines.append(f"   what: {step.reason}")
-            lines.append(f"   bytes: read {step.bytes_read}, written {step.bytes_written}")
-            continue
-        i, source = source_of[id(step)]
-        kernel = step
-        lines.append("")
-        lines.append(f"-- kernel #{i} {kernel.name} ({kernel.nest.kind}, {kernel.nest.strategy})")
-        lines.append(f"   what: {kernel.reason}")
-        lines.append(f"   strategy: {compiled.target.strategy_text(kernel.nest)}")
-        lines.append(f"   compiled for: {compiled_for_text(kernel.nest)}")
-        lines.append(f"   sizes as arguments: {size_arguments_text(source)}")
-        lines.extend(f"   limit: {note}" for note in kernel.notes)
-        held = list(dict.fromkeys(f"{names[e.out]} = {e.prim}" for e in kernel.computed))
-        lines.append(f"   holds: {', '.join(held) if held else '(copies only)'}")
-        lines.append(
-            f"   bytes: read {kernel.bytes_read}, written {kernel.bytes_written}; its operations "
-            f"one pass each: {kernel.unfused_bytes}"
-        )
-        lines.append("   loop nest:")
-        lines.extend("     " + line for line in str(kernel.nest).splitlines())
-        lines.append(f"   source ({os.path.basename(str(kernel_path(source)))}):")
-        lines.extend("     " + line for line in kernel_code(source.source).rstrip().splitlines())
-    out_kinds = [o.kind for o in plan.outputs]
-    if any(k != "buffer" for k in out_kinds):
-        lines.append("")
-        lines.append("outputs passed through unchanged: " + ", ".join(
-            names[o.var] for o in plan.outputs if o.kind != "buffer"
-        ))
-    return "\n".join(lines)
-
-
-def segmented_explain_text(name: str, run) -> str:
-    """A function run with graph breaks: each break, then each distinct segment's plan."""
-    segments = [b.segment for b in run.breaks] + [run.final]
-    distinct = list({id(s): s for s in segments if s is not None}.values())
-    lines = [f"numfuse.jit({name}) runs in {len(run.breaks) + 1} segment(s), {len(distinct)} distinct; "
-             f"graph breaks, in the order this call met them:"]
-    number = {id(s): k for k, s in enumerate(distinct)}
-    runs: list[list] = []  # consecutive breaks at one line ending the same segment: one line
-    for b in run.breaks:
-        segment = f"segment #{number[id(b.segment)]}" if b.segment is not None else "nothing traced before it"
-        text = f"{b} [ends {segment}]"
-        if runs and runs[-1][0] == text:
-            runs[-1][1] += 1
-        else:
-            runs.append([text, 1])
-    lines.extend(f"   {text}" + (f" x{count}" if count > 1 else "") for text, count in runs)
-    if run.final is not None:
-        lines.append(f"   the function returned [ends segment #{number[id(run.final)]}]")
-    lines.append("each break runs what was traced before it, then Python goes on with real values; "
-                 "a segment of the same structure is planned and compiled once")
-    for k, segment in enumerate(distinct):
-        lines.append("")
-        lines.append(f"== segment #{k}")
-        lines.extend(explain_text(segment).splitlines())
-    return "\n".join(lines)
-
-
-def compiled_for_text(nest) -> str:
-    """The choices made from sizes that this kernel's code depends on (strategy's
-    `compiled_for`, called from collapse.py): a call whose sizes change one of them compiles another kernel."""
-    if not nest.compiled_for:
-        return "any sizes of this rank, dtypes and layout (no choice was made from sizes)"
-    return "; ".join(nest.compiled_for)
-
-
-def size_arguments_text(source) -> str:
-    """The kernel arguments that carry sizes: one compiled kernel serves other values."""
-    parts = []
-    for p in source.params:
-        if p.kind == "size":
-            parts.append(f"{p.name}={p.value}")
-        elif p.kind == "count":
-            parts.append(f"{p.name}={p.value.item()!r}")
-        elif p.kind == "cache_points":
-            parts.append(f"{p.name} (points of a row on chip, set at launch)")
-    return ", ".join(parts)
 
 
 def _check_static_options(fn, params, static_argnums, static_argnames) -> None:

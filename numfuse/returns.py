@@ -1,0 +1,37 @@
+"""Results as NumPy returns them, where the plan's outputs are not yet: a view of an argument
+as the same view of the caller's array (tracer.returned_view), an argument traced as a view of
+the base of arguments sharing memory as the caller's object, and arrays computed from an
+ndarray subclass as that class."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .tracer import returned_view
+
+
+def as_numpy_returns(compiled, outputs, traced_values, wrapper, arguments=()) -> list:
+    """The outputs as NumPy returns them: a view of an argument as a view of the caller's
+    array (tracer.returned_view), and arrays computed from an ndarray subclass as that class
+    (its __array_wrap__, as NumPy's ufuncs call it)."""
+    outputs = list(outputs)
+    for k, (argument, chain) in compiled.traced.views.items():
+        base = traced_values[argument]
+        if isinstance(base, np.ndarray) or type(base).__module__.split(".")[0] == "cupy":
+            outputs[k] = returned_view(base, chain)
+    for k, position in compiled.traced.returned.items():
+        outputs[k] = arguments[position]  # the argument itself, as NumPy returns it
+    if wrapper is not None:
+        for k, (value, kind) in enumerate(zip(outputs, compiled.traced.leaf_kinds)):
+            if kind == "array" and type(value) is np.ndarray and k not in compiled.traced.views:
+                outputs[k] = wrapper.__array_wrap__(value, None, False)
+    return outputs
+
+
+def subclass_wrapper(values):
+    """The array argument of an ndarray subclass whose __array_wrap__ NumPy would call on a
+    result (the highest __array_priority__), or None."""
+    subclassed = [v for v in values if isinstance(v, np.ndarray) and type(v) is not np.ndarray]
+    if not subclassed:
+        return None
+    return max(subclassed, key=lambda v: getattr(v, "__array_priority__", 0.0))
