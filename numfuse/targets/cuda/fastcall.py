@@ -29,7 +29,7 @@ from ...errors import OtherStream, ScalarOutOfRange
 from . import graphs
 from .call_stub import CallStub
 from .device import THREAD_CONTEXT
-from .executable import scalar_cast
+from ...runtime.scalars import scalar_cast
 from .launch import DATA_SLOT, array_params, c_strides, scalar_packer, size_param
 
 from ...runtime.fast_keys import register_array_type
