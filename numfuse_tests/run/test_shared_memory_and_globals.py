@@ -286,3 +286,22 @@ def test_an_argument_sharing_memory_is_returned_as_itself():
     assert numfuse.jit(step)(a, base[2:]) is a
     x = np.arange(3.0)
     assert numfuse.jit(step)(x, x) is x
+
+
+HELPER_TABLE = np.arange(3.0)
+
+
+def _scaled_by_the_table(x):
+    return x * HELPER_TABLE
+
+
+def test_a_global_array_read_by_a_helper_is_read_at_each_call():
+    f = numfuse.jit(lambda x: _scaled_by_the_table(x) + 1)
+    x = np.ones(3)
+    saved = HELPER_TABLE.copy()
+    try:
+        np.testing.assert_array_equal(f(x), saved + 1)
+        HELPER_TABLE[:] = 7.0
+        np.testing.assert_array_equal(f(x), np.full(3, 8.0))
+    finally:
+        HELPER_TABLE[:] = saved
