@@ -442,7 +442,8 @@ class JitFunction:
                 position = compiled.traced_positions[err.input_index]
                 also_static = also_static | {compiled.arg_names[position]}
         wrapper = subclass_wrapper(traced_values)
-        if compiled.traced.views or compiled.traced.returned or wrapper is not None:
+        traced = compiled.traced
+        if traced.views or traced.returned or traced.output_views or wrapper is not None:
             bound = self._bind(args, kwargs)[1] if compiled.traced.returned else ()
             outputs = as_numpy_returns(compiled, outputs, traced_values, wrapper, bound)
         elif not kwargs and not also_static and self._simple and len(args) == len(self._names) \

@@ -21,6 +21,10 @@ def as_numpy_returns(compiled, outputs, traced_values, wrapper, arguments=()) ->
             outputs[k] = returned_view(base, chain)
     for k, position in compiled.traced.returned.items():
         outputs[k] = arguments[position]  # the argument itself, as NumPy returns it
+    for k, (other, chain) in compiled.traced.output_views.items():
+        base = outputs[other]
+        if isinstance(base, np.ndarray) or type(base).__module__.split(".")[0] == "cupy":
+            outputs[k] = returned_view(base, chain)  # a view of that result, as NumPy's
     if wrapper is not None:
         for k, (value, kind) in enumerate(zip(outputs, compiled.traced.leaf_kinds)):
             if kind == "array" and type(value) is np.ndarray and k not in compiled.traced.views:

@@ -427,6 +427,8 @@ class TraceResult:
     # Outputs that are an argument traced as a view of others' base (aliasing.py), returned:
     # output index -> that argument's position.
     returned: dict = field(default_factory=dict)
+    # Outputs that are views of other outputs (`return y, y[1:]`): index -> (that output, eqns).
+    output_views: dict = field(default_factory=dict)
 
 
 def flatten_outputs(value, leaves: list) -> Any:
@@ -509,6 +511,7 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
     outputs = []
     views = {}
     returned = {}  # output -> the position of an argument traced as a view of another's memory
+    output_views = {}  # output -> (the output it is a view of, view eqns)
     for k, t in enumerate(leaves):
         position = next((i for i, a in aliases.items() if t is a), None)
         if position is not None:
@@ -519,6 +522,10 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
             # and so does jit where the array's library can make it (returned_view); the graph
             # still computes it, for the device arrays of other libraries.
             views[k] = view
+        else:
+            view = _argument_view(ctx, t, [leaf if leaf is not t else None for leaf in leaves])
+            if view is not None:  # `y = x + 1; return y, y[1:]`: a view of another result
+                output_views[k] = view
         var = t._var
         if (var in ctx.consts or var in ctx.inputs) and not any(t is a for a in arguments):
             # Not the argument itself but a copy of it (x.astype(x.dtype)): a new array.
@@ -537,7 +544,7 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
         if t._var is not ctx.external_initial[key]:
             writebacks[ctx.inputs.index(ctx.external_initial[key])] = t._var
     graph = ctx.graph(outputs, name or getattr(fn, "__name__", "f"), writebacks)
-    return TraceResult(graph, tree, kinds, list(ctx.external_inputs), views, returned)
+    return TraceResult(graph, tree, kinds, list(ctx.external_inputs), views, returned, output_views)
 
 
 def _drop_unread_externals(ctx, outputs) -> None:

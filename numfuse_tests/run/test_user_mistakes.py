@@ -48,6 +48,21 @@ def test_a_view_after_a_write_shows_the_written_values():
     assert np.shares_memory(got, x)
 
 
+def test_a_view_of_another_result_is_a_view_of_it():
+    def f(x):
+        y = x + 1
+        y[0] = -1.0
+        return y, y[1:].T, y[::2]
+
+    x = np.arange(6.0).reshape(3, 2)
+    got, expected = numfuse.jit(f)(x), f(x)
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+    assert np.shares_memory(got[0], got[1]) and np.shares_memory(got[0], got[2])
+    got[0][...] = 7.0
+    assert (got[1] == 7.0).all() and (got[2] == 7.0).all()
+
+
 class Tagged(np.ndarray):
     pass
 
