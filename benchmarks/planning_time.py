@@ -20,8 +20,8 @@ import numpy as np
 
 from numfuse.targets.cuda import CUDA
 from numfuse.jit_function import _kernel_header
-from numfuse.planner import plan as make_plan
-from numfuse.tracer import ArgSpec, trace
+from numfuse.plan.planner import plan as make_plan
+from numfuse.frontend.tracer import ArgSpec, trace
 from numfuse.ir import Aval
 
 

@@ -31,7 +31,7 @@ import numfuse
 from benchmarks import output
 from benchmarks.timing import host_times, median
 from benchmarks.workloads import BY_NAME, WORKLOADS, Workload
-from numfuse.ops import ELEMENTWISE, is_reduction
+from numfuse.ir.ops import ELEMENTWISE, is_reduction
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

@@ -10,11 +10,11 @@ names: "auto" (the default, or NUMFUSE_TARGET) is a CUDA GPU where one is found 
 are passed, else the CPU target (Numba parallel functions on NumPy arrays).
 """
 
-from .errors import (CacheSecurityError, NumfuseError, NumfuseWarning, SimulatorWarning, TargetWarning, TracingError,
-                     UnsupportedError)
+from .errors import (
+    CacheSecurityError, NumfuseError, NumfuseWarning, SimulatorWarning, TargetWarning, TracingError, UnsupportedError,
+)
 from .jit_function import JitFunction, jit
-
-__version__ = "0.1.0"
+from .version import __version__
 
 def clear_cache() -> int:
     """Delete numfuse's disk cache (generated kernels, compiled code, PTX); see numfuse.cache."""

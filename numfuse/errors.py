@@ -58,6 +58,14 @@ class TargetWarning(NumfuseWarning):
     """Said once per process when target "auto" finds no GPU and runs on the CPU target."""
 
 
+@functools.lru_cache(maxsize=None)
+def warn_once(message: str) -> None:
+    """A NumfuseWarning, once per process for each message (a cache, not a setting)."""
+    import warnings
+
+    warnings.warn(message, NumfuseWarning, stacklevel=3)
+
+
 class TakeFullPath(Exception):
     """Internal: the fast path (targets/cuda/fastcall.py) cannot make this call as it is; the full
     path makes it."""

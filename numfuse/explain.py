@@ -13,7 +13,7 @@ import numpy as np
 
 from . import debug
 from .codegen.statements import kernel_code
-from .ir import format_graph
+from .ir.graph import format_graph
 
 
 def explain_text(compiled) -> str:

@@ -27,19 +27,20 @@ import numpy as np
 
 from .codegen.statements import KernelSource
 from .errors import NeedsGraphBreak, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TracingError, UnsupportedError
-from .ir import format_graph
-from .loopnest import format_loopnest
-from .planner import Plan, plan as make_plan
+from .ir.graph import format_graph
+from .loops.loopnest import format_loopnest
+from .plan.planner import Plan, plan as make_plan
+from .targets.cuda.libraries import describe as describe_array
 from .targets.cuda.streams import check_stream_option
-from .aliasing import base_of, find_sharing, overlapping
-from .arguments import RANDOM_STATES, classify, flatten_containers, has_array_leaf
-from .captures import captures_of, changed_guard, guards_hold
-from .captures import traced_function as captures_traced_function
+from .frontend.aliasing import base_of, find_sharing, overlapping
+from .frontend.arguments import RANDOM_STATES, classify, flatten_containers, has_array_leaf
+from .frontend.captures import captures_of, changed_guard, guards_hold
+from .frontend.captures import traced_function as captures_traced_function
 from . import debug
 from .targets import Target, choose as choose_target, requested as requested_target
 from .explain import emit_plan, explain_text, segmented_explain_text, signature_text
-from .returns import as_numpy_returns, subclass_wrapper
-from .tracer import ArgSpec, TraceResult, external_spec, trace, unflatten_outputs
+from .frontend.returns import as_numpy_returns, subclass_wrapper
+from .frontend.tracer import ArgSpec, TraceResult, external_spec, trace, unflatten_outputs
 
 
 # Arguments that are buffers of memory, not arrays: NumPy reads them as arrays.
@@ -139,9 +140,9 @@ class JitFunction:
             # A memoryview, bytearray or array.array: read as NumPy reads it (np.asarray, which
             # shares its memory, so writes reach it).
             values = [np.asarray(v) if isinstance(v, BUFFERS) else v for v in values]
-        if not any(has_array_leaf(v) for n, v in zip(names, values) if n not in self._static):
+        if not any(has_array_leaf(v, describe_array) for n, v in zip(names, values) if n not in self._static):
             return names, values, call
-        return flatten_containers(names, values, call, keep=self._static)
+        return flatten_containers(names, values, call, describe_array, keep=self._static)
 
     def _bind_arguments(self, args, kwargs) -> tuple[list[str], list[Any], Callable]:
         if self._simple and not kwargs and len(args) == len(self._names):
@@ -189,7 +190,7 @@ class JitFunction:
         static = self._static | self._auto_static | also_static
         key_parts, specs = [], []
         for name, value in zip(names, values):
-            part, spec = classify(name, value, name in static)
+            part, spec = classify(name, value, name in static, describe_array)
             key_parts.append(part)
             specs.append(spec)
         structure = getattr(call, "structure", None)  # containers' shapes: part of the key
@@ -211,7 +212,7 @@ class JitFunction:
             compiled = self._compile(names, values, specs, call, sharing)
             # The key under which it was found may have changed (arguments made static).
             static = self._static | self._auto_static | also_static
-            specs = [classify(n, v, n in static) for n, v in zip(names, values)]
+            specs = [classify(n, v, n in static, describe_array) for n, v in zip(names, values)]
             sharing = self._sharing(values, [s[1] for s in specs])
             key = (tuple(s[0] for s in specs), structure, None if sharing is None else sharing.key)
             self._cache[key] = compiled
@@ -295,7 +296,7 @@ class JitFunction:
     def _call_traced(self, call, captured, real, *values):
         """The function called by the trace: with the arrays its code names among its globals
         and closure traced (captures.traced_function), on the bound arguments."""
-        from .numpy_creation import current_context
+        from .frontend.numpy_creation import current_context
 
         fn, check = captures_traced_function(self._fn, current_context(), captured)
         result = call(fn, values[:real])
@@ -317,7 +318,7 @@ class JitFunction:
             position = len(values) + len(hidden)
             base = base_of(values[first])
             name = "base of " + ", ".join(names[p] for p in group.positions)
-            hidden.append((name, classify(name, base, False)[1], functools.partial(_base_of_argument, first)))
+            hidden.append((name, classify(name, base, False, describe_array)[1], functools.partial(_base_of_argument, first)))
             for p, recipe in zip(group.positions, group.recipes):
                 specs[p] = ("alias", position, recipe)
         return specs, hidden
@@ -339,20 +340,22 @@ class JitFunction:
         return Compiled(None, None, [], [], arg_names=names, graph_break=reason)
 
     def _run_segmented(self, args, kwargs, also_static=frozenset()):
-        from .graph_breaks import run_segmented
+        from .frontend.graph_breaks import run_segmented
 
         names, values, call = self._bind(args, kwargs)
         static = self._static | self._auto_static | also_static
         # Python ints are static here: the function's Python code runs at every call anyway,
         # and NumPy's answer for an int out of a dtype's range depends on its value, which a
         # segment cannot trace again once earlier segments ran.
-        specs = [classify(n, v, n in static or (type(v) is int or type(v) is bool))[1] for n, v in zip(names, values)]
+        specs = [classify(n, v, n in static or (type(v) is int or type(v) is bool), describe_array)[1]
+                 for n, v in zip(names, values)]
         fn_name = getattr(self._fn, "__name__", "f")
-        return run_segmented(lambda *vals: call(self._fn, vals), specs, values, names, self._run_segment, fn_name)
+        return run_segmented(lambda *vals: call(self._fn, vals), specs, values, names, self._run_segment, fn_name,
+                             describe_array)
 
     def _run_segment(self, graph, specs, values, names):
         """Plan (once per structure), compile and run one segment: (outputs, its Compiled)."""
-        from .graph_breaks import structure_key
+        from .frontend.graph_breaks import structure_key
 
         key = structure_key(graph, specs)
         compiled = self._segments.get(key)
@@ -418,7 +421,7 @@ class JitFunction:
         if _inside_a_trace(args, kwargs):
             # Called by a function being traced: traced inline, as part of the caller's graph
             # (this function's own options do not apply).
-            from .numpy_creation import current_context
+            from .frontend.numpy_creation import current_context
 
             ctx = current_context()
             if ctx is not None:
@@ -593,8 +596,8 @@ def _base_of_argument(position, values):
 
 
 def _inside_a_trace(args, kwargs) -> bool:
-    from .proxy import Tracer
-    from .numpy_creation import tracing_now
+    from .frontend.proxy import Tracer
+    from .frontend.numpy_creation import tracing_now
 
     return tracing_now() or any(isinstance(a, Tracer) for a in args) or any(
         isinstance(a, Tracer) for a in kwargs.values())

@@ -19,25 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import scalar_impl
-from ..dtypes import SUPPORTED, compute_dtype, part_dtype
-from ..ir import Literal
-from ..loopnest import (
-    ERRORS_BUFFER,
-    Accumulate,
-    Accumulator,
-    Check,
-    Compute,
-    Dim,
-    Guard,
-    Load,
-    LoopNest,
-    OnlineAccumulate,
-    Select,
-    Store,
-    walk,
+from ..ir import scalar_impl
+from ..ir.dtypes import SUPPORTED, compute_dtype, part_dtype
+from ..ir.graph import Literal
+from ..loops.loopnest import (
+    ERRORS_BUFFER, Accumulate, Accumulator, Check, Compute, Dim, Guard, Load, LoopNest, OnlineAccumulate, Select, Store, walk,
 )
-from ..ops import ELEMENTWISE
+from ..ir.ops import ELEMENTWISE
 from .pyast import assign, call, var
 from .templates import inline
 

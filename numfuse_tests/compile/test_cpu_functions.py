@@ -64,7 +64,7 @@ def test_program_functions_compile_with_the_ir_dtypes(program):
 
 
 def _computes(nest):
-    from numfuse.loopnest import Compute, walk
+    from numfuse.loops.loopnest import Compute, walk
 
     stmts = list(nest.body) + [s for p in nest.phases for s in p.body] + list(nest.epilogue)
     return [s for s in walk(stmts) if isinstance(s, Compute)]

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.dtypes import REAL
+from numfuse.ir.dtypes import REAL
 from numfuse.errors import UnsupportedError
-from numfuse.ops import BY_UFUNC
+from numfuse.ir.ops import BY_UFUNC
 from numfuse.targets.cuda.ptx import compile_kernel, only_libdevice_trig_f64, ptxas_usage
 from numfuse_tests.programs import PROGRAMS
 

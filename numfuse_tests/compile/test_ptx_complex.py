@@ -9,7 +9,7 @@ argument reduction behind exp."""
 import numpy as np
 import pytest
 
-from numfuse.dtypes import COMPLEX, REAL
+from numfuse.ir.dtypes import COMPLEX, REAL
 from numfuse.targets.cuda.ptx import only_libdevice_trig_f64
 from numfuse_tests.compile.test_ptx import assert_no_spills, compile_all
 

@@ -6,7 +6,7 @@ argument reduction where the template calls sin or cos)."""
 import numpy as np
 import pytest
 
-from numfuse.dtypes import COMPLEX
+from numfuse.ir.dtypes import COMPLEX
 from numfuse.targets.cuda.ptx import only_libdevice_trig_f64
 from numfuse_tests.compile.test_ptx import assert_no_spills, compile_all
 

@@ -6,7 +6,7 @@ value has the IR's dtype, nothing spills, and float32 normalizations compute in 
 import numpy as np
 import pytest
 
-from numfuse.dtypes import REAL
+from numfuse.ir.dtypes import REAL
 from numfuse.targets.cuda import CUDA
 from numfuse_tests.compile.test_ptx import assert_no_spills, compile_all
 from numfuse_tests.normalizations import BY_NAME

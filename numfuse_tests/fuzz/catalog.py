@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 
-from numfuse.dtypes import REAL
-from numfuse.ops import BY_UFUNC
+from numfuse.ir.dtypes import REAL
+from numfuse.ir.ops import BY_UFUNC
 
 # Hypothesis shrinks a sampled choice toward the first entry: the common dtypes come first.
 DTYPES = [np.dtype(d) for d in ("float64", "float32", "int64", "int32", "bool", "float16", "int8",

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import numfuse
-from numfuse.dtypes import COMPLEX
+from numfuse.ir.dtypes import COMPLEX
 
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -2.0, 1.0]
 UNARY = [np.sqrt, np.log, np.log10, np.log2, np.log1p, np.expm1, np.exp2, np.isnan, np.isinf, np.isfinite,

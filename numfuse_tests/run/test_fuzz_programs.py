@@ -54,15 +54,15 @@ SEEDS = {"sum identity": 1, "maximum NaN rule": 5}
 PLANTED = {
     "sum identity": """
 import numpy as np
-import numfuse.ops
-_identity = numfuse.ops.ReduceOp.identity
+import numfuse.ir.ops
+_identity = numfuse.ir.ops.ReduceOp.identity
 def _planted(self, dtype):
     return np.dtype(dtype).type(1) if self.combine == "add" else _identity(self, dtype)
-numfuse.ops.ReduceOp.identity = _planted
+numfuse.ir.ops.ReduceOp.identity = _planted
 """,
     "maximum NaN rule": """
-import numfuse.ops, numfuse.scalar_impl
-numfuse.ops.ELEMENTWISE["maximum"].impls["f"] = numfuse.scalar_impl.fmax
+import numfuse.ir.ops, numfuse.ir.scalar_impl
+numfuse.ir.ops.ELEMENTWISE["maximum"].impls["f"] = numfuse.ir.scalar_impl.fmax
 """,
 }
 

@@ -23,7 +23,7 @@ from hypothesis.extra import numpy as hnp
 from numpy.exceptions import ComplexWarning
 
 import numfuse
-from numfuse.dtypes import COMPLEX
+from numfuse.ir.dtypes import COMPLEX
 from numfuse_tests.helpers import assert_same, check_like_numpy, planning_target
 
 SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), database=None)

@@ -1,4 +1,4 @@
-"""Every elementwise operation of numfuse/ops.py against NumPy, on every input dtype, with
+"""Every elementwise operation of numfuse/ir/ops.py against NumPy, on every input dtype, with
 hypothesis drawing shapes (rank 0-3, size-one and zero-size dimensions), broadcasting pairs and
 values.
 
@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numfuse
-from numfuse.dtypes import REAL
-from numfuse.ops import ELEMENTWISE
+from numfuse.ir.dtypes import REAL
+from numfuse.ir.ops import ELEMENTWISE
 from numfuse_tests.helpers import PYTHON_OPERATORS, check_like_numpy
 
 DTYPES = list(REAL)  # every operation; complex: test_hyp_complex.py

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from numfuse.dtypes import REAL
+from numfuse.ir.dtypes import REAL
 from numfuse_tests.helpers import axis_specs, check_like_numpy
 
 DTYPES = list(REAL)  # every operation; complex: test_hyp_complex.py

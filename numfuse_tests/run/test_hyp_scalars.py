@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numfuse
-from numfuse.dtypes import REAL
+from numfuse.ir.dtypes import REAL
 from numfuse_tests.helpers import PYTHON_OPERATORS, assert_same, check_like_numpy
 
 DTYPES = list(REAL)  # every operation; complex: test_hyp_complex.py

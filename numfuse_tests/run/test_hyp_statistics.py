@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numfuse
-from numfuse.dtypes import REAL
+from numfuse.ir.dtypes import REAL
 from numfuse_tests.helpers import assert_same, axis_specs, check_like_numpy, numpy_outcome
 
 SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck))

@@ -14,9 +14,9 @@ from numpy.exceptions import ComplexWarning
 
 import numfuse
 from numfuse.targets.cuda.codegen import kernel_params
-from numfuse.dtypes import COMPLEX
+from numfuse.ir.dtypes import COMPLEX
 from numfuse.ir import format_graph
-from numfuse.ops import BY_UFUNC
+from numfuse.ir.ops import BY_UFUNC
 
 C64, C128 = np.complex64, np.complex128
 Z = np.array([[1 + 2j, 3 - 1j, 0.5j], [2, -1j, 1 + 1j]], C64)

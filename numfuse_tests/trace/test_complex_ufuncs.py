@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.dtypes import COMPLEX
-from numfuse.ops import BY_UFUNC
+from numfuse.ir.dtypes import COMPLEX
+from numfuse.ir.ops import BY_UFUNC
 from numfuse_tests.trace.test_complex import assert_traces_like_numpy
 
 UNARY = [np.sqrt, np.log, np.log10, np.log2, np.log1p, np.expm1, np.exp2, np.isnan, np.isinf, np.isfinite,
@@ -68,7 +68,7 @@ def test_complex_max_and_min_reductions_are_refused(dtype):
 def test_a_template_that_calls_another_is_inlined_whole():
     import ast
 
-    from numfuse import scalar_impl_complex as C
+    from numfuse.ir import scalar_impl_complex as C
     from numfuse.codegen.templates import inline
 
     stmts, result = inline(C.log10_complex, [ast.Name("a", ast.Load())], "complex64", "k_", "float32")

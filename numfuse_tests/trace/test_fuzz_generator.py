@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from numfuse.ops import BY_UFUNC
+from numfuse.ir.ops import BY_UFUNC
 from numfuse_tests.fuzz import catalog, numerics
 from numfuse_tests.fuzz.builder import Builder, Rules, replay
 from numfuse_tests.fuzz.compare import compare

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.library_ops import LIBRARY, matmul_shape
+from numfuse.ir.library_ops import LIBRARY, matmul_shape
 
 F32 = np.float32
 

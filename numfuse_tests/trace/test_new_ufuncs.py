@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import numfuse
-from numfuse.dtypes import COMPLEX, REAL
+from numfuse.ir.dtypes import COMPLEX, REAL
 from numfuse.errors import UnsupportedError
-from numfuse.ops import BY_UFUNC, ELEMENTWISE, MULTI_OUTPUT
+from numfuse.ir.ops import BY_UFUNC, ELEMENTWISE, MULTI_OUTPUT
 
 DTYPES = list(REAL)
 BINARY = [np.left_shift, np.right_shift, np.gcd, np.lcm, np.ldexp, np.nextafter, np.divmod]
@@ -214,7 +214,7 @@ def test_unsupported_keywords_and_wrong_arity():
 
 
 def test_new_ufuncs_in_the_docs_table():
-    from numfuse.support import supported_operations_markdown
+    from numfuse.frontend.support import supported_operations_markdown
 
     table = supported_operations_markdown()
     for ufunc in NEW:

@@ -264,7 +264,7 @@ def test_check_graph_rederives_every_aval_from_the_registry():
     import dataclasses
 
     from numfuse.ir import Aval, Var, check_graph
-    from numfuse.primitives import PRIMITIVES, abstract_eval
+    from numfuse.ir.primitives import PRIMITIVES, abstract_eval
 
     x = np.ones((3, 4), np.float32)
     graph = numfuse.jit(lambda x: (np.exp(x) @ x.T).sum(axis=1)[np.array([0, 2])]).graph(x)
@@ -290,3 +290,47 @@ def test_the_kernel_spec_handed_to_lowering_prints_readably():
         "  phase 1: f = reduce_sum e",
         "  stores from a last pass: h",
     ])]
+
+
+def test_lowering_hands_collapse_statements_over_domain_axes_readably():
+    """The handoff between lowering and loop collapsing (loops/evaluated.py): statements indexed
+    by the domain's axes d0, d1, with the offsets still constants; collapse turns the axes into
+    loops and lifts the constants into kernel arguments."""
+
+    def g(x, y):
+        return (x[:, ::-1] + y[1:]).T * 2.0
+
+    kernel, = numfuse.jit(g).plan(np.ones((4, 5), np.float32), np.ones((5, 5), np.float32)).kernels
+    assert kernel.evaluated.format() == "\n".join([
+        "evaluated nf_pw_add_multiply  pointwise over [5,4]",
+        "  in  in_a:f32[4,5]  in_b:f32[5,5]",
+        "  out out_g:f32[5,4]",
+        "  phase 0:",
+        "    v0 = load in_a[d1, -d0 + 4]",
+        "    v1 = load in_b[d1 + 1, d0]",
+        "    v2:f32 = add v0 v1",
+        "    v3:f32 = multiply v2 2.0:f32",
+        "    store out_g[d0, d1] = v3",
+    ])
+    assert str(kernel.nest).splitlines()[2:] == [
+        "  out out_g:f32[5,4]",
+        "  for i0 < n0:  (n0=5)",
+        "    for i1 < n1:  (n1=4)",
+        "      v0 = load in_a[i1, -i0 + off0]",
+        "      v1 = load in_b[i1 + off1, i0]",
+        "      v2:f32 = add v0 v1",
+        "      v3:f32 = multiply v2 2.0:f32",
+        "      store out_g[i0, i1] = v3",
+    ]
+
+
+def test_a_reduction_hands_collapse_its_phases():
+    def softmax(x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    kernel, = numfuse.jit(softmax).plan(np.ones((4, 5), np.float32)).kernels
+    text = kernel.evaluated.format().splitlines()
+    assert text[0] == "evaluated nf_red_max_subtract_exp_sum_divide  reduction over [4,5], reducing d1"
+    assert [line for line in text if line.startswith("  phase")] == ["  phase 0:", "  phase 1:", "  phase 2:"]
+    assert "    acc1 = add acc1 v3" in text and "    store out_h[d0, d1] = v7" in text

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import numfuse
-from numfuse.ops import BY_UFUNC
+from numfuse.ir.ops import BY_UFUNC
 
 DTYPES = [
     np.dtype(name)

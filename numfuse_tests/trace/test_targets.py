@@ -1,10 +1,9 @@
 """Targets: choosing one, what planning asks of it, the CPU target's rendered code (without
-numba), and the layering (planning never imports a target, codegen or the runtime)."""
+numba). The layering of the stages and targets: test_layout.py."""
 
 import ast
 import os
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,11 +14,6 @@ from numfuse.errors import TargetWarning
 from numfuse.targets.cpu import CPU
 from numfuse.targets.cuda import CUDA
 from numfuse_tests.programs import PROGRAMS
-
-PACKAGE = Path(numfuse.__file__).parent
-# The stages before code generation: they may ask a Target object, never import one.
-PLANNING = ("planner", "lower", "collapse", "strategy", "loopnest", "ir", "tracer", "update_chains",
-            "plan_steps", "viewmaps", "indexing")
 
 
 def test_an_unknown_target_is_refused_naming_the_choices(monkeypatch):
@@ -94,61 +88,6 @@ def test_the_cpu_code_of_a_row_reduction_reads_as_its_loops():
     ]
     assert "for r0_base in range(0, nr0 - (nr0 - 0) % 8, 8):" in code
     assert "acc0_l0 = float32(acc0_l0 + acc0_l4)" in code  # the lanes' fixed tree
-
-
-def _imports(path: Path) -> set[str]:
-    """numfuse modules `path` imports, anywhere in it (lazy imports included)."""
-    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
-            module = ".".join(base + ([node.module] if node.module else []))
-            found.add(module)
-            found.update(f"{module}.{a.name}" for a in node.names)
-        elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-    return {m for m in found if m.startswith("numfuse")}
-
-
-@pytest.mark.parametrize("stage", PLANNING)
-def test_planning_imports_no_target_codegen_or_runtime(stage):
-    later = [m for m in _imports(PACKAGE / f"{stage}.py")
-             if m.startswith(("numfuse.targets", "numfuse.codegen", "numfuse.runtime", "numfuse.jit_function"))]
-    assert later == [], f"{stage}.py imports {later}"
-
-
-def test_no_import_cycles_among_module_level_imports():
-    modules = {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): p
-               for p in PACKAGE.rglob("*.py")}
-
-    def top_level(path):
-        package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
-        out = set()
-        for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.ImportFrom) and node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                module = ".".join(base + ([node.module] if node.module else []))
-                # `from . import x` imports module x, not the package; `from .m import y`, m.
-                named = [f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in modules]
-                out.update(named or ([module] if module in modules else []))
-        return out
-
-    graph = {m: top_level(p) for m, p in modules.items()}
-    state: dict[str, int] = {}
-
-    def visit(m, stack):
-        state[m] = 1
-        for n in graph[m]:
-            if state.get(n) == 1:
-                raise AssertionError(" -> ".join(stack + [m, n]))
-            if n not in state:
-                visit(n, stack + [m])
-        state[m] = 2
-
-    for m in graph:
-        if m not in state:
-            visit(m, [])
 
 
 def test_the_trace_tier_plans_for_cuda():

@@ -25,25 +25,13 @@ import numpy as np
 
 from ...codegen.pyast import assign, call, target, var
 from ...codegen.statements import (
-    TYPE_NAMES,
-    CodeCache,
-    KernelParam,
-    KernelSource,
-    Rename,
-    StatementRenderer,
-    code_key,
-    convert,
-    literal,
-    positional_names,
-    type_name,
-    unravel,
-    with_header,
+    TYPE_NAMES, CodeCache, KernelParam, KernelSource, Rename, StatementRenderer, code_key, convert, literal, positional_names, type_name, unravel, with_header,
 )
 from ...codegen.templates import clone, fill, fill_body, module
-from ...dtypes import compute_dtype
-from ...ir import Literal
-from ...loopnest import Accumulate, Compute, LoopNest, OnlineAccumulate, walk
-from ...ops import NO_INDEX
+from ...ir.dtypes import compute_dtype
+from ...ir.graph import Literal
+from ...loops.loopnest import Accumulate, Compute, LoopNest, OnlineAccumulate, walk
+from ...ir.ops import NO_INDEX
 from . import templates, vector_math
 
 JIT_OPTIONS = dict(nogil=True, cache=True, error_model="numpy")

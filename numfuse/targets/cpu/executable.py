@@ -20,8 +20,8 @@ import numpy as np
 from ... import debug
 from ...debug import CompileProgress
 from ...errors import ScalarOutOfRange, TakeFullPath, UnsupportedError
-from ...loopnest import ERRORS_BUFFER
-from ...ops import RUNTIME_ERRORS
+from ...loops.loopnest import ERRORS_BUFFER
+from ...ir.ops import RUNTIME_ERRORS
 from ...runtime.buffer_plan import buffer_plan
 from ...runtime.fast_keys import register_array_type
 from ...runtime.library_results import check_result

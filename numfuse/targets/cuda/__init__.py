@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .device_props import PLAN_DEVICE, row_cache_bytes
+from .device_props import COLUMN_CACHE_ROWS, PLAN_DEVICE, row_cache_bytes
 from ..base import Target
 
 
@@ -64,8 +64,7 @@ CUDA = CudaTarget(
     # Fewer rows than this leave most of a GPU's blocks idle, one block per row.
     split_max_rows=64,
     split_min_reduced=8192,
-    # 8 float32 are one 32-byte memory sector.
-    column_cache_rows=8,
+    column_cache_rows=COLUMN_CACHE_ROWS,
     row_cache_place="on-chip",
     description="Numba CUDA kernels, on a GPU or on Numba's CUDA simulator",
 )

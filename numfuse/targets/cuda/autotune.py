@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .codegen import kernel_code
-from ...loopnest import format_loopnest
+from ...loops.loopnest import format_loopnest
 from .kernel_cache import cache_dir
 from .launch_model import LaunchConfig, candidate_configs
 from ...runtime.kernel_files import private_dir

@@ -30,29 +30,13 @@ import ast
 
 import numpy as np
 
-from ...dtypes import compute_dtype, short_name
-from ...loopnest import Load, LoopNest
-from ...ops import NO_INDEX
+from ...ir.dtypes import compute_dtype, short_name
+from ...loops.loopnest import Load, LoopNest
+from ...ir.ops import NO_INDEX
 from . import templates
 from ...codegen.pyast import assign, call, var
 from ...codegen.statements import (
-    TYPE_NAMES,
-    CodeCache,
-    KernelParam,
-    KernelSource,
-    Rename,
-    StatementRenderer,
-    buffer_subscript,
-    code_key,
-    kernel_code,
-    literal,
-    loaded_buffers,
-    positional_names,
-    source_digest,
-    subscript,
-    type_name,
-    unravel,
-    with_header,
+    TYPE_NAMES, CodeCache, KernelParam, KernelSource, Rename, StatementRenderer, buffer_subscript, code_key, kernel_code, literal, loaded_buffers, positional_names, source_digest, subscript, type_name, unravel, with_header,
 )
 from ...codegen.templates import clone, fill, fill_body, module
 from .unroll import in_order, render_parts, unrolled_loop

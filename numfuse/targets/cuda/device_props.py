@@ -75,6 +75,10 @@ PLAN_DEVICE = H200
 # fewer points (targets/cuda/launch_model.py recomputes the cache from the actual block).
 REDUCTION_RESERVE = 8 * 1024
 
+# A "columns" reduction caching long rows keeps this many neighbouring outputs: 8 float32 are
+# one 32-byte memory sector.
+COLUMN_CACHE_ROWS = 8
+
 
 def row_cache_bytes(props: DeviceProps) -> int:
     """Shared memory for one block's cached rows, as the cost model sizes them: 40 KiB on every

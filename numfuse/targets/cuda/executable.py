@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import contextlib
 
-import functools
-import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -25,24 +23,18 @@ import numpy as np
 from .codegen import KernelSource
 from ... import debug
 from ...debug import CompileProgress
-from ...errors import NumfuseWarning
-from ...ir import Var
-from ...loopnest import ERRORS_BUFFER
-from ...ops import RUNTIME_ERRORS
-from ...planner import Plan
+from ...errors import warn_once
+from ...ir.graph import Var
+from ...loops.loopnest import ERRORS_BUFFER
+from ...ir.ops import RUNTIME_ERRORS
+from ...plan.planner import Plan
 from .arrays import CallArrays, prepare_call
 from ...runtime.buffer_plan import buffer_plan
 from ...runtime.scalars import cast_scalars, scalar_casts
 from .library_calls import run_step
 from .device import LaunchConfig, backend
 from .launch import (
-    STATIC_SHARED_BYTES,
-    CoreStreams,
-    DispatcherKernel,
-    GpuKernel,
-    device_array_params,
-    scalar_packer,
-    size_param,
+    STATIC_SHARED_BYTES, CoreStreams, DispatcherKernel, GpuKernel, device_array_params, scalar_packer, size_param,
 )
 
 
@@ -65,11 +57,6 @@ def argument_types_of(nest, source: KernelSource) -> tuple:
     views = {b.name: (b.dtype, len(b.view), b.strided) for b in nest.buffers}
     scalars = {s.name: s.dtype for s in nest.scalars}
     return argument_types(source, views, scalars)
-
-
-@functools.lru_cache(maxsize=None)
-def warn_once(message: str) -> None:
-    warnings.warn(message, NumfuseWarning, stacklevel=2)
 
 
 class Executable:

@@ -41,9 +41,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .codegen import shared_bytes
-from .device_props import REDUCTION_RESERVE, DeviceProps, optin_cache_bytes, row_cache_bytes
-from ...strategy import cache_min_rows
-from . import CUDA
+from .device_props import COLUMN_CACHE_ROWS, PLAN_DEVICE, REDUCTION_RESERVE, DeviceProps, optin_cache_bytes, row_cache_bytes
+from ...loops.strategy import cache_min_rows
 
 BLOCK = 256
 WAVES = 4
@@ -173,7 +172,8 @@ def reduction_config(nest, props: DeviceProps, threads: int | None = None, rows:
         # What the tree reduction's arrays leave, and never more than the row cache's limit.
         return min(cache_limit, shared_limit - shared_bytes(nest, ntk * ntr, 0, 0))
 
-    fewest = min(ntk, cache_min_rows(nest.schedule, nrows, nred * item_bytes, CUDA))
+    fewest = min(ntk, cache_min_rows(nest.schedule, nrows, nred * item_bytes, COLUMN_CACHE_ROWS,
+                                          row_cache_bytes(PLAN_DEVICE)))
     while ntk > fewest and ntk * nred * item_bytes > cache_budget(ntk, ntr):
         ntk //= 2
         ntr = min(_pow2_at_most(threads // ntk), _pow2_at_least(nred))  # the threads freed go to the row

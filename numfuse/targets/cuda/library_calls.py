@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import NumfuseWarning
+from ...errors import warn_once
 from ...runtime.library_results import check_result
 
 
@@ -46,8 +46,6 @@ def run_step(call, step, env) -> None:
                     cupy.asarray(env[var])[...] = results[k]
         return
     if not call.simulated:
-        from .executable import warn_once
-
         warn_once(f"numfuse runs {step.op.what} through NumPy on the host (install CuPy to run it on the GPU)")
     arrays = [_input(step, v, env, call.read) for v in step.inputs]
     with np.errstate(all="ignore"):
@@ -59,4 +57,4 @@ def run_step(call, step, env) -> None:
             env[var].copy_to_device(np.ascontiguousarray(result), stream=call.stream)
 
 
-__all__ = ["run_step", "NumfuseWarning"]
+__all__ = ["run_step"]

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from .codegen import KernelSource
-from ...dtypes import compute_dtype
-from ...loopnest import Compute, Load, Select, walk
+from ...ir.dtypes import compute_dtype
+from ...loops.loopnest import Compute, Load, Select, walk
 from .kernel_cache import load_function
 
 _F64_OP = re.compile(r"^\s*(?:@%p\d+\s+)?([a-z][a-z0-9_.]*\.f64)\b")

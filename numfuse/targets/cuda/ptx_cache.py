@@ -34,7 +34,7 @@ _HEADER = "// numfuse ptx sha256 "
 def _versions() -> str:
     from importlib import metadata
 
-    from ... import __version__
+    from ...version import __version__
 
     parts = [f"numfuse {__version__}"]
     for dist in ("numba", "numba-cuda", "nvidia-cuda-nvcc-cu12", "nvidia-cuda-nvcc"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from ...loopnest import Check, Guard, Load, Select, Store
+from ...loops.loopnest import Check, Guard, Load, Select, Store
 from . import templates
 from ...codegen.pyast import assign, var
 from ...codegen.templates import clone, fill_body

@@ -1,0 +1,408 @@
+"""Graph breaks: running a function segment by segment where Python needs real values.
+
+Tracing stops where Python needs the value of a traced array (`if`, `while`, `bool()`,
+`float()`, `.item()`, `np.asarray`, a size from data), where it calls a NumPy function numfuse
+does not trace, or where it draws random numbers. Such a function is run at every call on
+tracers whose context has a `Breaker`: at each of those points the Breaker plans and runs what was
+traced since the last one (a segment), keeps the value of every array the function still holds
+(the live tracers, tracked by weak reference), and goes on tracing with those values as the next
+segment's inputs. Python gets real values; the function's own exceptions are real ones.
+
+A segment is cached by its structure (`structure_key`: operations, shapes, dtypes, layouts,
+literals), so a loop whose body breaks once per iteration plans and compiles its body once.
+
+What Python gets:
+- a value it converts (bool, float, int, an index, `.item()`, `.tolist()`, str): the value;
+- np.asarray of a traced array: a read-only view of its own buffer, which later traced writes
+  into it update at once (`written`), so that it shows what NumPy's would; writing into it,
+  which in NumPy would change the traced array, raises rather than is lost (np.array: a copy of
+  its own);
+- an untraced NumPy function: its result on the real arrays; an argument that owns its buffer is
+  passed as that buffer (np.fill_diagonal writes into it, as in NumPy), a view as a read-only
+  snapshot.
+A NumPy array the function made with NumPy (or a random draw) is read by the next segment as an
+input, copied when it is first used: writing into it afterwards does not reach the segment,
+as NumPy's eager evaluation would have read it then.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .arguments import classify
+from ..errors import SourceLoc, user_location
+from ..ir.graph import Graph, SizeConst, Var
+from .proxy import Tracer, _View
+from .tracer import ArgSpec, TraceContext, flatten_outputs, unflatten_outputs
+from .numpy_creation import SuspendingGenerator, creating_arrays, suspended
+
+
+@dataclass
+class Break:
+    """One graph break of a run: where, why, and the segment it ended."""
+
+    loc: SourceLoc | None
+    reason: str
+    segment: Any = None  # what run_graph returned for the segment: its cache entry
+
+    def __str__(self) -> str:
+        where = f"{self.loc.short()} ({self.loc.text})" if self.loc is not None else "(no user line)"
+        return f"{where}: {self.reason}"
+
+
+@dataclass
+class SegmentedRun:
+    """The breaks of one run, and its result."""
+
+    result: Any
+    breaks: list[Break] = field(default_factory=list)
+    final: Any = None  # the last segment's cache entry
+
+
+def to_host(value) -> np.ndarray:
+    """A NumPy array of `value`'s elements: a NumPy array itself, a device array read back."""
+    if isinstance(value, np.ndarray):
+        return value
+    for method in ("get", "copy_to_host"):  # CuPy; Numba's device arrays
+        read = getattr(value, method, None)
+        if callable(read):
+            return np.asarray(read())
+    if hasattr(value, "cpu") and hasattr(value, "numpy"):  # PyTorch
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def structure_key(graph: Graph, specs: list[ArgSpec]) -> tuple:
+    """What a segment's plan and kernels depend on: its inputs' kinds, shapes, dtypes and
+    layouts, and each equation's primitive, operands (by position), parameters and result. Two
+    segments with the same key are planned, compiled and run alike."""
+    number = {v: i for i, v in enumerate(graph.inputs)}
+    parts: list[Any] = [tuple((s.kind, s.aval.shape, s.aval.dtype.str, s.aval.dtype.char, s.layout,
+                               s.strides, s.readonly) for s in specs)]
+
+    def key(atom):
+        if isinstance(atom, Var):
+            return number[atom]
+        kind = "n" if isinstance(atom, SizeConst) else "l"
+        return (kind, atom.aval.dtype.str, atom.value.tobytes(), getattr(atom, "key", None))
+
+    for eqn in graph.eqns:
+        parts.append((eqn.prim, tuple(key(a) for a in eqn.inputs), eqn.params, eqn.out.aval.shape,
+                      eqn.out.aval.dtype.str, eqn.out.aval.dtype.char))
+        number[eqn.out] = len(number)
+    parts.append(tuple(key(o) for o in graph.outputs))
+    parts.append(tuple(sorted((p, number[v]) for p, v in graph.writebacks.items())))
+    return tuple(parts)
+
+
+def _leaves_of(value, kind: type, found: list) -> list:
+    """Every `kind` object inside `value`, through lists, tuples and dicts, in order."""
+    if isinstance(value, kind):
+        found.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _leaves_of(v, kind, found)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _leaves_of(v, kind, found)
+    return found
+
+
+def _replace_tracers(value, concrete: dict[int, Any]):
+    if isinstance(value, Tracer):
+        return concrete[id(value)]
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        return type(value)(*(_replace_tracers(v, concrete) for v in value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_replace_tracers(v, concrete) for v in value)
+    if isinstance(value, dict):
+        return {k: _replace_tracers(v, concrete) for k, v in value.items()}
+    return value
+
+
+class Breaker:
+    """The segments of one run of a function: see the module docstring.
+
+    `run_graph(graph, specs, values, names)` plans (or finds in its cache) and runs one
+    segment's graph on its inputs' values, returning (outputs, cache entry). `describe_array`:
+    as arguments.classify takes it."""
+
+    def __init__(self, ctx: TraceContext, run_graph: Callable, name: str, describe_array: Callable):
+        self.ctx = ctx
+        self.describe_array = describe_array
+        self.run_graph = run_graph
+        self.name = name
+        self._tracked: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._ids = itertools.count()
+        self.values: dict[Var, Any] = {}  # each input of the segment: its value
+        self.specs: dict[Var, ArgSpec] = {}
+        self.names: dict[Var, str] = {}
+        self._by_id: dict[int, Var] = {}  # array inputs by the identity of their value
+        self.breaks: list[Break] = []
+        self.caller_arrays: set[int] = set()  # ids of the caller's arrays
+        self.final = None  # the last segment's cache entry
+        self.exposed: set[int] = set()  # ids of buffers Python holds as NumPy arrays
+        self._exposed_arrays: list = []
+
+    # -- tracers and inputs --------------------------------------------------------------------
+
+    def track(self, tracer: Tracer) -> None:
+        self._tracked[next(self._ids)] = tracer
+
+    def input(self, value, spec: ArgSpec, name: str) -> Var:
+        """A new input of the segment holding `value`."""
+        if spec.kind == "array" and id(value) in self._by_id:
+            return self._by_id[id(value)]
+        var = self.ctx.add_input(spec)
+        self.values[var] = value
+        self.specs[var] = spec
+        self.names[var] = name
+        if spec.kind == "array":
+            self._by_id[id(value)] = var
+        return var
+
+    def argument(self, value, spec: ArgSpec, name: str) -> Tracer:
+        """A traced argument of the call (its first segment's input)."""
+        tracer = self.ctx.new_input(spec)
+        var = tracer._var
+        self.values[var] = value
+        self.specs[var] = spec
+        self.names[var] = name
+        if spec.kind == "array":
+            self._by_id[id(value)] = var
+            self.caller_arrays.add(id(value))
+        return tracer
+
+    def foreign_array(self, array) -> Tracer:
+        """A NumPy array (or list) the function made itself: an input of this segment, copied
+        now, as NumPy would read it now."""
+        snapshot = np.array(array, copy=True)
+        name = f"an array made at {user_location().short() if user_location() else '?'}"
+        spec = classify(name, snapshot, False, self.describe_array)[1]
+        return Tracer(self.ctx, self.input(snapshot, spec, name))
+
+    # -- breaks --------------------------------------------------------------------------------
+
+    def value_of(self, tracer: Tracer, what: str, expose: bool = False) -> np.ndarray:
+        """`tracer`'s value on the host, for `what`, running what was traced so far if need be.
+        `expose`: np.asarray's result, a read-only view of the array's own buffer that later
+        traced writes into it keep current (see `written`)."""
+        own_buffer = expose and not isinstance(tracer, _View) and not (tracer._weak or tracer._numpy_scalar)
+        if own_buffer:
+            self._own_buffer([tracer])
+        var = tracer._var
+        if var in self.values and self.ctx.latest.get(var, var) is var:
+            value = self.values[var]  # an input, not written since: no segment to run
+        else:
+            value = self.run([tracer], what)[id(tracer)]
+        if own_buffer and isinstance(value, np.ndarray):
+            self._expose(tracer, value)
+            view = value.view()
+            view.flags.writeable = False  # Python's writes would not reach the pending segment
+            return view
+        host = to_host(value)
+        if expose:
+            host = np.array(host, copy=True)  # a view's, or a device array's: a snapshot
+            host.flags.writeable = False
+        return host
+
+    def _own_buffer(self, tracers: list[Tracer]) -> None:
+        """Give each of `tracers` a buffer no other array object shares (a copy where one
+        does), so that what is done to its real array is done to it alone."""
+        ctx = self.ctx
+        roots = self._roots()
+        for t in tracers:
+            if isinstance(t, _View) or t._weak or t._numpy_scalar:
+                continue
+            shared = any(r is not t and r._var is t._var for r in roots) or t._var in self.values
+            if shared and not ctx.owns(t, t._var):
+                var = ctx.copy_var(t._var)
+                ctx.owner[var] = t
+                t._var = var
+
+    def _expose(self, tracer: Tracer, value: np.ndarray) -> None:
+        """Python holds `value`, `tracer`'s buffer, as a NumPy array: from now on every traced
+        write into it runs at once, and an in-place operator writes into it (as NumPy's)."""
+        self.exposed.add(id(value))
+        self._exposed_arrays.append(value)  # its id stays its own
+        tracer._argument = True
+        self.ctx.owner[tracer._var] = tracer  # its writes go into that buffer
+
+    def written(self, tracer: Tracer) -> None:
+        """After a traced write into `tracer`'s buffer: run it now if Python holds that
+        buffer as a NumPy array."""
+        ctx = self.ctx
+        root = ctx.family.get(tracer._var, tracer._var)
+        if root in self.values and id(self.values[root]) in self.exposed:
+            self.run([], "a write into an array that Python holds as a NumPy array (np.asarray) runs at once")
+
+    def foreign_call(self, func, args, kwargs, may_write: bool = True, what: str | None = None):
+        """An untraced NumPy function, called on the real arrays at a break (`may_write`:
+        it may write into them, as np.fill_diagonal does; `what`: why, for explain)."""
+        from .numpy_api import function_name
+
+        passed: list[Tracer] = _leaves_of((args, kwargs), Tracer, [])
+        if may_write:
+            # What it writes into is the array object it was given, alone.
+            self._own_buffer(passed)
+        concrete = self.run(passed, f"{what or function_name(func) + ' is not traced'}: it ran on the real arrays here")
+        real = {}
+        for t in passed:
+            value = concrete[id(t)]
+            if isinstance(t, _View) and isinstance(value, np.ndarray):
+                value = value.copy()
+                value.flags.writeable = False  # a view's snapshot: writes would not reach its base
+            if t._weak or t._numpy_scalar:
+                value = to_host(value)[()]
+                value = value.item() if t._weak else value
+            real[id(t)] = value
+        with suspended():
+            result = func(*_replace_tracers(args, real), **_replace_tracers(kwargs, real))
+        # A result that is (a view of) an array it was given: Python now holds that buffer.
+        returned = _leaves_of(result, np.ndarray, [])
+        for t in passed:
+            buffer = real[id(t)]
+            if isinstance(t, _View) or not isinstance(buffer, np.ndarray):
+                continue
+            for array in returned:
+                if np.may_share_memory(array, buffer):
+                    array.flags.writeable = False
+                    self._expose(t, buffer)
+        return result
+
+    def _roots(self) -> list[Tracer]:
+        # Views are rebuilt from their bases: only arrays that own their value are kept.
+        return [t for t in list(self._tracked.values()) if not isinstance(t, _View)]
+
+    def run(self, needed: list[Tracer], reason: str, final: bool = False) -> dict[int, Any]:
+        """Run the segment traced so far; every live array keeps its value as an input of the
+        next segment. Returns the value of each of `needed` (by id)."""
+        ctx = self.ctx
+        roots = self._roots()
+        holders = roots + [t for t in needed if isinstance(t, _View)]
+        outputs: dict[Var, int] = {}  # the segment's outputs, by position
+        source: dict[Var, tuple[str, Any]] = {}  # each held var: ("input", var) or ("output", k)
+        unchanged: set[Var] = set()  # held vars whose value no write changed in this segment
+
+        def output(var: Var) -> tuple[str, Any]:
+            return ("output", outputs.setdefault(var, len(outputs)))
+
+        for t in holders:
+            var = t._var
+            if var in source:
+                continue
+            root = ctx.family.get(var, var)
+            latest = ctx.latest.get(root, root)
+            if var in self.values and latest is var:
+                source[var] = ("input", var)
+                unchanged.add(var)
+            elif latest is not var:
+                # An earlier version of an array written since: its own copy, made before.
+                source[var] = output(ctx.copy_var(var))
+            elif root in self.values:
+                source[var] = ("input", root)  # the last version of an input, written back
+            else:
+                source[var] = output(var)
+                unchanged.add(var)  # computed, never written: the same value after the break
+        inputs = list(ctx.inputs)
+        writebacks = {i: ctx.latest[v] for i, v in enumerate(inputs) if ctx.latest.get(v, v) is not v}
+        values = [self.values[v] for v in inputs]
+        entry = None
+        results: list[Any] = []
+        if outputs or writebacks:
+            graph = ctx.graph(list(outputs), self.name, writebacks)
+            specs = [self.specs[v] for v in inputs]
+            with suspended():
+                results, entry = self.run_graph(graph, specs, values, [self.names[v] for v in inputs])
+        loc = user_location()
+        if not final:
+            self.breaks.append(Break(loc, reason, entry))
+        else:
+            self.final = entry
+
+        def value_of_source(src):
+            kind, what = src
+            return self.values[what] if kind == "input" else results[what]
+
+        concrete = {id(t): value_of_source(source[t._var]) for t in needed}
+        if not final:
+            held = [(t, t._var, ctx.owns(t, t._var)) for t in roots]
+            kept = {}
+            for t, var, _ in held:
+                kind, what = source[var]
+                name = self.names[what] if kind == "input" else "a value computed before a graph break"
+                kept[var] = (value_of_source(source[var]), name)
+            self._next_segment(held, kept, unchanged)
+        return concrete
+
+    def _next_segment(self, held, kept, unchanged) -> None:
+        """Start the next segment: each live array's value (`kept`: value and name by its
+        var) is one of its inputs."""
+        ctx = self.ctx
+        carried = ctx.carried
+        ctx.start_segment()
+        self.values, self.specs, self.names, self._by_id = {}, {}, {}, {}
+        new_var: dict[Var, Var] = {}
+        for t, var, owned in held:
+            if var not in new_var:
+                value, name = kept[var]
+                if t._weak or t._numpy_scalar:
+                    value = to_host(value)[()]
+                    value = value.item() if t._weak else value
+                    spec = ArgSpec("python" if t._weak else "scalar", t._aval)
+                else:
+                    spec = classify(name, value, False, self.describe_array)[1]
+                new_var[var] = self.input(value, spec, name)
+            t._var = new_var[var]
+            if owned:
+                ctx.owner[t._var] = t
+        ctx.carried = {**carried, **{old: new for old, new in new_var.items() if old in unchanged}}
+
+
+def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run_graph: Callable,
+                  name: str, describe_array: Callable) -> SegmentedRun:
+    """Call `fn` on tracers of `values` (a spec per argument, as for tracer.trace), running it
+    segment by segment."""
+    ctx = TraceContext()
+    breaker = Breaker(ctx, run_graph, name, describe_array)
+    ctx.breaks = breaker
+    args = []
+    for spec, value, arg_name in zip(specs, values, names):
+        if isinstance(spec, ArgSpec):
+            args.append(breaker.argument(value, spec, arg_name))
+        elif isinstance(spec[1], np.random.Generator):
+            args.append(SuspendingGenerator(spec[1]))  # its draws make real arrays
+        else:
+            args.append(spec[1])
+    with creating_arrays(ctx):
+        result = fn(*args)
+    leaves: list[Tracer] = []
+    tree = flatten_outputs(result, leaves)
+    for leaf in leaves:
+        if leaf._ctx is not ctx:
+            raise ValueError("the function returned a traced array from another trace")
+    concrete = breaker.run(leaves, "the function returned", final=True)
+    given: set[int] = set()
+    returned = []
+    for leaf in leaves:
+        value = concrete[id(leaf)]
+        if leaf._weak or leaf._numpy_scalar:
+            if not isinstance(value, (np.generic, int, float, complex, bool)):
+                value = to_host(value)[()]
+            if leaf._weak and isinstance(value, np.generic):
+                value = value.item()
+        else:
+            # An array object gets its own buffer; the caller's array only as the argument itself.
+            if (id(value) in breaker.caller_arrays and not leaf._argument) or id(value) in given:
+                value = value.copy()
+            given.add(id(value))
+        returned.append(value)
+    return SegmentedRun(unflatten_outputs(tree, returned), breaker.breaks, breaker.final)
+
+
+__all__ = ["Break", "Breaker", "SegmentedRun", "run_segmented", "structure_key", "to_host"]

@@ -1,0 +1,317 @@
+"""Arrays the traced function makes itself: np.zeros, np.ones, np.empty, np.full, np.eye,
+np.identity, np.arange, np.linspace, np.logspace, np.tri, and np.triu / np.tril.
+
+These NumPy functions take no array argument, so NumPy never dispatches them to numfuse: while a
+function is traced, `creating_arrays(ctx)` replaces them in the numpy module by versions that,
+called from the user's code on the tracing thread, give traced values (from numfuse's own code,
+NumPy's, or another thread, they are NumPy's, unchanged). The replacement is installed once for
+all concurrent traces and removed when the last one ends.
+
+What they make, with NumPy's dtypes and shapes (NumPy makes a real array of the same arguments,
+and decides):
+- a filled array (np.zeros, np.ones, np.full, np.empty: zeros) is a broadcast of one value, never
+  memory: writing into it by slices or masks works as into any array the function computes;
+- np.full with a traced fill value broadcasts that value;
+- the others are NumPy's array itself, a constant of the trace (their arguments are Python
+  values, so the array is too), read by the kernels as any captured constant array.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import operator
+import os
+import sys
+import sysconfig
+import threading
+
+import numpy as np
+
+from ..errors import at_user_line, unsupported
+from .traced import TracedArray
+
+_local = threading.local()  # this thread's traces, innermost last
+_lock = threading.Lock()
+_installed = [0]  # how many traces, on every thread, are running
+_ORIGINALS: dict[str, object] = {}
+_NAMES = ("zeros", "ones", "empty", "full", "eye", "identity", "arange", "linspace", "logspace", "tri",
+          "array", "asarray")
+
+
+def tracing_now() -> bool:
+    """Whether this thread is tracing a function (and not inside a graph break's run)."""
+    return _current() is not None
+
+
+def current_context():
+    """The TraceContext this thread is tracing into, or None."""
+    return _current()
+
+
+def _current():
+    stack = getattr(_local, "stack", None)
+    return stack[-1] if stack else None
+
+
+def _from_user_code(depth: int = 2, name: str | None = None) -> bool:
+    """Whether the caller of the replaced function is the user's code (not numfuse's, NumPy's).
+    With `name`: and the user's line names it. C code (NumPy's random generators) calls
+    np.empty through the module too, and has no frame: the user's line then calls another
+    function, and the array must be a real one."""
+    frame = sys._getframe(depth)
+    module = frame.f_globals.get("__name__", "")
+    if module in ("numfuse", "numpy") or module.startswith(("numfuse.", "numpy.")):
+        return False
+    if name is None:
+        return True
+    return name in linecache.getline(frame.f_code.co_filename, frame.f_lineno) or not linecache.getline(
+        frame.f_code.co_filename, frame.f_lineno)
+
+
+# A library's np.array(list_of_traced_values) (SciPy's, say) wants a real array: only the user's
+# own code gets a traced one.
+_ONLY_IN_OWN_CODE = ("array", "asarray")
+
+
+def _in_installed_package(depth: int) -> bool:
+    filename = os.path.abspath(sys._getframe(depth + 1).f_code.co_filename)
+    paths = sysconfig.get_paths()
+    return filename.startswith(tuple(os.path.abspath(paths[k]) + os.sep for k in ("purelib", "platlib")))
+
+
+def _traced(name: str, original):
+    def make(*args, **kwargs):
+        ctx = _current()
+        if ctx is None or not _from_user_code(2, name) or (name in _ONLY_IN_OWN_CODE and _in_installed_package(1)):
+            return original(*args, **kwargs)
+        return _make(ctx, name, original, args, kwargs)
+
+    make.__name__ = name
+    make.__qualname__ = name
+    make.__doc__ = original.__doc__
+    make.__wrapped__ = original
+    return make
+
+
+def _random_functions() -> list[str]:
+    """np.random's functions (the global generator's draws, default_rng): not its classes."""
+    return [n for n in np.random.__all__ if callable(getattr(np.random, n, None))
+            and not isinstance(getattr(np.random, n), type)]
+
+
+def _noting_random(name: str, original):
+    """np.random.`name` while a function is traced: a draw differs at every call (and
+    default_rng() seeds itself afresh), so the function must run at every call, segment by
+    segment; the draw itself makes real arrays."""
+
+    def make(*args, **kwargs):
+        ctx = _current()
+        if ctx is not None and ctx.breaks is None and _from_user_code():
+            ctx.break_needed = ctx.break_needed or at_user_line(
+                f"np.random.{name} draws numbers that differ at every call")
+        with suspended():
+            result = original(*args, **kwargs)
+        if isinstance(result, np.random.Generator):
+            return SuspendingGenerator(result)
+        return result
+
+    make.__name__ = name
+    make.__qualname__ = name
+    make.__doc__ = original.__doc__
+    make.__wrapped__ = original
+    return make
+
+
+def _holds_tracer(value) -> bool:
+
+    if isinstance(value, TracedArray):
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds_tracer(v) for v in value)
+
+
+def _from_sequence(ctx, items, dtype):
+    """np.array of a (nested) list of traced and Python values: their stack, of NumPy's dtype
+    (each element as an array: a Python float is float64 here, as np.array makes it)."""
+
+    def leaves(v):
+        return [x for item in v for x in leaves(item)] if isinstance(v, (list, tuple)) else [v]
+
+    if dtype is None:
+        dtype = np.result_type(*[x.dtype if isinstance(x, TracedArray) else np.asarray(x).dtype for x in leaves(items)])
+
+    def build(v):
+        if isinstance(v, (list, tuple)):
+            return np.stack([build(item) for item in v]) if len(v) else np.zeros((0,), dtype)
+        return ctx.convert(ctx.as_tracer(ctx.operand(v)), dtype)
+
+    return build(items)
+
+
+def _make(ctx, name, original, args, kwargs):
+
+    if name in ("array", "asarray"):
+        if not args or not isinstance(args[0], (list, tuple)) or not _holds_tracer(args[0]):
+            return original(*args, **kwargs)  # np.asarray(traced): a graph break (proxy.__array__)
+        dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
+        return _from_sequence(ctx, args[0], None if dtype is None else np.dtype(dtype))
+
+    if name in ("zeros", "ones", "empty", "full"):
+        args, kwargs = list(args), dict(kwargs)
+        shape = args.pop(0) if args else kwargs.pop("shape")
+        fill = None
+        if name == "full":
+            fill = args.pop(0) if args else kwargs.pop("fill_value")
+        if isinstance(fill, TracedArray):
+            dtype = args[0] if args else kwargs.get("dtype")
+            dtype = fill.dtype if dtype is None else np.dtype(dtype)
+            return ctx.broadcast(ctx.convert(fill, dtype), _shape(shape))
+        if any(isinstance(a, TracedArray) for a in args + list(kwargs.values())):
+            raise unsupported(f"np.{name} with a traced argument", "pass its arguments as Python values")
+        # NumPy makes one element (its dtype, its fill value, its errors); the array is that
+        # value broadcast, which holds no memory.
+        one = original((), *([fill] if name == "full" else []), *args, **kwargs)
+        if one.dtype.kind in "OSUVMm":
+            raise unsupported(f"np.{name} of dtype {one.dtype}")
+        return ctx.broadcast(one[()] if name != "empty" else one.dtype.type(0), _shape(shape))
+    def as_size(a):
+        # A traced int is a size or a count: from int arguments, they are made static (jit
+        # traces again); from data, its value comes from a graph break.
+        return operator.index(a) if isinstance(a, TracedArray) and a.dtype.kind in "biu" and a.ndim == 0 else a
+
+    args = [as_size(a) for a in args]
+    kwargs = {k: as_size(a) for k, a in kwargs.items()}
+    traced = [a for a in list(args) + list(kwargs.values()) if isinstance(a, TracedArray)]
+    if traced and name == "linspace":
+        return _linspace(ctx, *args, **kwargs)
+    if traced:
+        raise unsupported(f"np.{name} with a traced argument", "pass its arguments as Python values (static arguments)")
+    array = original(*args, **kwargs)
+    result = ctx.as_tracer(ctx.operand(array))
+    return ctx.numpy_scalar(result) if array.ndim == 0 else result
+
+
+def _linspace(ctx, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """np.linspace with traced scalar endpoints, computed as NumPy computes it: start + i * step
+    (i / div * delta where the step is zero), the last point set to stop."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    if axis != 0 or np.ndim(start) or np.ndim(stop):
+        raise unsupported("np.linspace with traced array endpoints or axis", "pass scalar endpoints")
+    div = (num - 1) if endpoint else num
+    start_op, stop_op = ctx.operand(start), ctx.operand(stop)
+    dt = np.result_type(start_op.resolve_type(), stop_op.resolve_type(), float(num))
+    start_t = ctx.convert(ctx.as_tracer(start_op), dt)
+    delta = ctx.convert(ctx.as_tracer(stop_op), dt) - start_t
+    index = ctx.as_tracer(ctx.operand(_ORIGINALS.get("arange", np.arange)(0, num, dtype=dt)))
+    step = delta / div if div > 0 else delta * np.nan
+    y = np.where(step == 0, index / div * delta, index * step) if div > 0 else index * delta
+    y = y + start_t
+    if endpoint and num > 1:
+        y = np.concatenate([y[:-1], np.reshape(ctx.convert(ctx.as_tracer(stop_op), dt), (1,))])
+    if dtype is not None:
+        if np.dtype(dtype).kind in "iu":
+            y = np.floor(y)
+        y = y.astype(dtype)
+    if retstep:
+        return y, ctx.wrap(step._var, numpy_scalar=True)  # a NumPy scalar, as NumPy's step
+    return y
+
+
+def _shape(shape) -> tuple[int, ...]:
+    """NumPy's shape from `shape` (an int or a sequence), with NumPy's errors; a traced int in
+    it (a scalar argument) raises the TracingError that makes that argument static."""
+    sizes = shape if isinstance(shape, (tuple, list)) else (shape,)
+    sizes = tuple(operator.index(s) for s in sizes)  # a traced size: its TracingError
+    return np.broadcast_to(np.empty((), bool), sizes).shape
+
+
+@contextlib.contextmanager
+def creating_arrays(ctx):
+    """Within: np.zeros and friends, called by the user's code on this thread, make traced
+    values of `ctx`."""
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    with _lock:
+        if _installed[0] == 0:
+            for name in _NAMES:
+                original = getattr(np, name)
+                _ORIGINALS[name] = original
+                setattr(np, name, _traced(name, original))
+            for name in _random_functions():
+                original = getattr(np.random, name)
+                _ORIGINALS["random." + name] = original
+                setattr(np.random, name, _noting_random(name, original))
+        _installed[0] += 1
+    stack.append(ctx)
+    try:
+        yield
+    finally:
+        stack.pop()
+        with _lock:
+            _installed[0] -= 1
+            if _installed[0] == 0:
+                for name, original in _ORIGINALS.items():
+                    if name.startswith("random."):
+                        setattr(np.random, name[len("random."):], original)
+                    else:
+                        setattr(np, name, original)
+                _ORIGINALS.clear()
+
+
+class SuspendingGenerator:
+    """A np.random.Generator whose methods make real arrays while a function is traced (its C
+    code calls np.empty through the numpy module)."""
+
+    def __init__(self, generator):
+        self._generator = generator
+
+    def __getattr__(self, name):
+        attribute = getattr(self._generator, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args, **kwargs):
+            with suspended():
+                return attribute(*args, **kwargs)
+
+        return call
+
+
+@contextlib.contextmanager
+def suspended():
+    """Within: NumPy's own np.zeros and friends on this thread, whoever calls them (a graph
+    break runs kernels and untraced functions, which make real arrays)."""
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    stack.append(None)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+# -- functions of an array, reached through __array_function__ ---------------------------------
+
+
+def _triangle(lower: bool):
+    def handler(ctx, m, k=0):
+        t = ctx.as_tracer(ctx.operand(m))
+        if t.ndim == 0:
+            raise ValueError("input array must be at least 1-d")  # as np.tri's shape check says
+        rows, cols = t.shape[-2:] if t.ndim >= 2 else (t.shape[-1], t.shape[-1])  # 1-D: (n, n)
+        tri = _ORIGINALS.get("tri", np.tri)
+        keep = tri(rows, cols, k, dtype=bool) if lower else ~tri(rows, cols, k - 1, dtype=bool)
+        mask = ctx.as_tracer(ctx.operand(keep))
+        return np.where(mask, t, np.zeros((), t.dtype))
+
+    return handler
+
+
+FUNCTIONS = {
+    np.triu: _triangle(lower=False),
+    np.tril: _triangle(lower=True),
+}

@@ -1,0 +1,254 @@
+"""NumPy's matrix products on traced values: @, np.matmul, np.dot, np.vdot, np.inner,
+np.tensordot and np.einsum.
+
+Each becomes the library primitive `matmul` (or `dot`, `einsum`: library_ops.py), run as a plan
+step of its own, except where a fused loop serves better than the library: a product whose
+iteration space is at most FUSE_PRODUCT_RATIO times its largest array (a matrix times a vector,
+a dot product, an outer product, a batch of tiny matrices) is traced as a broadcast multiply and
+a sum, which fuses with its producers and consumers (`A @ v` is one row-reduction kernel). The
+choice is made from the shapes, when traced, and `explain` prints it with its reason.
+
+The products compute as NumPy's matmul does: both operands cast to the result dtype, products
+summed in it (int8 @ int8 wraps in int8; bool @ bool is an `or` of `and`s).
+"""
+
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from ..errors import at_user_line, unsupported, user_line_noted
+from ..ir.library_ops import dot_shape, matmul_shape, numpy_error
+from .numpy_library import bind_library, check_dtypes, note, traced
+
+# A product is fused when its iteration space (every output point times the terms it sums) is
+# at most this many times its largest operand or result: then a fused loop reads each operand
+# about once, from cache, and saves the stores and loads around a library call. Beyond it a
+# tuned library (cuBLAS) wins by blocking for data reuse.
+FUSE_PRODUCT_RATIO = 8
+
+
+def _product_dtype(fn, a, b) -> np.dtype:
+    return fn(np.ones((1, 1), a.dtype), np.ones((1, 1), b.dtype)).dtype
+
+
+def _fused_sum_of_products(ctx, a, b, a_axes, b_axes, sum_axes, dtype):
+    """sum over `sum_axes` of a * b, where a and b are laid out (by broadcasting) on a joint
+    iteration space: a_axes/b_axes give each operand's axes' positions in it."""
+    ndim = 1 + max(max(a_axes, default=-1), max(b_axes, default=-1))
+    terms = []
+    for t, axes in ((a, a_axes), (b, b_axes)):
+        t = ctx.convert(t, dtype)
+        order = sorted(range(len(axes)), key=lambda i: axes[i])
+        t = np.transpose(t, order) if order != list(range(len(axes))) else t
+        placed = sorted(axes)
+        shape = [1] * ndim
+        for pos, size in zip(placed, t.shape):
+            shape[pos] = size
+        terms.append(np.reshape(t, tuple(shape)))
+    product = terms[0] * terms[1] if dtype.kind != "b" else np.logical_and(terms[0], terms[1])
+    if product.dtype != dtype:
+        product = ctx.convert(product, dtype)
+    if sum_axes:
+        prim = "reduce_or" if dtype.kind == "b" else "reduce_sum"
+        shape = tuple(s for i, s in enumerate(product.shape) if i not in sum_axes)
+        params = (("axes", tuple(sum_axes)), ("keepdims", False))
+        product = ctx.bind(prim, [product._var], shape, dtype, params=params, numpy_scalar=True)
+    # NumPy's product is a new array in C order, whatever its operands' layouts (its ravel is a
+    # view, for one).
+    ctx.strides.pop(product._var, None)
+    return product
+
+
+def _fusable(dtype, sizes: list[int], space: int) -> bool:
+    if dtype.kind not in "biuf":
+        return False  # complex sums: the library (numfuse's complex reductions are partial)
+    return space <= FUSE_PRODUCT_RATIO * max(max(sizes), 1)
+
+
+def matmul(ctx, a, b, name="np.matmul"):
+    a, b = traced(ctx, a), traced(ctx, b)
+    check_dtypes(name, a, b)
+    shape = matmul_shape(a.shape, b.shape)
+    if shape is None:
+        raise numpy_error(np.matmul, [a._aval, b._aval], ValueError(at_user_line("matmul: shapes do not match")))
+    dtype = _product_dtype(np.matmul, a, b)
+    k = a.shape[-1]
+    space = int(np.prod(shape, dtype=np.int64)) * k
+    sizes = [a.size, b.size, int(np.prod(shape, dtype=np.int64))]
+    if _fusable(dtype, sizes, space):
+        note(ctx, f"{name} of {list(a.shape)} and {list(b.shape)} fused as a sum of products: its "
+                   f"{space} multiply-adds are at most {FUSE_PRODUCT_RATIO}x its largest array")
+        # Joint space: batch..., n, k, m, where a 1-D operand has no n (or m) axis at all.
+        batch = len(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+        has_n, has_m = a.ndim > 1, b.ndim > 1
+        k_axis = batch + has_n
+        a_axes = list(range(batch - max(a.ndim - 2, 0), batch)) + ([batch] if has_n else []) + [k_axis]
+        b_axes = list(range(batch - max(b.ndim - 2, 0), batch)) + [k_axis] + ([k_axis + 1] if has_m else [])
+        return ctx.numpy_scalar(_fused_sum_of_products(ctx, a, b, a_axes, b_axes, [k_axis], dtype))
+    note(ctx, f"{name} of {list(a.shape)} and {list(b.shape)} runs as a library call: {space} "
+               f"multiply-adds, more than {FUSE_PRODUCT_RATIO}x its largest array")
+    return ctx.numpy_scalar(bind_library(ctx, "matmul", [a, b])[0])
+
+
+def dot(ctx, a, b, out=None):
+    if out is not None:
+        raise unsupported("np.dot(..., out=...)")
+    ea, eb = ctx.operand(a), ctx.operand(b)
+    if not ea.shape or not eb.shape:
+        return np.multiply(a, b)  # np.dot with a scalar multiplies
+    ta, tb = ctx.as_tracer(ea), ctx.as_tracer(eb)
+    if tb.ndim <= 2 or ta.ndim == 1:
+        # Within these ranks np.dot is np.matmul (b's batch axes are the only difference).
+        if dot_shape(ta.shape, tb.shape) is None:
+            raise numpy_error(np.dot, [ta._aval, tb._aval], ValueError(at_user_line("shapes not aligned")))
+        return matmul(ctx, ta, tb, "np.dot")
+    note(ctx, f"np.dot of {list(ta.shape)} and {list(tb.shape)} runs as a library call")
+    return ctx.numpy_scalar(bind_library(ctx, "dot", [ta, tb])[0])
+
+
+def vdot(ctx, a, b):
+    ta, tb = traced(ctx, a), traced(ctx, b)
+    if ta.size != tb.size:
+        raise numpy_error(np.vdot, [ta._aval, tb._aval], ValueError(at_user_line("vectors have different lengths")))
+    if ta.dtype.kind == "c":
+        ta = np.conjugate(ta)
+    return matmul(ctx, np.ravel(ta), np.ravel(tb), "np.vdot")
+
+
+def inner(ctx, a, b):
+    ea, eb = ctx.operand(a), ctx.operand(b)
+    if not ea.shape or not eb.shape:
+        return np.multiply(a, b)
+    ta, tb = ctx.as_tracer(ea), ctx.as_tracer(eb)
+    if ta.shape[-1] != tb.shape[-1]:
+        raise numpy_error(np.inner, [ta._aval, tb._aval], ValueError(at_user_line("shapes not aligned")))
+    return tensordot(ctx, ta, tb, axes=([-1], [-1]), name="np.inner")
+
+
+def tensordot(ctx, a, b, axes=2, name="np.tensordot"):
+    """As NumPy computes it: both operands transposed and reshaped to matrices, one product."""
+    ta, tb = traced(ctx, a), traced(ctx, b)
+    try:
+        iter(axes)
+    except TypeError:
+        n = int(axes)
+        axes_a, axes_b = list(range(ta.ndim - n, ta.ndim)), list(range(n))
+    else:
+        axes_a, axes_b = axes
+        axes_a = [axes_a] if isinstance(axes_a, int) else list(axes_a)
+        axes_b = [axes_b] if isinstance(axes_b, int) else list(axes_b)
+    stand = [np.broadcast_to(np.zeros((), t.dtype), t.shape) for t in (ta, tb)]
+    if len(axes_a) != len(axes_b) or any(
+        ta.shape[i] != tb.shape[j] for i, j in zip(axes_a, axes_b)
+    ):
+        with user_line_noted():
+            np.tensordot(*stand, axes=(axes_a, axes_b))
+        raise ValueError(at_user_line("shape-mismatch for sum"))
+    axes_a = [i % ta.ndim for i in axes_a]
+    axes_b = [j % tb.ndim for j in axes_b]
+    free_a = [i for i in range(ta.ndim) if i not in axes_a]
+    free_b = [j for j in range(tb.ndim) if j not in axes_b]
+    k = int(np.prod([ta.shape[i] for i in axes_a], dtype=np.int64))
+    m = int(np.prod([ta.shape[i] for i in free_a], dtype=np.int64))
+    n = int(np.prod([tb.shape[j] for j in free_b], dtype=np.int64))
+    at = np.reshape(np.transpose(ta, free_a + axes_a), (m, k))
+    bt = np.reshape(np.transpose(tb, axes_b + free_b), (k, n))
+    result = matmul(ctx, at, bt, name)
+    return np.reshape(result, tuple(ta.shape[i] for i in free_a) + tuple(tb.shape[j] for j in free_b))
+
+
+def parse_einsum(subscripts: str, shapes):
+    """einsum's parsed subscripts: (input letter strings, output letters, letter sizes)."""
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        ins, out = subscripts.split("->")
+    else:
+        ins, out = subscripts, None
+    terms = ins.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(at_user_line("more operands were provided than specified in the subscripts string"
+                                      if len(shapes) > len(terms) else "fewer operands provided to einstein sum function than specified in the subscripts string"))
+    used = set(c for c in subscripts if c in string.ascii_letters)
+    spare = [c for c in string.ascii_letters if c not in used]
+    ellipsis_rank = max((len(s) - (len(t) - 3) for t, s in zip(terms, shapes) if "..." in t), default=0)
+    dots = "".join(spare[:ellipsis_rank])
+    expanded = []
+    for t, s in zip(terms, shapes):
+        if "..." in t:
+            rank = len(s) - (len(t) - 3)
+            t = t.replace("...", dots[ellipsis_rank - rank:] if rank else "")
+        if len(t) != len(s):
+            raise ValueError(at_user_line("einstein sum subscripts string contains too many subscripts for operand"))
+        expanded.append(t)
+    if out is None:
+        counts = {}
+        for t in expanded:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        out = dots + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in dots))
+    elif "..." in out:
+        out = out.replace("...", dots)
+    sizes: dict[str, int] = {}
+    for t, s in zip(expanded, shapes):
+        for c, n in zip(t, s):
+            if sizes.get(c, 1) != 1 and n != 1 and sizes[c] != n:
+                raise ValueError(at_user_line("operands could not be broadcast together with remapped shapes"))
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]  # a size 1 broadcasts, even to 0
+    return expanded, out, sizes
+
+
+def einsum(ctx, *operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
+    if out is not None or dtype is not None:
+        raise unsupported("np.einsum(..., out=... or dtype=...)")
+    if not operands or not isinstance(operands[0], str):
+        raise unsupported("np.einsum with operand lists", "write the subscripts as a string: np.einsum('ij,jk->ik', a, b)")
+    subscripts, arrays = operands[0], [traced(ctx, x) for x in operands[1:]]
+    check_dtypes("np.einsum", *arrays)
+    terms, result, sizes = parse_einsum(subscripts, [t.shape for t in arrays])
+    shape = tuple(sizes[c] for c in result)
+    letters = sorted(sizes, key=lambda c: (c not in result, result.index(c) if c in result else c))
+    space = int(np.prod([sizes[c] for c in letters], dtype=np.int64))
+    dtype_ = np.einsum(subscripts, *[np.ones((1,) * t.ndim, t.dtype) for t in arrays]).dtype
+    repeated = any(len(set(t)) != len(t) for t in terms)
+    sizes_all = [t.size for t in arrays] + [int(np.prod(shape, dtype=np.int64))]
+    if not repeated and len(arrays) <= 2 and _fusable(dtype_, sizes_all, space):
+        note(ctx, f"np.einsum('{subscripts}') fused as a sum of products: its iteration space "
+                   f"({space} points) is at most {FUSE_PRODUCT_RATIO}x its largest array")
+        summed = [i for i, c in enumerate(letters) if c not in result]
+        if len(arrays) == 1:
+            x = ctx.convert(arrays[0], dtype_)
+            perm = sorted(range(x.ndim), key=lambda i: letters.index(terms[0][i]))
+            x = np.transpose(x, perm)
+            placed = [letters.index(terms[0][i]) for i in perm]
+            full = [1] * len(letters)
+            for pos, size in zip(placed, x.shape):
+                full[pos] = size
+            x = np.broadcast_to(np.reshape(x, tuple(full)), tuple(sizes[c] for c in letters))
+            if summed:
+                prim = "reduce_or" if dtype_.kind == "b" else "reduce_sum"
+                rshape = tuple(s for i, s in enumerate(x.shape) if i not in summed)
+                x = ctx.bind(prim, [x._var], rshape, dtype_, params=(("axes", tuple(summed)), ("keepdims", False)))
+            value = x
+        else:
+            a_axes = [letters.index(c) for c in terms[0]]
+            b_axes = [letters.index(c) for c in terms[1]]
+            value = _fused_sum_of_products(ctx, arrays[0], arrays[1], a_axes, b_axes, summed, dtype_)
+        if value.shape != shape:
+            value = np.broadcast_to(value, shape)
+        return ctx.numpy_scalar(value)
+    note(ctx, f"np.einsum('{subscripts}') runs as a library call")
+    return ctx.numpy_scalar(bind_library(ctx, "einsum", arrays, {"subscripts": subscripts, "shape": shape})[0])
+
+
+
+FUNCTIONS = {
+    np.dot: dot,
+    np.vdot: vdot,
+    np.inner: inner,
+    np.tensordot: tensordot,
+    np.einsum: einsum,
+}
+if hasattr(np.linalg, "matmul"):
+    FUNCTIONS[np.linalg.matmul] = lambda ctx, a, b: matmul(ctx, a, b, "np.linalg.matmul")

@@ -1,0 +1,21 @@
+"""What NumPy's rules (numpy_*.py) know of a traced array, without importing the Tracer.
+
+The Tracer (proxy.py) stands in for an array and receives NumPy's protocols, which it hands to
+the rules; the rules in turn test their arguments for traced arrays and get new ones from the
+TraceContext (tracer.py). So that the rules need not import proxy.py, which imports them, they
+test against these bases, which Tracer and its views derive from."""
+
+from __future__ import annotations
+
+
+class TracedArray:
+    """A traced array: a Tracer (proxy.py). Attributes: `_ctx` its TraceContext, `_var` the
+    graph variable it holds now, with `shape`, `dtype`, `ndim` and the flags the Tracer sets."""
+
+    __slots__ = ()
+
+
+class TracedView(TracedArray):
+    """A traced view of another traced array (proxy._View): writes through it reach its base."""
+
+    __slots__ = ()

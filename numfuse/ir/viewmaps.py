@@ -1,0 +1,180 @@
+"""Index maps through views: where a structural primitive reads its operand, and where an update
+writes.
+
+An index map gives, for each dimension of a value, the domain axis that indexes it, None where it
+has size one (index 0), or an indexing.Lin / DivMod of domain axes. Reading a view at a map reads
+its operand at the map this module computes:
+
+    broadcast[shape] a     a's dimensions right-aligned, size-one ones at 0
+    transpose[perm] a      the map permuted back
+    slice[start step drop] a
+                           dimension k at start[k] + step[k] * i, or at start[k] where an
+                           integer index dropped it
+    reshape[shape] a       within each group of dimensions whose sizes multiply to the same
+                           number, the row-major position, divided and wrapped (`i0 // 6`)
+
+The same functions, on shapes and parameters alone, compose the map of a write through any chain
+of views (`a.T[1:, ::2] = v`, `a.reshape(4, 6)[1] = v`) back to the array written: the tracer
+(tracer.py, proxy.py) builds an update's `at` map with them, so that the region a kernel stores
+to is the region the same views read.
+
+`concatenate[axis] x y ...` is not a view but reads its operands the same way: each point of
+the result reads one operand, the one whose range along the axis holds it, at the index shifted
+back by the operand's first point (concat_pieces); lower.py branches on that range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import indexing
+from .graph import Eqn
+from .primitives import VIEWS
+
+# Per dimension of a value: None (index 0), a domain axis, or an indexing.Lin / DivMod of axes.
+IndexMap = tuple[indexing.Entry, ...]
+
+# Primitives that only move or pick points: evaluated by mapping indices, never computed (the
+# registry's primitives of kind "view", primitives.py).
+STRUCTURAL = tuple(sorted(VIEWS))
+
+
+def identity_map(shape: tuple[int, ...], axes: tuple[int, ...] | None = None) -> IndexMap:
+    axes = tuple(range(len(shape))) if axes is None else axes
+    return tuple(a if s != 1 else None for a, s in zip(axes, shape))
+
+
+def broadcast_map(shape: tuple[int, ...], domain: tuple[int, ...]) -> tuple[IndexMap, tuple[int, ...]]:
+    """Map of a value of `shape` broadcast into `domain`, and the domain axes it lacks (guards)."""
+    offset = len(domain) - len(shape)
+    imap = []
+    for k, size in enumerate(shape):
+        axis = k + offset
+        imap.append(axis if size != 1 else None)
+    present = {a for a in imap if a is not None}
+    missing = tuple(a for a, size in enumerate(domain) if size != 1 and a not in present)
+    return tuple(imap), missing
+
+
+def broadcast_operand(in_shape, out_shape, imap: IndexMap) -> IndexMap:
+    """Where a broadcast's operand is read when its result is read at `imap`."""
+    in_map, _ = broadcast_map(tuple(in_shape), tuple(out_shape))
+    return tuple(None if a is None else imap[a] for a in in_map)
+
+
+def transpose_operand(perm, imap: IndexMap) -> IndexMap:
+    mapped: list = [None] * len(perm)
+    for k, p in enumerate(perm):
+        mapped[p] = imap[k]
+    return tuple(mapped)
+
+
+def slice_operand(start, step, drop, imap: IndexMap) -> IndexMap:
+    """Operand dimension k is read at `start[k] + step[k] * i`, or at `start[k]` where the
+    index dropped it."""
+    kept = iter(imap)
+    return tuple(
+        indexing.affine(None, 1, start[k]) if k in drop else indexing.affine(next(kept), step[k], start[k])
+        for k in range(len(start))
+    )
+
+
+def reshape_groups(in_shape, out_shape) -> list[tuple[list[int], list[int]]] | None:
+    """The smallest groups of operand and result dimensions (size-one ones left out) whose sizes
+    have equal products; None for an empty array."""
+    if 0 in in_shape or 0 in out_shape:
+        return None
+    ins = [k for k, s in enumerate(in_shape) if s != 1]
+    outs = [k for k, s in enumerate(out_shape) if s != 1]
+    groups, i, j = [], 0, 0
+    while i < len(ins):
+        gi, gj = [ins[i]], [outs[j]]
+        pi, pj = in_shape[ins[i]], out_shape[outs[j]]
+        i, j = i + 1, j + 1
+        while pi != pj:
+            if pi < pj:
+                gi.append(ins[i]); pi *= in_shape[ins[i]]; i += 1  # noqa: E702
+            else:
+                gj.append(outs[j]); pj *= out_shape[outs[j]]; j += 1  # noqa: E702
+        groups.append((gi, gj))
+    return groups
+
+
+def reshape_operand(in_shape, out_shape, imap: IndexMap) -> IndexMap:
+    """Within each group, the result's row-major position is affine in its indices; each operand
+    index is that position divided and wrapped: `6*i0 + i1` where a dimension splits,
+    `i0 // 6` and `i0 % 6` where dimensions merge."""
+    mapped: list = [None] * len(in_shape)
+    for gi, gj in reshape_groups(in_shape, out_shape) or ():
+        parts, size = [], 1
+        for k in reversed(gj):
+            parts.append((imap[k], size))
+            size *= out_shape[k]
+        flat = indexing.combine(parts)
+        inner = 1
+        for t, k in reversed(list(enumerate(gi))):
+            mapped[k] = flat if len(gi) == 1 else indexing.divmod_entry(flat, inner, None if t == 0 else in_shape[k])
+            inner *= in_shape[k]
+    return tuple(mapped)
+
+
+def operand_map(eqn: Eqn, imap: IndexMap) -> IndexMap:
+    """Where a structural primitive's operand is read when its result is read at `imap`."""
+    if eqn.prim == "broadcast":
+        return broadcast_operand(eqn.inputs[0].aval.shape, eqn.out.aval.shape, imap)
+    if eqn.prim == "transpose":
+        return transpose_operand(eqn.param("perm"), imap)
+    if eqn.prim == "slice":
+        return slice_operand(eqn.param("start"), eqn.param("step"), eqn.param("drop"), imap)
+    return reshape_operand(eqn.inputs[0].aval.shape, eqn.out.aval.shape, imap)
+
+
+def concat_pieces(eqn: Eqn, imap: IndexMap) -> list[tuple]:
+    """What `concatenate[axis] x y ...` read at `imap` reads: (operand, its map, first, end) for
+    each operand with points along the axis, the points [first, end) of the result; its map is
+    `imap` with the index along the axis shifted by -first. Where that index is a constant,
+    only the operand holding it."""
+    axis = eqn.param("axis")
+    entry = imap[axis]
+    pieces, first = [], 0
+    for atom in eqn.inputs:
+        size = atom.aval.shape[axis]
+        if size:
+            shifted = None if size == 1 else indexing.affine(entry, 1, -first)
+            pieces.append((atom, imap[:axis] + (shifted,) + imap[axis + 1:], first, first + size))
+        first += size
+    if not indexing.variables(entry):
+        at = indexing.constant_value(entry)
+        pieces = [p for p in pieces if p[2] <= at < p[3]]
+    return pieces
+
+
+@dataclass(frozen=True)
+class At:
+    """Where an update writes: for each dimension of the array written, an entry over the axes
+    of the region (0, 1, ...; printed i0, i1, ...), composed through every view written through."""
+
+    entries: IndexMap
+
+    def __str__(self) -> str:
+        shown = (indexing.fmt(indexing.substitute(e, lambda a: f"i{a}")) for e in self.entries)
+        return "[" + ", ".join(shown) + "]"
+
+
+def update_map(eqn: Eqn) -> IndexMap:
+    """The points of its array an update writes, over its region's identity map (the update
+    kernel's domain is the region)."""
+    return eqn.param("at").entries
+
+
+def gather_pieces(eqn: Eqn, imap: IndexMap, index_entry) -> list[tuple]:
+    """What `gather[axis] x i1 ... ik` read at `imap` reads: each index array (all of one
+    broadcast shape B, which replaced x's axes axis .. axis+k-1 in the result) at imap's entries
+    for B, and x at imap with those axes indexed by `index_entry(j)` for the j-th index array
+    (an indexing.Gathered: the index the kernel computes from it)."""
+    axis = eqn.param("axis")
+    indices = eqn.inputs[1:]
+    nb = indices[0].aval.ndim
+    bmap = imap[axis:axis + nb]
+    xmap = imap[:axis] + tuple(index_entry(j) for j in range(len(indices))) + imap[axis + nb:]
+    return [(eqn.inputs[0], xmap)] + [(i, bmap) for i in indices]
