@@ -76,6 +76,9 @@ TEMPLATES = {
     "rows with lanes": (lambda x: x.sum(axis=1), (30, 40)),
     "rows, argmax": (lambda x: x.argmax(axis=1), (30, 40)),
     "columns": (lambda x: x.max(axis=0), (30, 40)),
+    "columns, phases": (lambda x: x - x.mean(axis=0), (30, 40)),
+    "columns cut into chunks": (lambda x: x.sum(axis=0), (4000, 40)),
+    "columns cut into chunks, argmax": (lambda x: x.argmax(axis=0), (4000, 40)),
     "split": (lambda x: x.sum(), (1 << 16,)),
     "split, argmin": (lambda x: x.argmin(), (1 << 16,)),
     "phases": (lambda x: x / x.sum(axis=1, keepdims=True), (30, 40)),
@@ -87,6 +90,8 @@ def test_every_template_compiles_parallel(name):
     fn, shape = TEMPLATES[name]
     x = np.ones(shape, np.float32)
     jf, executable = _functions(fn, x)
+    if "chunks" in name:
+        assert "nsplit" in {p.name for p in executable.sources[0].params}  # column_split_reduction
     for index in range(len(executable.launches)):
         parallel = loader.functions(executable.sources[index])[0]
         parallel.compile(_signature(executable, index, [x]))

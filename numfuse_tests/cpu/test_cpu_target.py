@@ -15,6 +15,10 @@ RNG = np.random.default_rng(7)
 # Large enough for the parallel functions (CPU.serial_points) and split reductions.
 BIG = RNG.uniform(-2, 2, (96, 1500)).astype(np.float32)
 LONG = RNG.uniform(-2, 2, 3 * CPU.split_min_reduced + 17)
+# Many rows of few columns: a column reduction cut into chunks of rows (column_split_reduction).
+TALL = RNG.uniform(-2, 2, (20011, 37)).astype(np.float32)
+TALL_NAN = TALL.copy()
+TALL_NAN[5000::7001, 3] = np.nan
 
 
 def softmax(x):
@@ -30,12 +34,19 @@ PROGRAMS = {
     "split sum": (lambda x: np.sum(x * 0.5), LONG),
     "split argmax": (lambda x: np.argmax(np.abs(x)), LONG),
     "variance": (lambda x: x.var(axis=1), BIG),
+    # 20011 float32 terms: NumPy adds them in row order, numfuse in chunks of rows, both within
+    # float32's rounding of the sum of |terms| (about 4e-3 here); numfuse's is the closer to
+    # the exact sum (max error 2.3e-4 against NumPy's 2.7e-3, measured against float64).
+    "column sums of many rows": (lambda x: (x * 2.0).sum(axis=0), TALL, 1e-3),
+    "column argmax": (lambda x: np.argmax(x, axis=0), TALL),
+    "column max with NaN": (lambda x: np.max(x, axis=0), TALL_NAN),
+    "column variance": (lambda x: x.var(axis=0), BIG),
 }
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_results_are_the_same_bits_for_any_thread_count(name):
-    fn, x = PROGRAMS[name]
+    fn, x, *atol = PROGRAMS[name]
     f = numfuse.jit(fn, target="cpu")
     results = []
     for threads in sorted({1, numba.config.NUMBA_NUM_THREADS, 2} - {0}):
@@ -50,7 +61,7 @@ def test_results_are_the_same_bits_for_any_thread_count(name):
     assert not f._compiled((x,), {})[0].executable.launches[0].serial  # the parallel function ran
     for r in results[1:]:
         assert r.tobytes() == results[0].tobytes()
-    np.testing.assert_allclose(results[0], fn(x), rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(results[0], fn(x), rtol=2e-5, atol=atol[0] if atol else 1e-6)
 
 
 def test_split_reductions_cut_rows_into_fixed_chunks():
@@ -58,6 +69,22 @@ def test_split_reductions_cut_rows_into_fixed_chunks():
     nest = f.plan(LONG).kernels[0].nest
     assert nest.split
     assert CPU.nsplit(nest) == min(CPU.split_max_chunks, LONG.size // CPU.split_chunk_points)
+
+
+def test_a_column_reduction_cuts_its_rows_into_chunks_fixed_by_the_sizes():
+    f = numfuse.jit(lambda x: x.sum(axis=0), target="cpu")
+    nest = f.plan(TALL).kernels[0].nest
+    assert nest.schedule == "columns" and not nest.split
+    nsplit = CPU.nsplit(nest)
+    # As many chunks as fit split_chunk_points each, within split_max_chunks jobs.
+    assert nsplit == min(CPU.split_max_chunks, TALL.size // CPU.split_chunk_points) > 1
+    (source,) = f.kernel_sources(TALL)
+    assert "for job in prange(nblocks * nsplit):" in source.source
+    assert {p.name: p.value for p in source.params}["nsplit"] == nsplit
+    assert "cut into" in f.explain(TALL)
+    # Several phases (a variance's mean, then its squares) stay unsplit: each output in order.
+    g = numfuse.jit(lambda x: x.var(axis=0), target="cpu")
+    assert CPU.nsplit(g.plan(TALL).kernels[0].nest) == 1
 
 
 def test_arguments_are_updated_in_place_and_returned_as_themselves():

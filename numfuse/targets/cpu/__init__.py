@@ -24,14 +24,21 @@ class CpuTarget(Target):
     lanes: int = 8
 
     def nsplit(self, nest) -> int:
-        from .codegen import split_chunks
+        """The chunks a reduction's reduced points are cut into: a split reduction's (few long
+        rows), or a single-phase "columns" reduction's, whose threads then stream whole rows of
+        the input; 1: not cut."""
+        from .codegen import column_chunks, split_chunks
 
-        return split_chunks(nest, self.split_chunk_points, self.split_max_chunks)
+        if nest.kind == "reduction" and nest.schedule == "columns":
+            if len(nest.phases) != 1:
+                return 1
+            return column_chunks(nest, self.split_chunk_points, self.split_max_chunks)
+        return split_chunks(nest, self.split_chunk_points, self.split_max_chunks) if nest.split else 1
 
     def render(self, nest, header: str = ""):
         from .codegen import render
 
-        return render(nest, header, self.nsplit(nest) if nest.split else 1, self.lanes)
+        return render(nest, header, self.nsplit(nest), self.lanes)
 
     def executable(self, plan, sources, leaf_kinds, options):
         from .executable import CpuExecutable
@@ -44,11 +51,15 @@ class CpuTarget(Target):
                 return ("2d: a prange over the rows of all loops but the last (their indices computed once per row), "
                         "the last loop inside, serial and vectorizable")
             return "flat: a prange over all points, each thread a contiguous range"
-        what = "outputs (rows)" if nest.schedule == "rows" else "outputs (columns)"
-        parts = [f"{nest.schedule}: a prange over the {what}; each output's reduced points in one thread, in order"]
+        if nest.schedule == "columns" and self.nsplit(nest) > 1:
+            parts = [f"columns: the reduced points cut into {self.nsplit(nest)} fixed chunks, a prange over (block of "
+                     "outputs, chunk) jobs streaming whole rows into partial results, combined in chunk order"]
+        else:
+            what = "outputs (rows)" if nest.schedule == "rows" else "outputs (columns)"
+            parts = [f"{nest.schedule}: a prange over the {what}; each output's reduced points in one thread, in order"]
         if len(nest.phases) > 1:
             parts.append(f"{len(nest.phases)} passes over each row (phases; a short row stays in cache between them)")
-        if nest.split:
+        if nest.split and nest.schedule == "rows":
             parts.append("each row cut into fixed chunks (a prange over rows and chunks), combined in chunk order")
         parts.append(f"calls under {self.serial_points} points run serially")
         return "; ".join(parts)

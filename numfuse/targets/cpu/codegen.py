@@ -35,9 +35,12 @@ from ...ir.ops import NO_INDEX
 from . import templates, vector_math
 
 JIT_OPTIONS = dict(nogil=True, cache=True, error_model="numpy")
-# Outputs a "columns" reduction takes at a time (one thread's block): 256 float32 accumulators
-# are 1 KiB, and a row of the block's inputs 16 cache lines.
-COLUMN_BLOCK = 256
+# A "columns" reduction takes a block of neighbouring outputs at a time (one thread's job):
+# their accumulators take at most COLUMN_BLOCK_BYTES (16 KiB: within a core's L1 data cache),
+# and a row of the block's inputs is then thousands of contiguous bytes, which the hardware
+# prefetchers follow (blocks of 256 float32, 1 KiB a row, ran at half NumPy's speed).
+COLUMN_BLOCK_BYTES = 16 * 1024
+COLUMN_BLOCK_MIN = 256
 GPU_INTRINSICS = ("popc", "cbrt")  # what scalar templates call as cuda.<name>
 INTRINSICS = GPU_INTRINSICS + ("float16", "float16_load", "float16_bits", "float32_from_bits", "float64_from_bits",
                              "float32_bits", "float64_bits")
@@ -97,6 +100,36 @@ def split_chunks(nest: LoopNest, chunk_points: int, max_chunks: int) -> int:
     return max(1, min(per_row, max_chunks // max(1, nest.outer_size) or 1))
 
 
+def column_block(nest: LoopNest, threads: int) -> int:
+    """Outputs in a "columns" block: as many as fit COLUMN_BLOCK_BYTES of accumulators, fewer
+    where that leaves `threads` without a block of their own (an unsplit reduction's threads
+    share the blocks). The block does not change any output's order of additions."""
+    per_output = sum(compute_dtype(a.dtype).itemsize + (8 if a.indexed else 0) for a in nest.accumulators) or 4
+    block = max(COLUMN_BLOCK_MIN, COLUMN_BLOCK_BYTES // per_output)
+    while block > COLUMN_BLOCK_MIN and -(-nest.outer_size // block) < threads:
+        block //= 2
+    return block
+
+
+def column_chunks(nest: LoopNest, chunk_points: int, max_chunks: int) -> int:
+    """How many chunks a single-phase "columns" reduction cuts its reduced points into: from the
+    sizes only (never the thread count, so the partial results and the bits are the same on any
+    machine). At least chunk_points points a job, at most max_chunks jobs in all."""
+    block = column_block(nest, 1)
+    nblocks = -(-nest.outer_size // block)
+    per_block = max(1, nest.inner_size * min(block, nest.outer_size) // chunk_points)
+    return max(1, min(per_block, nest.inner_size, max(1, max_chunks // max(1, nblocks))))
+
+
+def layout(nest: LoopNest, nsplit: int) -> str:
+    """Which template a reduction takes: "split" (few long rows, rows cut into chunks),
+    "column_split" (a single-phase "columns" reduction, its reduced points cut into chunks),
+    "columns" or "rows"."""
+    if nest.schedule == "columns":
+        return "column_split" if len(nest.phases) == 1 and nsplit > 1 else "columns"
+    return "split" if nest.split else "rows"
+
+
 def numba_threads() -> int:
     """At least Numba's thread count (get_thread_id is below it): NUMBA_NUM_THREADS, or the cores."""
     import os
@@ -120,11 +153,14 @@ def kernel_params(nest: LoopNest, nsplit: int = 1, lanes: int = 1) -> tuple[Kern
     chunked = {a.name: a for p in nest.phases if uses_chunks(nest, p, lanes) for a in p.accumulators}
     for name, a in chunked.items():  # each thread's scratch row of CHUNK values (chunk_loops)
         params.append(KernelParam(scratch_name(name), "column", numba_threads() * CHUNK, compute_dtype(a.dtype)))
-    if nest.schedule == "columns" and not nest.split:
+    kind = layout(nest, nsplit)
+    if kind in ("columns", "column_split"):
+        # Sizes only: the serial function's block is as large as the parallel one's.
+        params.append(KernelParam("nblock", "size", column_block(nest, numba_threads() if kind == "columns" else 1)))
+    if kind == "columns":
         for name, dtype in _column_slots(nest):
             params.append(KernelParam(column_name(name), "column", nest.outer_size, dtype))
-    if nest.split:
-
+    if kind in ("split", "column_split"):
         params.append(KernelParam("nsplit", "size", nsplit))
         for a in nest.accumulators:
             params.append(KernelParam(partial_name(a.name), "partial", dtype=compute_dtype(a.dtype)))
@@ -370,7 +406,44 @@ class _ToColumn(ast.NodeTransformer):
         return ast.Subscript(var(column_name(node.id)), call("uint64", var("row")), node.ctx)
 
 
-def _column_ast(nest: LoopNest, params: list[str], block: int) -> ast.FunctionDef:
+class _ToPartial(ast.NodeTransformer):
+    """Accumulator `a` becomes `nf_part_a[base + row]`: its chunk's slot for this output."""
+
+    def __init__(self, names: set[str]):
+        self.names = names
+
+    def visit_Name(self, node: ast.Name):
+        if node.id not in self.names:
+            return node
+        slot = call("uint64", ast.BinOp(var("base"), ast.Add(), var("row")))
+        return ast.Subscript(var(partial_name(node.id)), slot, node.ctx)
+
+
+def _column_split_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
+    """A single-phase "columns" reduction cut into chunks of its reduced points:
+    column_split_reduction's loops, pass 1 into partial results, pass 2 combining them."""
+    body = _Statements(nest)
+    (phase,) = nest.phases
+    accumulators = phase.accumulators
+    names = {a.name for a in accumulators} | {f"{a.name}_i" for a in accumulators if a.indexed}
+    to_partial = _ToPartial(names)
+    point = [to_partial.visit(st) for st in body.stmts(phase.body)]
+    gather = []
+    for a in accumulators:
+        slot = call("uint64", ast.BinOp(ast.BinOp(var("c"), ast.Mult(), var("nrows")), ast.Add(), var("row")))
+        theirs = ast.Subscript(var(partial_name(a.name)), slot, ast.Load())
+        if a.indexed:
+            theirs_i = ast.Subscript(var(partial_name(f"{a.name}_i")), clone(slot), ast.Load())
+            gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_", f"{a.name}_i", theirs_i))
+        else:
+            gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_"))
+    return fill(templates.column_split_reduction, name=nest.name, params=params,
+                INIT=[to_partial.visit(st) for st in _init(accumulators)], UNRAVEL_INNER=unravel("lin", nest.inner),
+                UNRAVEL_OUTER=unravel("row", nest.outer), BODY=point, INIT_ROW=_init(accumulators), GATHER=gather,
+                AFTER=_after(body, accumulators) or [ast.Pass()], EPILOGUE=body.stmts(nest.epilogue))
+
+
+def _column_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
     """A "columns" reduction (the innermost axis kept): column_reduction's loops."""
     body = _Statements(nest)
     to_column = _ToColumn({name for name, _ in _column_slots(nest)})
@@ -389,12 +462,11 @@ def _column_ast(nest: LoopNest, params: list[str], block: int) -> ast.FunctionDe
             continue
         phases.extend(fill_body(templates.column_phase, INIT=columns(_init(phase.accumulators)), LOOP=loop,
                                 AFTER=columns(_after(body, phase.accumulators)) or [ast.Pass()]))
-    return fill(templates.column_reduction, name=nest.name, params=params, BLOCK=ast.Constant(block),
-                PHASES=phases, UNRAVEL_OUTER=unravel("row", nest.outer),
+    return fill(templates.column_reduction, name=nest.name, params=params, PHASES=phases, UNRAVEL_OUTER=unravel("row", nest.outer),
                 EPILOGUE=columns(body.stmts(nest.epilogue)))
 
 
-def _kernel_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.FunctionDef:
+def _kernel_ast(nest: LoopNest, params: list[str], lanes: int, nsplit: int = 1) -> ast.FunctionDef:
     if nest.kind == "pointwise":
         body = _Statements(nest)
         if nest.schedule == "2d":
@@ -403,10 +475,13 @@ def _kernel_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.FunctionDe
                         LOOP=nested_loops([last], body.stmts(nest.body)))
         return fill(templates.pointwise, name=nest.name, params=params, UNRAVEL=unravel("lin", nest.outer),
                     BODY=body.stmts(nest.body))
-    if nest.split:
+    kind = layout(nest, nsplit)
+    if kind == "split":
         return _split_ast(nest, params, lanes)
-    if nest.schedule == "columns":
-        return _column_ast(nest, params, COLUMN_BLOCK)
+    if kind == "column_split":
+        return _column_split_ast(nest, params)
+    if kind == "columns":
+        return _column_ast(nest, params)
     return _reduction_ast(nest, params, lanes)
 
 
@@ -434,10 +509,10 @@ def _decorated(fn: ast.FunctionDef, parallel: bool) -> ast.FunctionDef:
     return fn
 
 
-def render_code(nest: LoopNest, params, names: dict[str, str], lanes: int = 1) -> str:
+def render_code(nest: LoopNest, params, names: dict[str, str], lanes: int = 1, nsplit: int = 1) -> str:
     """The module's code (no header), rendered afresh; `lanes`: a reduction's accumulators
-    along its innermost loop (lanes_loop)."""
-    fn = _ToCpu().visit(Rename(names).visit(_kernel_ast(nest, [p.name for p in params], lanes)))
+    along its innermost loop (lanes_loop); `nsplit`: the chunks of a split reduction."""
+    fn = _ToCpu().visit(Rename(names).visit(_kernel_ast(nest, [p.name for p in params], lanes, nsplit)))
     serial = _Serial().visit(clone(fn))
     serial.name = f"{fn.name}_serial"
     imports = [
@@ -455,5 +530,7 @@ _CODE = CodeCache()
 def render(nest: LoopNest, header: str = "", nsplit: int = 1, lanes: int = 1) -> KernelSource:
     """The module's source; `header` becomes its leading comment block."""
     params, names = positional_names(kernel_params(nest, nsplit, lanes))
-    code = _CODE.get(f"cpu{lanes}" + code_key(nest, names), lambda: render_code(nest, params, names, lanes))
+    # The code depends on the sizes only through the template chosen (layout): nsplit is an argument.
+    key = f"cpu{lanes}{layout(nest, nsplit) if nest.kind == 'reduction' else ''}" + code_key(nest, names)
+    code = _CODE.get(key, lambda: render_code(nest, params, names, lanes, nsplit))
     return KernelSource(nest.name, with_header(code, header), params, nest.schedule)

@@ -5,7 +5,8 @@ everything inside it runs serially in one thread, so a reduction over a row adds
 order, whatever the thread count. A row's inner loops are plain nested `for` loops that LLVM
 can vectorize. A split reduction cuts each row into a fixed number of chunks (nsplit, chosen
 from the sizes, never from the thread count) and combines the chunks' partial results in
-order: the same bits for any number of threads.
+order: the same bits for any number of threads. A single-phase "columns" reduction cuts its
+reduced points the same way (column_split_reduction), so that its threads stream whole rows.
 """
 
 # ruff: noqa: F821, F841  (placeholders and kernel parameters are bound in the generated module)
@@ -58,17 +59,52 @@ def split_reduction(PARAMS):
 
 
 def column_reduction(PARAMS):
-    # A block of BLOCK neighbouring outputs at a time: the reduced points are the outer loops
+    # A block of nblock neighbouring outputs at a time: the reduced points are the outer loops
     # and the block's outputs the innermost one, so that loads walk memory contiguously (the
     # kept axis is the innermost), each output's accumulator in its slot of an array (an
     # argument), still folding its points in order.
-    nblocks = (nrows + BLOCK - 1) // BLOCK
+    nblocks = (nrows + nblock - 1) // nblock
     for blk in prange(nblocks):
-        lo = blk * BLOCK
-        hi = min(nrows, lo + BLOCK)
+        lo = blk * nblock
+        hi = min(nrows, lo + nblock)
         PHASES
         for row in range(lo, hi):
             UNRAVEL_OUTER
+            EPILOGUE
+
+
+def column_split_reduction(PARAMS):
+    # Pass 1: each (block, chunk) job folds its chunk of the reduced points into a partial
+    # result for each of its block's outputs (a slot per chunk and output); the reduced points
+    # are the outer loop and the block's outputs the innermost, so loads walk memory
+    # contiguously, and each chunk streams whole rows of the input.
+    nblocks = (nrows + nblock - 1) // nblock
+    chunk_len = (nred + nsplit - 1) // nsplit
+    for job in prange(nblocks * nsplit):
+        blk = job // nsplit
+        chunk = job - blk * nsplit
+        lo = blk * nblock
+        hi = min(nrows, lo + nblock)
+        start = chunk * chunk_len
+        stop = min(nred, start + chunk_len)
+        base = chunk * nrows
+        for row in range(lo, hi):
+            INIT
+        for lin in range(start, stop):
+            UNRAVEL_INNER
+            for row in range(lo, hi):
+                UNRAVEL_OUTER
+                BODY
+    # Pass 2: each output combines its chunks' results in chunk order.
+    for blk in prange(nblocks):
+        lo = blk * nblock
+        hi = min(nrows, lo + nblock)
+        for row in range(lo, hi):
+            UNRAVEL_OUTER
+            INIT_ROW
+            for c in range(nsplit):
+                GATHER
+            AFTER
             EPILOGUE
 
 

@@ -29,10 +29,13 @@ def exp32(a):
     p = p * r + T(1.6666665459e-1)
     p = p * r + T(5.0000001201e-1)
     p = p * (r * r) + r + T(1.0)
-    k = int64(n)
-    k1 = k >> int64(1)
-    s1 = float32_from_bits(int32((k1 + int64(127)) << int64(23)))
-    s2 = float32_from_bits(int32((k - k1 + int64(127)) << int64(23)))
+    # n is within [-150, 128]: converted to int32, which vectorizes (packed float32 to int64
+    # conversions do not, before AVX-512); 2**n's two halves stay within int32 too. (Numba
+    # widens int32 arithmetic to int64; the int32 casts let LLVM keep it narrow.)
+    k = int32(n)
+    k1 = int32(k >> int32(1))
+    s1 = float32_from_bits(int32((k1 + int32(127)) << int32(23)))
+    s2 = float32_from_bits(int32((k - k1 + int32(127)) << int32(23)))
     y = (p * s1) * s2
     return a if a != a else y
 
@@ -94,12 +97,12 @@ def log32(a):
     # log(m) = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.172: its odd series to s**11.
     tiny = a < T(1.17549435e-38)
     x = a * T(8388608.0) if tiny else a
-    bits = float32_bits(x)
-    e = ((int64(bits) >> int64(23)) & int64(255)) - int64(127) - (int64(23) if tiny else int64(0))
-    m = float32_from_bits(int32((int64(bits) & int64(8388607)) | int64(1065353216)))
+    bits = float32_bits(x)  # int32 arithmetic, as in exp32
+    e = int32(((bits >> int32(23)) & int32(255)) - int32(127) - (int32(23) if tiny else int32(0)))
+    m = float32_from_bits(int32((bits & int32(8388607)) | int32(1065353216)))
     big = m > T(1.41421356)
     m = m * T(0.5) if big else m
-    e = e + int64(1) if big else e
+    e = int32(e + int32(1)) if big else e
     s = (m - T(1.0)) / (m + T(1.0))
     z = s * s
     p = T(0.09090909) * z + T(0.11111111)
