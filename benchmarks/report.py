@@ -122,7 +122,7 @@ MEASUREMENTS = [
      "numfuse's CPU target, beside NumPy, numexpr, jax.jit and torch.compile where installed, and a "
      "memory copy of the same size (the bandwidth limit). Targets: memory-bound workloads at 80% of the "
      "copy or more, every workload at least as fast as the fastest peer."),
-    ("vector-math", "The CPU target's exp, tanh and log",
+    ("vector-math", "The CPU target's exp, tanh, log, sin and cos",
      "`python -m benchmarks.vector_math_accuracy`: the vectorizable templates over every float32 input, "
      "in ULP of NumPy's results (the target is 4)."),
     ("host-overhead", "Cost of a cached call",

@@ -1,6 +1,6 @@
-"""The CPU target's exp, tanh and log over every float32 input, against NumPy, in ULP.
+"""The CPU target's exp, tanh, log, sin and cos over every float32 input, against NumPy, in ULP.
 
-    python -m benchmarks.vector_math_accuracy [--out benchmarks/results/DATE-vector-math.md]
+    python -m benchmarks.vector_math_accuracy [--only sin cos] [--out benchmarks/results/DATE-vector-math.md]
 
 Chunks of 2**24 bit patterns run through numfuse.jit(target="cpu") and NumPy; the largest ULP
 error (where NumPy's result is finite) and any disagreement on inf, NaN or a zero's sign are
@@ -16,13 +16,15 @@ import numpy as np
 
 import numfuse
 
-FUNCTIONS = {"exp": np.exp, "tanh": np.tanh, "log": np.log}
+FUNCTIONS = {"exp": np.exp, "tanh": np.tanh, "log": np.log, "sin": np.sin, "cos": np.cos}
 CHUNK = 1 << 24
 
 
-def measure() -> dict:
+def measure(names=None) -> dict:
     results = {}
     for name, fn in FUNCTIONS.items():
+        if names and name not in names:
+            continue
         jitted = numfuse.jit(lambda x, fn=fn: fn(x), target="cpu")
         worst, mismatched, start = 0.0, 0, time.perf_counter()
         for first in range(0, 1 << 32, CHUNK):
@@ -45,10 +47,12 @@ def measure() -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out")
+    parser.add_argument("--only", nargs="+", choices=list(FUNCTIONS))
     args = parser.parse_args()
-    results = measure()
+    results = measure(args.only)
     if args.out:
-        lines = ["`python -m benchmarks.vector_math_accuracy --out " + args.out.split("/")[-1] + "`, all 2**32 "
+        only = f" --only {' '.join(args.only)}" if args.only else ""
+        lines = ["`python -m benchmarks.vector_math_accuracy" + only + " --out " + args.out.split("/")[-1] + "`, all 2**32 "
                  "float32 inputs, against NumPy " + np.__version__ + ".", "",
                  "| function | max ULP | special-value mismatches |", "|---|---|---|"]
         lines += [f"| {n} | {r['max_ulp']:.1f} | {r['special_mismatches']} |" for n, r in results.items()]

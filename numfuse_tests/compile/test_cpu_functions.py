@@ -82,6 +82,12 @@ TEMPLATES = {
     "split": (lambda x: x.sum(), (1 << 16,)),
     "split, argmin": (lambda x: x.argmin(), (1 << 16,)),
     "phases": (lambda x: x / x.sum(axis=1, keepdims=True), (30, 40)),
+    # sin and cos: each loop checks its arguments first (trig_loops.py)
+    "pointwise blocks, sin": (lambda x: np.sin(x) * 2, (5000,)),
+    "pointwise 2d, cos": (lambda x: np.cos(x.T), (30, 40)),
+    "rows, chunk loops, sin": (lambda x: np.sin(x).sum(axis=1), (30, 400)),
+    "split, cos": (lambda x: np.cos(x).sum(), (1 << 16,)),
+    "columns cut into chunks, sin": (lambda x: np.sin(x).max(axis=0), (4000, 40)),
 }
 
 
@@ -90,7 +96,7 @@ def test_every_template_compiles_parallel(name):
     fn, shape = TEMPLATES[name]
     x = np.ones(shape, np.float32)
     jf, executable = _functions(fn, x)
-    if "chunks" in name:
+    if "cut into chunks" in name:
         assert "nsplit" in {p.name for p in executable.sources[0].params}  # column_split_reduction
     for index in range(len(executable.launches)):
         parallel = loader.functions(executable.sources[index])[0]

@@ -48,9 +48,9 @@ class CpuTarget(Target):
     def strategy_text(self, nest) -> str:
         if nest.kind == "pointwise":
             if nest.schedule == "2d":
-                return ("2d: a prange over the rows of all loops but the last (their indices computed once per row), "
-                        "the last loop inside, serial and vectorizable")
-            return "flat: a prange over all points, each thread a contiguous range"
+                return "; ".join(["2d: a prange over the rows of all loops but the last (their indices computed once "
+                                  "per row), the last loop inside, serial and vectorizable"] + self._trig_text(nest))
+            return "; ".join(["flat: a prange over all points, each thread a contiguous range"] + self._trig_text(nest))
         if nest.schedule == "columns" and self.nsplit(nest) > 1:
             parts = [f"columns: the reduced points cut into {self.nsplit(nest)} fixed chunks, a prange over (block of "
                      "outputs, chunk) jobs streaming whole rows into partial results, combined in chunk order"]
@@ -62,7 +62,16 @@ class CpuTarget(Target):
         if nest.split and nest.schedule == "rows":
             parts.append("each row cut into fixed chunks (a prange over rows and chunks), combined in chunk order")
         parts.append(f"calls under {self.serial_points} points run serially")
-        return "; ".join(parts)
+        return "; ".join(parts + self._trig_text(nest))
+
+    @staticmethod
+    def _trig_text(nest) -> list[str]:
+        from .codegen import uses_trig
+
+        if not uses_trig(nest):
+            return []
+        return ["sin and cos vectorized (vector_math.py) in each loop whose arguments are all within 2**28 "
+                "(float32) or 1e6 (float64), checked first; a loop meeting a larger one, or inf, runs libm's"]
 
 
 CPU = CpuTarget(

@@ -32,7 +32,7 @@ from ...ir.dtypes import compute_dtype
 from ...ir.graph import Literal
 from ...loops.loopnest import Accumulate, Compute, LoopNest, OnlineAccumulate, walk
 from ...ir.ops import NO_INDEX
-from . import templates, vector_math
+from . import templates, trig_loops, vector_math
 
 JIT_OPTIONS = dict(nogil=True, cache=True, error_model="numpy")
 # A "columns" reduction takes a block of neighbouring outputs at a time (one thread's job):
@@ -41,6 +41,7 @@ JIT_OPTIONS = dict(nogil=True, cache=True, error_model="numpy")
 # prefetchers follow (blocks of 256 float32, 1 KiB a row, ran at half NumPy's speed).
 COLUMN_BLOCK_BYTES = 16 * 1024
 COLUMN_BLOCK_MIN = 256
+BIG_FLAG = "nf_big"  # whether a loop met a sin or cos argument past vector_math.TRIG_LIMIT
 GPU_INTRINSICS = ("popc", "cbrt")  # what scalar templates call as cuda.<name>
 INTRINSICS = GPU_INTRINSICS + ("float16", "float16_load", "float16_bits", "float32_from_bits", "float64_from_bits",
                              "float32_bits", "float64_bits")
@@ -49,7 +50,22 @@ INTRINSICS = GPU_INTRINSICS + ("float16", "float16_load", "float16_bits", "float
 class _Statements(StatementRenderer):
     """float16 buffers hold their uint16 bits on the CPU (Numba has no float16): loads decode
     them, stores encode them; float16 values are float32s rounded to float16 (intrinsics.py).
-    exp, tanh and log take vector_math's templates."""
+    exp, tanh and log take vector_math's templates. sin and cos take them where `trig` is
+    "fast" (each then also folds whether its argument is past vector_math.TRIG_LIMIT into
+    `nf_big`, for trig_loops.py), libm's functions where it is "libm" and in epilogues (once
+    per output: never worth a second loop)."""
+
+    def __init__(self, nest: LoopNest, trig: str = "libm"):
+        super().__init__(nest)
+        self.trig = trig
+        self._in_epilogue = False
+
+    def epilogue(self, stmts) -> list[ast.stmt]:
+        self._in_epilogue = True
+        try:
+            return self.stmts(stmts)
+        finally:
+            self._in_epilogue = False
 
     def load(self, s):
         stmts = super().load(s)
@@ -74,11 +90,17 @@ class _Statements(StatementRenderer):
                 ast.BinOp(square, ast.Mult(), clone(square))
             return [assign(s.dst, convert(call(type_name(cd), expr), cd, s.dtype))]
         template = vector_math.TEMPLATES.get(s.op, {}).get(compute_dtype(s.type_dtype).name)
-        if template is None:
+        limited = s.op in vector_math.LIMITED
+        if template is None or limited and (self.trig != "fast" or self._in_epilogue):
             return super().compute(s)
         self.types[s.dst] = s.dtype
         cd = compute_dtype(s.type_dtype)
         stmts, expr = self.apply(template, [self.operand(s.args[0], cd)], cd, s.dtype, f"{s.dst}_")
+        if limited:
+            fabs = ast.Attribute(var("math"), "fabs", ast.Load())
+            past = ast.Compare(ast.Call(fabs, [self.operand(s.args[0], cd)], []), [ast.Gt()],
+                               [ast.Constant(vector_math.TRIG_LIMIT[cd.name])])
+            stmts.append(assign(BIG_FLAG, ast.BinOp(var(BIG_FLAG), ast.BitOr(), past)))
         return stmts + [assign(s.dst, expr)]
 
     def store(self, s):
@@ -237,7 +259,7 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
         return None
     last = nest.inner[-1]
     names = {a.name for a in accumulators}
-    local = (_assigned(point) | {last.name}) - names
+    local = (_assigned(point) | {last.name}) - names - {BIG_FLAG}  # one flag for every lane
     base = f"{last.name}_base"
     unrolled: list[ast.stmt] = []
     for k in range(lanes):
@@ -245,10 +267,12 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
         offset = ast.BinOp(var(base), ast.Add(), ast.Constant(k)) if k else var(base)
         unrolled.append(assign(f"{last.name}_l{k}", offset))
         unrolled.extend(rename.visit(clone(st)) for st in point)
-    chunked = bounds is None and uses_chunks(nest, phase, lanes)
+    chunked = uses_chunks(nest, phase, lanes)
     lo, hi = bounds or (ast.Constant(0), var(last.param))
+    chunk_start = lo
     if chunked:  # the first whole chunks go through chunk_loops
-        lo = ast.BinOp(var(last.param), ast.Sub(), ast.BinOp(var(last.param), ast.Mod(), ast.Constant(CHUNK)))
+        span = ast.BinOp(clone(hi), ast.Sub(), clone(lo))
+        lo = ast.BinOp(clone(hi), ast.Sub(), ast.BinOp(span, ast.Mod(), ast.Constant(CHUNK)))
     length = ast.BinOp(clone(hi), ast.Sub(), clone(lo))
     whole = ast.BinOp(clone(hi), ast.Sub(), ast.BinOp(length, ast.Mod(), ast.Constant(lanes)))
     main = ast.For(target(base), call("range", clone(lo), whole, ast.Constant(lanes)), unrolled, [])
@@ -258,7 +282,7 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
     for dim in reversed(nest.inner[:-1]):
         loops = [ast.For(target(dim.name), call("range", var(dim.param)), loops, [])]
     if chunked:
-        loops = _chunk_loops(body, nest, phase, lanes) + loops
+        loops = _chunk_loops(body, nest, phase, lanes, clone(chunk_start), clone(lo)) + loops
     init = [assign(f"{a.name}_l{k}", _identity(a)) for a in accumulators for k in range(lanes)]
     combine: list[ast.stmt] = []
     for a in accumulators:
@@ -283,7 +307,7 @@ def uses_chunks(nest: LoopNest, phase, lanes: int) -> bool:
     """Whether a row reduction's phase goes through chunk_loops: one inner loop, lanes, and
     points that compute a function that vectorizes only in a loop of its own (vector_math's),
     every accumulation a plain one and a statement of the phase itself (not in a guard)."""
-    if nest.kind != "reduction" or nest.split or nest.schedule != "rows" or len(nest.inner) != 1 or lanes < 2:
+    if nest.kind != "reduction" or nest.schedule != "rows" or len(nest.inner) != 1 or lanes < 2:
         return False
     if not phase.accumulators or any(a.indexed or a.partner for a in phase.accumulators):
         return False
@@ -294,7 +318,7 @@ def uses_chunks(nest: LoopNest, phase, lanes: int) -> bool:
         isinstance(s, OnlineAccumulate) for s in walk(phase.body))
 
 
-def _chunk_loops(body, nest: LoopNest, phase, lanes: int) -> list[ast.stmt]:
+def _chunk_loops(body, nest: LoopNest, phase, lanes: int, start: ast.expr, stop: ast.expr) -> list[ast.stmt]:
     """The innermost loop's first whole chunks of CHUNK points: a loop over a chunk's points
     computes each point's value into a per-thread scratch row (that loop vectorizes: no
     accumulator is carried), then the lanes fold the chunk's values, point j into lane j mod
@@ -317,17 +341,16 @@ def _chunk_loops(body, nest: LoopNest, phase, lanes: int) -> list[ast.stmt]:
         for a in phase.accumulators:
             theirs = ast.Subscript(var(scratch_name(a.name)), cell, ast.Load())
             fold.extend(body.combine(a, f"{a.name}_l{k}", theirs, f"{a.name}_c{k}_"))
-    whole = ast.BinOp(var(last.param), ast.Sub(), ast.BinOp(var(last.param), ast.Mod(), ast.Constant(CHUNK)))
     chunk = [
         ast.For(target("jj"), call("range", ast.Constant(CHUNK)), point, []),
         ast.For(target("jj"), call("range", ast.Constant(0), ast.Constant(CHUNK), ast.Constant(lanes)), fold, []),
     ]
-    loop = ast.For(target(base), call("range", ast.Constant(0), whole, ast.Constant(CHUNK)), chunk, [])
+    loop = ast.For(target(base), call("range", start, stop, ast.Constant(CHUNK)), chunk, [])
     return [assign("tid", call("get_thread_id")), loop]
 
 
-def _reduction_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.FunctionDef:
-    body = _Statements(nest)
+def _reduction_ast(nest: LoopNest, params: list[str], lanes: int, trig: str) -> ast.FunctionDef:
+    body = _Statements(nest, trig)
     phases: list[ast.stmt] = []
     for k, phase in enumerate(nest.phases):
         body.phase = k
@@ -343,11 +366,11 @@ def _reduction_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.Functio
         phases.extend(fill_body(templates.reduce_phase, INIT=_init(phase.accumulators), LOOP=loop,
                                 AFTER=_after(body, phase.accumulators)))
     return fill(templates.reduction, name=nest.name, params=params, UNRAVEL_OUTER=unravel("row", nest.outer),
-                PHASES=phases, EPILOGUE=body.stmts(nest.epilogue))
+                PHASES=phases, EPILOGUE=body.epilogue(nest.epilogue))
 
 
-def _split_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.FunctionDef:
-    body = _Statements(nest)
+def _split_ast(nest: LoopNest, params: list[str], lanes: int, trig: str) -> ast.FunctionDef:
+    body = _Statements(nest, trig)
     (phase,) = nest.phases  # only single-phase reductions split (strategy.choose_split)
     accumulators = phase.accumulators
     publish, gather = [], []
@@ -370,7 +393,7 @@ def _split_ast(nest: LoopNest, params: list[str], lanes: int) -> ast.FunctionDef
         chunk = _init(accumulators) + [ast.For(target("lin"), call("range", var("start"), var("stop")), point, [])]
     return fill(templates.split_reduction, name=nest.name, params=params,
                 UNRAVEL_OUTER=unravel("row", nest.outer), INIT=_init(accumulators), CHUNK=chunk, PUBLISH=publish,
-                GATHER=gather, AFTER=_after(body, accumulators), EPILOGUE=body.stmts(nest.epilogue))
+                GATHER=gather, AFTER=_after(body, accumulators), EPILOGUE=body.epilogue(nest.epilogue))
 
 
 def column_name(acc: str) -> str:
@@ -419,10 +442,10 @@ class _ToPartial(ast.NodeTransformer):
         return ast.Subscript(var(partial_name(node.id)), slot, node.ctx)
 
 
-def _column_split_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
+def _column_split_ast(nest: LoopNest, params: list[str], trig: str) -> ast.FunctionDef:
     """A single-phase "columns" reduction cut into chunks of its reduced points:
     column_split_reduction's loops, pass 1 into partial results, pass 2 combining them."""
-    body = _Statements(nest)
+    body = _Statements(nest, trig)
     (phase,) = nest.phases
     accumulators = phase.accumulators
     names = {a.name for a in accumulators} | {f"{a.name}_i" for a in accumulators if a.indexed}
@@ -440,12 +463,12 @@ def _column_split_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
     return fill(templates.column_split_reduction, name=nest.name, params=params,
                 INIT=[to_partial.visit(st) for st in _init(accumulators)], UNRAVEL_INNER=unravel("lin", nest.inner),
                 UNRAVEL_OUTER=unravel("row", nest.outer), BODY=point, INIT_ROW=_init(accumulators), GATHER=gather,
-                AFTER=_after(body, accumulators) or [ast.Pass()], EPILOGUE=body.stmts(nest.epilogue))
+                AFTER=_after(body, accumulators) or [ast.Pass()], EPILOGUE=body.epilogue(nest.epilogue))
 
 
-def _column_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
+def _column_ast(nest: LoopNest, params: list[str], trig: str) -> ast.FunctionDef:
     """A "columns" reduction (the innermost axis kept): column_reduction's loops."""
-    body = _Statements(nest)
+    body = _Statements(nest, trig)
     to_column = _ToColumn({name for name, _ in _column_slots(nest)})
 
     def columns(stmts):
@@ -463,26 +486,28 @@ def _column_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
         phases.extend(fill_body(templates.column_phase, INIT=columns(_init(phase.accumulators)), LOOP=loop,
                                 AFTER=columns(_after(body, phase.accumulators)) or [ast.Pass()]))
     return fill(templates.column_reduction, name=nest.name, params=params, PHASES=phases, UNRAVEL_OUTER=unravel("row", nest.outer),
-                EPILOGUE=columns(body.stmts(nest.epilogue)))
+                EPILOGUE=columns(body.epilogue(nest.epilogue)))
 
 
-def _kernel_ast(nest: LoopNest, params: list[str], lanes: int, nsplit: int = 1) -> ast.FunctionDef:
+def _kernel_ast(nest: LoopNest, params: list[str], lanes: int, nsplit: int = 1, trig: str = "libm") -> ast.FunctionDef:
     if nest.kind == "pointwise":
-        body = _Statements(nest)
+        body = _Statements(nest, trig)
         if nest.schedule == "2d":
             *rows, last = nest.outer
             return fill(templates.pointwise_2d, name=nest.name, params=params, UNRAVEL=unravel("row", tuple(rows)),
                         LOOP=nested_loops([last], body.stmts(nest.body)))
-        return fill(templates.pointwise, name=nest.name, params=params, UNRAVEL=unravel("lin", nest.outer),
+        # With sin or cos, blocks of points: trig_loops checks each block's arguments first.
+        template = templates.pointwise_blocks if uses_trig(nest) else templates.pointwise
+        return fill(template, name=nest.name, params=params, UNRAVEL=unravel("lin", nest.outer),
                     BODY=body.stmts(nest.body))
     kind = layout(nest, nsplit)
     if kind == "split":
-        return _split_ast(nest, params, lanes)
+        return _split_ast(nest, params, lanes, trig)
     if kind == "column_split":
-        return _column_split_ast(nest, params)
+        return _column_split_ast(nest, params, trig)
     if kind == "columns":
-        return _column_ast(nest, params)
-    return _reduction_ast(nest, params, lanes)
+        return _column_ast(nest, params, trig)
+    return _reduction_ast(nest, params, lanes, trig)
 
 
 class _ToCpu(ast.NodeTransformer):
@@ -509,10 +534,21 @@ def _decorated(fn: ast.FunctionDef, parallel: bool) -> ast.FunctionDef:
     return fn
 
 
+def uses_trig(nest: LoopNest) -> bool:
+    """Whether the kernel computes sin or cos in a dtype vector_math has templates for."""
+    stmts = list(nest.body) + [s for p in nest.phases for s in p.body]
+    return any(isinstance(s, Compute) and s.op in vector_math.LIMITED
+               and compute_dtype(s.type_dtype).name in vector_math.TEMPLATES[s.op] for s in walk(stmts))
+
+
 def render_code(nest: LoopNest, params, names: dict[str, str], lanes: int = 1, nsplit: int = 1) -> str:
     """The module's code (no header), rendered afresh; `lanes`: a reduction's accumulators
     along its innermost loop (lanes_loop); `nsplit`: the chunks of a split reduction."""
-    fn = _ToCpu().visit(Rename(names).visit(_kernel_ast(nest, [p.name for p in params], lanes, nsplit)))
+
+    def kernel(trig: str) -> ast.FunctionDef:
+        return _ToCpu().visit(Rename(names).visit(_kernel_ast(nest, [p.name for p in params], lanes, nsplit, trig)))
+
+    fn = trig_loops.choose(kernel("fast"), kernel("libm"), BIG_FLAG) if uses_trig(nest) else kernel("libm")
     serial = _Serial().visit(clone(fn))
     serial.name = f"{fn.name}_serial"
     imports = [

@@ -18,6 +18,14 @@ def pointwise(PARAMS):
         BODY
 
 
+def pointwise_blocks(PARAMS):
+    # Blocks of 1024 points, each a loop of its own (the loop trig_loops checks first).
+    for blk in prange((total + 1023) // 1024):
+        for lin in range(blk * 1024, min(total, blk * 1024 + 1024)):
+            UNRAVEL
+            BODY
+
+
 def pointwise_2d(PARAMS):
     for row in prange(nrows):
         UNRAVEL

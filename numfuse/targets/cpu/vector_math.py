@@ -9,7 +9,7 @@ halves so that results in the subnormal range and up to overflow come out of one
 Inputs past the ends are clamped, so exp overflows to inf and underflows to 0 as it should; a
 NaN stays NaN. tanh: Cephes' polynomial (float32) or rational function (float64) below 0.625,
 1 - 2 / (exp(2|x|) + 1) beyond. log: the exponent and mantissa from the bits, log(m) =
-2 atanh((m - 1) / (m + 1)) by its odd series. Accuracy against NumPy, within 4 ULP:
+2 atanh((m - 1) / (m + 1)) by its odd series. sin and cos: below. Accuracy against NumPy, within 4 ULP:
 numfuse_tests/cpu/test_vector_math.py (a sample of every float32 bit pattern and of float64s),
 benchmarks/vector_math_accuracy.py (all float32 inputs).
 """
@@ -144,9 +144,134 @@ def log64(a):
     return T(math.nan) if a < T(0.0) or a != a else y
 
 
+# sin and cos: x = n pi/2 + r, |r| <= pi/4, n rounded to nearest (the 1.5 * 2**52 trick), then
+# a kernel for sin(r) and cos(r) on [-pi/4, pi/4], and the quadrant n mod 4 picks one (by
+# selects). float64: pi/2 in four parts of 33, 33, 33 and 53 bits (fdlibm's pio2_1, pio2_2,
+# pio2_3, pio2_3t), so that n times each of the first three is exact while |n| < 2**20 and r
+# keeps its relative accuracy even for the arguments closest to a multiple of pi/2, and fdlibm's
+# kernels. float32: computed in float64, pi/2 in two parts (of 25 and 53 bits: exact for
+# |n| < 2**28) and FreeBSD's float kernels (__kernel_sindf, __kernel_cosdf), rounded once, as
+# FreeBSD's sinf does below 2**28 pi/2. Past TRIG_LIMIT (and for inf) the reduction is not
+# exact: codegen then computes the loop's points with libm's functions (trig_loops.py).
+TRIG_LIMIT = {"float32": 2.0**28, "float64": 1.0e6}
+
+
+def _sin_kernel64(r):
+    z = r * r
+    p = float64(1.58969099521155010221e-10) * z + float64(-2.50507602534068634195e-08)
+    p = p * z + float64(2.75573137070700676789e-06)
+    p = p * z + float64(-1.98412698298579493134e-04)
+    p = p * z + float64(8.33333333332248946124e-03)
+    p = p * z + float64(-1.66666666666666324348e-01)
+    return r + r * z * p
+
+
+def _cos_kernel64(r):
+    z = r * r
+    p = float64(-1.13596475577881948265e-11) * z + float64(2.08757232129817482790e-09)
+    p = p * z + float64(-2.75573143513906633035e-07)
+    p = p * z + float64(2.48015872894767294178e-05)
+    p = p * z + float64(-1.38888888888741095749e-03)
+    p = p * z + float64(4.16666666666666019037e-02)
+    return float64(1.0) - (float64(0.5) * z - z * z * p)
+
+
+def _sin_kernel32(r):
+    z = r * r
+    w = z * z
+    s = z * r
+    return (r + s * (float64(-0.16666666641626524) + z * float64(0.008333329385889463))) + \
+        s * w * (float64(-0.00019839334836096632) + z * float64(2.718311493989822e-06))
+
+
+def _cos_kernel32(r):
+    z = r * r
+    w = z * z
+    return ((float64(1.0) + z * float64(-0.499999997251031)) + w * float64(0.04166662332373906)) + \
+        (w * z) * (float64(-0.001388676377460993) + z * float64(2.439044879627741e-05))
+
+
+def _round64(x):
+    return (x + float64(6755399441055744.0)) - float64(6755399441055744.0)
+
+
+def _quarter64(n):
+    """n - 4 round(n / 4): n mod 4, or that less 4 (in -2 .. 2)."""
+    k = _round64(n * float64(0.25))
+    return n - float64(4.0) * k
+
+
+def _sin64(x):
+    n = _round64(x * float64(0.6366197723675814))
+    r = x - n * float64(1.57079632673412561417e+00)
+    r = r - n * float64(6.07710050630396597660e-11)
+    r = r - n * float64(2.02226624871116645580e-21)
+    r = r - n * float64(8.47842766036889956997e-32)
+    q = _quarter64(n)
+    s = _sin_kernel64(r)
+    c = _cos_kernel64(r)
+    # n mod 4: 0 sin r, 1 cos r, 2 -sin r, 3 -cos r
+    return s if q == float64(0.0) else (c if q == float64(1.0) else (-c if q == float64(-1.0) else -s))
+
+
+def _cos64(x):
+    n = _round64(x * float64(0.6366197723675814))
+    r = x - n * float64(1.57079632673412561417e+00)
+    r = r - n * float64(6.07710050630396597660e-11)
+    r = r - n * float64(2.02226624871116645580e-21)
+    r = r - n * float64(8.47842766036889956997e-32)
+    q = _quarter64(n)
+    s = _sin_kernel64(r)
+    c = _cos_kernel64(r)
+    # 0 cos r, 1 -sin r, 2 -cos r, 3 sin r
+    return c if q == float64(0.0) else (-s if q == float64(1.0) else (s if q == float64(-1.0) else -c))
+
+
+def _sin32(x):
+    n = _round64(x * float64(0.6366197723675814))
+    r = (x - n * float64(1.57079631090164184570e+00)) - n * float64(1.58932547735281966916e-08)
+    q = _quarter64(n)
+    s = _sin_kernel32(r)
+    c = _cos_kernel32(r)
+    return s if q == float64(0.0) else (c if q == float64(1.0) else (-c if q == float64(-1.0) else -s))
+
+
+def _cos32(x):
+    n = _round64(x * float64(0.6366197723675814))
+    r = (x - n * float64(1.57079631090164184570e+00)) - n * float64(1.58932547735281966916e-08)
+    q = _quarter64(n)
+    s = _sin_kernel32(r)
+    c = _cos_kernel32(r)
+    return c if q == float64(0.0) else (-s if q == float64(1.0) else (s if q == float64(-1.0) else -c))
+
+
+def sin64(a):
+    y = _sin64(a)
+    return a if a == T(0.0) else y  # -0.0 stays -0.0
+
+
+def cos64(a):
+    y = _cos64(a)
+    return y
+
+
+def sin32(a):
+    y = _sin32(float64(a))
+    return a if a == T(0.0) else T(y)
+
+
+def cos32(a):
+    y = _cos32(float64(a))
+    return T(y)
+
+
 # op name -> {compute dtype name: template}
 TEMPLATES = {
     "exp": {"float32": exp32, "float64": exp64},
     "tanh": {"float32": tanh32, "float64": tanh64},
     "log": {"float32": log32, "float64": log64},
+    "sin": {"float32": sin32, "float64": sin64},
+    "cos": {"float32": cos32, "float64": cos64},
 }
+# The functions whose templates hold only within TRIG_LIMIT.
+LIMITED = ("sin", "cos")
