@@ -638,6 +638,18 @@ def _check_static_options(fn, params, static_argnums, static_argnames) -> None:
 _NO_FUNCTION = object()
 
 
+
+def _ufunc_caller(ufunc: np.ufunc) -> Callable:
+    """numfuse.jit(np.add): a function that calls the ufunc with what it is given (its own
+    signature lists every keyword with a default, some of which may not be passed together)."""
+
+    def call(*args, **kwargs):
+        return ufunc(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = ufunc.__name__
+    call.__doc__ = ufunc.__doc__
+    return call
+
 def jit(fn: Callable | None = _NO_FUNCTION, *, static_argnums=(), static_argnames=(), stream=None, autotune=False,
         cuda_graphs=False, graph_breaks=True, target=None):
     """Compile a NumPy function into fused kernels, for a GPU or for the CPU's cores.
@@ -708,6 +720,8 @@ def jit(fn: Callable | None = _NO_FUNCTION, *, static_argnums=(), static_argname
         return type(fn)(jit(fn.__func__, **options))
     if not callable(fn):
         raise TypeError(f"numfuse.jit expects a function, got {type(fn).__name__} {fn!r:.60}")
+    if isinstance(fn, np.ufunc):
+        fn = _ufunc_caller(fn)
     try:
         inspect.signature(fn)
     except (TypeError, ValueError):

@@ -225,3 +225,17 @@ def test_writes_into_global_arrays_are_numpys():
         np.testing.assert_array_equal(SINK, np.arange(3.0) * 2 + 2)
     finally:
         SINK[:] = saved
+
+
+def test_a_ufunc_is_jitted_as_the_function_that_calls_it():
+    # np.add's signature lists out, dtype and signature with defaults, which may not all be
+    # passed: numfuse.jit(np.add) calls it with what it is given.
+    x = np.arange(6.0).reshape(2, 3)
+    add = numfuse.jit(np.add)
+    np.testing.assert_array_equal(add(x, x), x + x)
+    np.testing.assert_array_equal(add(x, 1.5), x + 1.5)
+    assert add(x, x, dtype=np.float32).dtype == np.float32
+    out = np.empty_like(x)
+    assert add(x, x, out=out) is out
+    np.testing.assert_array_equal(out, x + x)
+    np.testing.assert_allclose(numfuse.jit(np.sin)(x), np.sin(x), rtol=1e-15)
