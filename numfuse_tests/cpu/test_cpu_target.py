@@ -220,3 +220,40 @@ def test_a_row_sum_folds_point_j_into_lane_j_mod_8_combined_in_a_fixed_tree(n):
             for k in range(width):
                 lanes[k] = np.float32(lanes[k] + lanes[k + width])
         assert got[row] == lanes[0]
+
+
+COLUMN_REDUCTIONS = {
+    "sum float64": (lambda x: x.sum(axis=0), np.float64),
+    "prod": (lambda x: (1.0 + x * 1e-4).prod(axis=0), np.float32),
+    "min": (lambda x: x.min(axis=0), np.float32),
+    "argmin": (lambda x: x.argmin(axis=0), np.float32),
+    "any": (lambda x: (x > 1.999).any(axis=0), np.float32),
+    "all": (lambda x: (x > -1.999).all(axis=0), np.float32),
+    "int sum": (lambda x: (x * 100).astype(np.int32).sum(axis=0), np.float32),
+    "float16 mean": (lambda x: x.mean(axis=0), np.float16),
+    "nanmax": (lambda x: np.nanmax(x, axis=0), np.float32),
+    "an epilogue": (lambda x: np.sqrt(np.abs(x.sum(axis=0))) + x.max(axis=0), np.float32),
+}
+
+
+@pytest.mark.parametrize("name", COLUMN_REDUCTIONS)
+def test_column_reductions_cut_into_chunks_are_numpys(name):
+    fn, dtype = COLUMN_REDUCTIONS[name]
+    x = TALL_NAN.astype(dtype) if name == "nanmax" else TALL.astype(dtype)
+    f = numfuse.jit(fn, target="cpu")
+    nests = [k.nest for k in f.plan(x).kernels if k.nest.kind == "reduction"]
+    assert any(CPU.nsplit(n) > 1 for n in nests)  # the chunked template ran
+    results = []
+    for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+        numba.set_num_threads(threads)
+        try:
+            results.append(np.asarray(f(x)).copy())
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    assert all(r.tobytes() == results[0].tobytes() for r in results)
+    expected = fn(x)
+    assert results[0].dtype == expected.dtype
+    if expected.dtype.kind in "biu":
+        np.testing.assert_array_equal(results[0], expected)
+    else:
+        np.testing.assert_allclose(results[0], expected, rtol=2e-3 if dtype == np.float16 else 1e-5, atol=1e-3)
