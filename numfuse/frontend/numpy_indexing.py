@@ -289,8 +289,14 @@ def putmask(ctx, a, mask, values):
 
 def copyto(ctx, dst, src, casting="same_kind", where=True):
     s = ctx.operand(src)
+    if s.tracer is None:
+        probe = s.value
+    elif s.weak:  # a Python scalar argument: NumPy casts it by its kind, as a Python value (NEP 50)
+        probe = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}[s.dtype.kind]
+    else:
+        probe = np.empty((0,), s.dtype)
     with user_line_noted():
-        np.copyto(np.empty((0,), dst.dtype), np.empty((0,), s.dtype) if s.tracer is not None else s.value, casting=casting)
+        np.copyto(np.empty((0,), dst.dtype), probe, casting=casting)
     src_b = src if s.tracer is not None else s.value
     if where is True:
         dst[...] = src_b

@@ -62,6 +62,16 @@ def _index_by_0d_arrays(x0, x1, x2):
     return v3[x1, np.clip(x0, None, 1)]  # 0-d integer arrays: a scalar, as integers give
 
 
+def _copyto_python_int_where(x0, s0):
+    v0 = x0 * 1
+    np.copyto(v0, s0, where=v0 > 0.5)
+    return (v0,)
+
+
+# Fuzz seed 1301 (simulator): a Python int argument copied into a uint32 array was checked as an
+# int64 array, which same_kind casting refuses; NumPy casts a Python int by its value (NEP 50).
+FINDINGS["copyto_python_int_into_uint32"] = (_copyto_python_int_where, (np.array([23, 0, 5], np.uint32), 7))
+
 FINDINGS["index_by_0d_arrays"] = (_index_by_0d_arrays, (np.array(False), np.array(0, np.uint32),
                                                          np.array([[16, -8], [15, -6], [0, 0]])))
 
