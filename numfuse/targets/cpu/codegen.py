@@ -372,21 +372,27 @@ def _reduction_ast(nest: LoopNest, params: list[str], lanes: int, trig: str) -> 
                 PHASES=phases, EPILOGUE=body.epilogue(nest.epilogue))
 
 
+def _gather(body, accumulators, slot: ast.expr) -> list[ast.stmt]:
+    """Each accumulator's partial result at `slot` (chunk c's, of a split reduction) combined
+    into its variable, argmax's and argmin's index beside it."""
+    stmts = []
+    for a in accumulators:
+        theirs = ast.Subscript(var(partial_name(a.name)), clone(slot), ast.Load())
+        if a.indexed:
+            theirs_i = ast.Subscript(var(partial_name(f"{a.name}_i")), clone(slot), ast.Load())
+            stmts.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_", f"{a.name}_i", theirs_i))
+        else:
+            stmts.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_"))
+    return stmts
+
+
 def _split_ast(nest: LoopNest, params: list[str], lanes: int, trig: str) -> ast.FunctionDef:
     body = _Statements(nest, trig)
     (phase,) = nest.phases  # only single-phase reductions split (strategy.choose_split)
     accumulators = phase.accumulators
-    publish, gather = [], []
-    for a in accumulators:
-        for n in [a.name] + ([f"{a.name}_i"] if a.indexed else []):
-            publish.append(ast.Assign([ast.Subscript(var(partial_name(n)), var("job"), ast.Store())], var(n)))
-        slot = ast.BinOp(ast.BinOp(var("row"), ast.Mult(), var("nsplit")), ast.Add(), var("c"))
-        theirs = ast.Subscript(var(partial_name(a.name)), slot, ast.Load())
-        if a.indexed:
-            theirs_i = ast.Subscript(var(partial_name(f"{a.name}_i")), clone(slot), ast.Load())
-            gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_", f"{a.name}_i", theirs_i))
-        else:
-            gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_"))
+    publish = [ast.Assign([ast.Subscript(var(partial_name(n)), var("job"), ast.Store())], var(n))
+               for a in accumulators for n in [a.name] + ([f"{a.name}_i"] if a.indexed else [])]
+    gather = _gather(body, accumulators, ast.BinOp(ast.BinOp(var("row"), ast.Mult(), var("nsplit")), ast.Add(), var("c")))
     laned = lanes_loop(body, nest, phase, lanes, (var("start"), var("stop"))) if len(nest.inner) == 1 else None
     if laned is not None:
         init, loop, combine = laned
@@ -454,15 +460,8 @@ def _column_split_ast(nest: LoopNest, params: list[str], trig: str) -> ast.Funct
     names = {a.name for a in accumulators} | {f"{a.name}_i" for a in accumulators if a.indexed}
     to_partial = _ToPartial(names)
     point = [to_partial.visit(st) for st in body.stmts(phase.body)]
-    gather = []
-    for a in accumulators:
-        slot = call("uint64", ast.BinOp(ast.BinOp(var("c"), ast.Mult(), var("nrows")), ast.Add(), var("row")))
-        theirs = ast.Subscript(var(partial_name(a.name)), slot, ast.Load())
-        if a.indexed:
-            theirs_i = ast.Subscript(var(partial_name(f"{a.name}_i")), clone(slot), ast.Load())
-            gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_", f"{a.name}_i", theirs_i))
-        else:
-            gather.extend(body.combine(a, a.name, theirs, f"{a.name}_gather_"))
+    gather = _gather(body, accumulators,
+                     call("uint64", ast.BinOp(ast.BinOp(var("c"), ast.Mult(), var("nrows")), ast.Add(), var("row"))))
     return fill(templates.column_split_reduction, name=nest.name, params=params,
                 INIT=[to_partial.visit(st) for st in _init(accumulators)], UNRAVEL_INNER=unravel("lin", nest.inner),
                 UNRAVEL_OUTER=unravel("row", nest.outer), BODY=point, INIT_ROW=_init(accumulators), GATHER=gather,

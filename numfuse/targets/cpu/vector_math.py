@@ -201,7 +201,15 @@ def _quarter64(n):
     return n - float64(4.0) * k
 
 
-def _sin64(x):
+def _quadrant(q, s, c):
+    """sin(n pi/2 + r) from q, n mod 4 or that less 4, s = sin r and c = cos r: 0 sin r,
+    1 cos r, 2 -sin r, 3 -cos r. cos(x) = sin(x + pi/2): q + 1."""
+    minus_c = (q == float64(-1.0)) | (q == float64(3.0))
+    return s if q == float64(0.0) else (c if q == float64(1.0) else (-c if minus_c else -s))
+
+
+def _trig64(x, shift):
+    """sin(x) (shift 0.0) or cos(x) (shift 1.0), x a float64."""
     n = _round64(x * float64(0.6366197723675814))
     r = x - n * float64(1.57079632673412561417e+00)
     r = r - n * float64(6.07710050630396597660e-11)
@@ -210,58 +218,38 @@ def _sin64(x):
     q = _quarter64(n)
     s = _sin_kernel64(r)
     c = _cos_kernel64(r)
-    # n mod 4: 0 sin r, 1 cos r, 2 -sin r, 3 -cos r
-    return s if q == float64(0.0) else (c if q == float64(1.0) else (-c if q == float64(-1.0) else -s))
+    y = _quadrant(q + shift, s, c)
+    return y
 
 
-def _cos64(x):
-    n = _round64(x * float64(0.6366197723675814))
-    r = x - n * float64(1.57079632673412561417e+00)
-    r = r - n * float64(6.07710050630396597660e-11)
-    r = r - n * float64(2.02226624871116645580e-21)
-    r = r - n * float64(8.47842766036889956997e-32)
-    q = _quarter64(n)
-    s = _sin_kernel64(r)
-    c = _cos_kernel64(r)
-    # 0 cos r, 1 -sin r, 2 -cos r, 3 sin r
-    return c if q == float64(0.0) else (-s if q == float64(1.0) else (s if q == float64(-1.0) else -c))
-
-
-def _sin32(x):
+def _trig32(x, shift):
+    """sin(x) or cos(x) as _trig64, x a float32 value in float64."""
     n = _round64(x * float64(0.6366197723675814))
     r = (x - n * float64(1.57079631090164184570e+00)) - n * float64(1.58932547735281966916e-08)
     q = _quarter64(n)
     s = _sin_kernel32(r)
     c = _cos_kernel32(r)
-    return s if q == float64(0.0) else (c if q == float64(1.0) else (-c if q == float64(-1.0) else -s))
-
-
-def _cos32(x):
-    n = _round64(x * float64(0.6366197723675814))
-    r = (x - n * float64(1.57079631090164184570e+00)) - n * float64(1.58932547735281966916e-08)
-    q = _quarter64(n)
-    s = _sin_kernel32(r)
-    c = _cos_kernel32(r)
-    return c if q == float64(0.0) else (-s if q == float64(1.0) else (s if q == float64(-1.0) else -c))
+    y = _quadrant(q + shift, s, c)
+    return y
 
 
 def sin64(a):
-    y = _sin64(a)
+    y = _trig64(a, float64(0.0))
     return a if a == T(0.0) else y  # -0.0 stays -0.0
 
 
 def cos64(a):
-    y = _cos64(a)
+    y = _trig64(a, float64(1.0))
     return y
 
 
 def sin32(a):
-    y = _sin32(float64(a))
+    y = _trig32(float64(a), float64(0.0))
     return a if a == T(0.0) else T(y)
 
 
 def cos32(a):
-    y = _cos32(float64(a))
+    y = _trig32(float64(a), float64(1.0))
     return T(y)
 
 
