@@ -78,6 +78,10 @@ def test_a_column_reduction_cuts_its_rows_into_chunks_fixed_by_the_sizes():
     nsplit = CPU.nsplit(nest)
     # As many chunks as fit split_chunk_points each, within split_max_chunks jobs.
     assert nsplit == min(CPU.split_max_chunks, TALL.size // CPU.split_chunk_points) > 1
+    # And never fewer than column_chunk_rows rows a chunk: a short input is not cut.
+    short = np.ones((2 * CPU.column_chunk_rows - 1, 4096), np.float32)
+    assert CPU.nsplit(f.plan(short).kernels[0].nest) == 1
+    assert CPU.nsplit(f.plan(np.ones((4 * CPU.column_chunk_rows, 4096), np.float32)).kernels[0].nest) == 4
     (source,) = f.kernel_sources(TALL)
     assert "for job in prange(nblocks * nsplit):" in source.source
     assert {p.name: p.value for p in source.params}["nsplit"] == nsplit

@@ -20,6 +20,8 @@ class CpuTarget(Target):
     # (fixed numbers, so the partial results, and the bits, are the same for any thread count).
     split_chunk_points: int = 1 << 14
     split_max_chunks: int = 64
+    # A column reduction's chunks: at least this many reduced points (rows) each.
+    column_chunk_rows: int = 64
     # Independent accumulators of a reduction along its innermost loop (codegen.lanes_loop).
     lanes: int = 8
 
@@ -32,7 +34,7 @@ class CpuTarget(Target):
         if nest.kind == "reduction" and nest.schedule == "columns":
             if len(nest.phases) != 1:
                 return 1
-            return column_chunks(nest, self.split_chunk_points, self.split_max_chunks)
+            return column_chunks(nest, self.split_chunk_points, self.split_max_chunks, self.column_chunk_rows)
         return split_chunks(nest, self.split_chunk_points, self.split_max_chunks) if nest.split else 1
 
     def render(self, nest, header: str = ""):

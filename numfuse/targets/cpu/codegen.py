@@ -133,17 +133,19 @@ def column_block(nest: LoopNest, threads: int) -> int:
     return block
 
 
-def column_chunks(nest: LoopNest, chunk_points: int, max_chunks: int) -> int:
+def column_chunks(nest: LoopNest, chunk_points: int, max_chunks: int, min_rows: int = 1) -> int:
     """How many chunks a single-phase "columns" reduction cuts its reduced points into: from the
     sizes only (never the thread count, so the partial results and the bits are the same on any
-    machine). At least chunk_points points a job, at most max_chunks jobs in all. An online
-    softmax's sum (rescaled as its maximum grows) is not cut: 1."""
+    machine). At least chunk_points points and min_rows reduced points a job (each chunk zeroes
+    and then combines a row of partial results: short chunks make that the larger part), at
+    most max_chunks jobs in all. An online softmax's sum (rescaled as its maximum grows) is not
+    cut: 1."""
     if any(a.partner for a in nest.accumulators):
         return 1
     block = column_block(nest, 1)
     nblocks = -(-nest.outer_size // block)
     per_block = max(1, nest.inner_size * min(block, nest.outer_size) // chunk_points)
-    return max(1, min(per_block, nest.inner_size, max(1, max_chunks // max(1, nblocks))))
+    return max(1, min(per_block, nest.inner_size // max(1, min_rows), max(1, max_chunks // max(1, nblocks))))
 
 
 def layout(nest: LoopNest, nsplit: int) -> str:
