@@ -26,13 +26,13 @@ from typing import Any, Callable
 import numpy as np
 
 from .codegen.statements import KernelSource
-from .errors import NeedsGraphBreak, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TracingError, UnsupportedError
+from .errors import NeedsGraphBreak, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TracingError, UnsupportedError, warn_once
 from .ir.graph import format_graph
 from .loops.loopnest import format_loopnest
 from .plan.planner import Plan, plan as make_plan
 from .targets.cuda.libraries import describe as describe_array
 from .targets.cuda.streams import check_stream_option
-from .frontend.aliasing import base_of, find_sharing, overlapping
+from .frontend.aliasing import base_of, external_sharing, find_sharing, overlapping
 from .frontend.arguments import RANDOM_STATES, classify, flatten_containers, has_array_leaf
 from .frontend.captures import captures_of, changed_guard, guards_hold
 from .frontend.captures import traced_function as captures_traced_function
@@ -47,6 +47,7 @@ from .frontend.tracer import ArgSpec, TraceResult, external_spec, trace, unflatt
 BUFFERS = (memoryview, bytearray, array.array)
 
 MAX_SEGMENTS = 256  # graph-break segments kept per JitFunction
+STALE_TRACES_WARNED = 8  # a guarded global changed this often: warn once that it costs a trace each time
 
 
 @dataclass
@@ -69,6 +70,10 @@ class Compiled:
     extra: list = field(default_factory=list)
     guards: tuple = ()  # captures.guards_hold must hold at a call to use this
     sharing: Any = None  # aliasing.Sharing of the arguments, where the trace follows it
+    # The arrays the trace reads from globals (or reads through an argument that is one), and
+    # how the arguments shared memory with them (aliasing.external_sharing): a call must match.
+    external_watch: tuple = ()
+    external_part: tuple = ()
 
 
 @contextlib.contextmanager
@@ -121,6 +126,10 @@ class JitFunction:
         _check_static_options(fn, params, static_argnums, static_argnames)
         self._auto_static: set[str] = set()
         self._cache: dict[tuple, Compiled] = {}
+        # Every array a trace read from the function's globals, closure or static arguments:
+        # which arguments share memory with them is part of the cache key (_external_part).
+        self._externals: list = []
+        self._stale_traces = 0  # traces made again because a guarded global changed
         # Positional calls already run once on device arrays: targets/cuda/fastcall.py. Keyed by
         # fast_key, which reads only types, shapes, dtypes and strides; None: no fast path.
         self._fast: dict[tuple, Any] = {}
@@ -195,15 +204,22 @@ class JitFunction:
             specs.append(spec)
         structure = getattr(call, "structure", None)  # containers' shapes: part of the key
         sharing = self._sharing(values, specs)
-        key = (tuple(key_parts), structure, None if sharing is None else sharing.key)
+        key = (tuple(key_parts), structure, None if sharing is None else sharing.key,
+               self._external_part(values, specs))
         compiled = self._cache.get(key)
         if compiled is not None and compiled.guards and not guards_hold(compiled.guards):
             # A global or closure variable the trace read was rebound: every trace is stale.
+            changed = changed_guard(compiled.guards)
             if debug.enabled("cache"):
-                debug.emit("cache", self._label(), f"{changed_guard(compiled.guards)} changed since the trace: "
-                                                   "every signature is traced again")
+                debug.emit("cache", self._label(), f"{changed} changed since the trace: every signature is traced again")
+            self._stale_traces += 1
+            if self._stale_traces == STALE_TRACES_WARNED:
+                warn_once(f"{self._label()} was traced again {STALE_TRACES_WARNED} times because what it reads "
+                          f"besides its arguments changed ({changed!r} the last time): pass such a value as an "
+                          "argument, which needs no new trace")
             self._cache.clear()
             self._fast.clear()
+            self._externals.clear()
             compiled = None
         if debug.enabled("cache"):
             debug.emit("cache", self._label(), ("signature found: no trace" if compiled is not None else
@@ -212,9 +228,11 @@ class JitFunction:
             compiled = self._compile(names, values, specs, call, sharing)
             # The key under which it was found may have changed (arguments made static).
             static = self._static | self._auto_static | also_static
-            specs = [classify(n, v, n in static, describe_array) for n, v in zip(names, values)]
-            sharing = self._sharing(values, [s[1] for s in specs])
-            key = (tuple(s[0] for s in specs), structure, None if sharing is None else sharing.key)
+            classified = [classify(n, v, n in static, describe_array) for n, v in zip(names, values)]
+            specs = [c[1] for c in classified]
+            sharing = self._sharing(values, specs)
+            key = (tuple(c[0] for c in classified), structure, None if sharing is None else sharing.key,
+                   self._external_part(values, specs))
             self._cache[key] = compiled
         if compiled.extra:
             values = values + [make(values) for make in compiled.extra]
@@ -224,8 +242,15 @@ class JitFunction:
     @staticmethod
     def _sharing(values, specs):
         """Which array arguments overlap in memory (aliasing.py), or None."""
-        arrays = [i for i, s in enumerate(specs) if isinstance(s, ArgSpec) and s.kind == "array"]
+        arrays = _array_positions(specs)
         return find_sharing(values, arrays) if len(arrays) > 1 else None
+
+    def _external_part(self, values, specs) -> tuple:
+        """Which array arguments share memory with arrays a trace read from the function's
+        globals (aliasing.external_sharing): `f(W)` of a function reading the global W."""
+        if not self._externals:
+            return ()
+        return external_sharing(values, _array_positions(specs), self._externals)
 
     def _compile(self, names, values, specs, call, sharing=None) -> Compiled:
         random_argument = next((n for n, v in zip(names, values) if isinstance(v, RANDOM_STATES)), None)
@@ -237,12 +262,16 @@ class JitFunction:
         fn_name = getattr(self._fn, "__name__", "f")
         real = len(names)
         hidden: list = []  # (name, spec, make): bases of arguments that share memory
+        # Arrays of the globals that are arguments, or views of one: read through the argument.
+        through = {id(self._externals[j]): (i, how, names[i], self._externals[j])
+                   for i, j, how in self._external_part(values, specs) if how is not False}
         while True:
             all_specs = list(specs) + [h[1] for h in hidden]
             traced_positions = [i for i, s in enumerate(all_specs) if isinstance(s, ArgSpec)]
             try:
                 traced = trace(functools.partial(self._call_traced, call, captured, real), all_specs, fn_name,
-                               hidden=len(hidden), external=captured.arrays)
+                               hidden=len(hidden), external=captured.arrays,
+                               external_arguments={k: v[:3] for k, v in through.items()})
             except Exception as raised:
                 err = _tracing_error_in(raised)
                 if err is None:
@@ -266,6 +295,20 @@ class JitFunction:
                 self._static_positions = self._positions_of(self._static | self._auto_static)
                 self._fast.clear()
                 continue
+            read = [a for _, a in traced.external]
+            shared = external_sharing(values, _array_positions(specs), read)
+            if any(how is not False for _, _, how in shared):
+                # A global array read that is an argument (or a view of one): trace again,
+                # reading it through the argument.
+                through.update({id(read[j]): (i, how, names[i], read[j]) for i, j, how in shared if how is not False})
+                continue
+            if shared and traced.graph.writebacks:
+                i, j, _ = shared[0]
+                raise UnsupportedError(
+                    f"argument {names[i]!r} shares memory with {traced.external[j][0]}, which {fn_name} also reads, "
+                    f"and {fn_name} writes into an array: numfuse follows that where the global array is the "
+                    "argument or a view of it, not here. Pass the array only one way (as the argument, or read "
+                    "only the global), or pass a copy")
             if sharing is None or hidden or any(s[0] == "alias" for s in specs if not isinstance(s, ArgSpec)):
                 break
             written = {traced_positions[i] for i in traced.graph.writebacks}
@@ -290,8 +333,14 @@ class JitFunction:
         extra = [h[2] for h in hidden] + [functools.partial(_constant, a) for a in externals]
         all_names = list(names) + [h[0] for h in hidden] + [n for n, _ in traced.external]
         aliased = any(not isinstance(s, ArgSpec) and s[0] == "alias" for s in specs)
+        watch = tuple(externals) + tuple(v[3] for v in through.values())
+        for external in watch:
+            if not any(external is known for known in self._externals):
+                self._externals.append(external)
         return Compiled(traced, plan, sources, traced_positions, arg_names=all_names, target=target,
-                        extra=extra, guards=captured.guards, sharing=sharing if aliased else None)
+                        extra=extra, guards=captured.guards, sharing=sharing if aliased else None,
+                        external_watch=watch,
+                        external_part=external_sharing(values, _array_positions(specs), watch))
 
     def _call_traced(self, call, captured, real, *values):
         """The function called by the trace: with the arrays its code names among its globals
@@ -567,11 +616,13 @@ def _checked_fast_run(run, compiled: Compiled, count: int):
     guards = compiled.guards
     extra = compiled.extra
     arrays = None
+    positions = [p for p in compiled.traced_positions if p < count]  # (scalars have no extent)
     if compiled.plan.graph.writebacks:
-        arrays = [p for p in compiled.traced_positions if p < count]  # (scalars have no extent)
-        if len(arrays) < 2:
-            arrays = None
-    if not guards and not extra and arrays is None:
+        arrays = positions if len(positions) > 1 else None
+    watch, part = compiled.external_watch, compiled.external_part
+    if not (part or compiled.plan.graph.writebacks):
+        watch = ()  # global arrays only read, none an argument: separate buffers serve
+    if not guards and not extra and arrays is None and not watch:
         return run
 
     def checked(args):
@@ -579,12 +630,18 @@ def _checked_fast_run(run, compiled: Compiled, count: int):
             raise TakeFullPath
         if arrays is not None and overlapping(args, arrays):
             raise TakeFullPath
+        if watch and external_sharing(args, positions, watch) != part:
+            raise TakeFullPath
         if extra:
             args = list(args)
             args += [make(args) for make in extra]
         return run(args)
 
     return checked
+
+
+def _array_positions(specs) -> list[int]:
+    return [i for i, s in enumerate(specs) if isinstance(s, ArgSpec) and s.kind == "array"]
 
 
 def _constant(value, _values):

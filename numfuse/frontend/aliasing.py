@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 
-__all__ = ["Recipe", "Sharing", "find_sharing", "overlapping"]
+__all__ = ["Recipe", "Sharing", "external_sharing", "find_sharing", "overlapping"]
 
 
 def _interface(value) -> dict | None:
@@ -73,6 +73,37 @@ def overlapping(values, positions=None) -> bool:
         return False
     ranges.sort()
     return any(ranges[k + 1][0] < ranges[k][1] for k in range(len(ranges) - 1))
+
+
+def external_sharing(values, positions, externals) -> tuple:
+    """Which array arguments (at `positions` of `values`) share memory with arrays the function
+    reads from its globals, closure or static arguments (`externals`, captures.py): `f(W)` where
+    f also reads the global `W`. NumPy reads one array there, so does the trace, where it can:
+    ((argument position, external index, how), ...), `how` being None where the external is the
+    argument itself, a Recipe making it a view of the argument, or False (not such a view).
+    Empty (the common case) costs one byte-range comparison per pair."""
+    found = []
+    for j, external in enumerate(externals):
+        outer = _extent(external)
+        if outer is None:
+            continue
+        for i in positions:
+            value = values[i]
+            if value is external:
+                found.append((i, j, None))
+                continue
+            # (Host and device pointers are not comparable: only NumPy arrays with NumPy arrays.)
+            if not isinstance(value, np.ndarray) or type(value) is not type(external):
+                continue
+            inner = _extent(value)
+            if inner is None or inner[2] <= outer[1] or outer[2] <= inner[1]:
+                continue
+            if inner[0] == outer[0] and inner[3:] == outer[3:] and value.dtype == external.dtype:
+                found.append((i, j, None))  # the same memory, as another array object
+                continue
+            recipe = recipe_for(external, value)
+            found.append((i, j, recipe if recipe is not None else False))
+    return tuple(found)
 
 
 @dataclass(frozen=True)

@@ -11,16 +11,20 @@ global name up at each call. A trace runs once, so:
   held when traced, or an equal Python scalar or string; else jit traces again. A global that
   is rebound (`W = new_array`, `scale = 3.0`), a helper function redefined: a new trace.
 
-The NumPy array attributes of a static argument (`self.w` of a method's `self`) are candidate
-inputs too, each guarded by identity (`self.w = new_array` traces again). Not guarded: other
-attributes (`self.scale`, `config.n` of a global `config`), and the Python scalars read by
-helper functions the function calls; those are read when tracing, as constants
-(docs/user-guide.md, "Globals and closures").
+The same holds for what the function reads through attributes (`config.n`, `self.layer.scale`,
+`consts.W` of a user module) and for the helper functions it calls (their globals, closures and
+attributes, followed up to _MAX_FUNCTIONS functions, not into NumPy's or numfuse's own): each
+link of such a chain is guarded, and each array found is a candidate input. The array and
+Python scalar attributes of a static argument (a method's `self`) are all guarded, whoever
+reads them. Not guarded, and so read once, when tracing: items of lists and dicts, attributes
+that are properties or slots, and what is reached some other way (getattr with a computed
+name); docs/user-guide.md, "Globals and closures", says so.
 """
 
 from __future__ import annotations
 
 import dis
+import inspect
 import types
 from typing import Callable
 
@@ -64,45 +68,167 @@ def _names_read(code: types.CodeType, out: set) -> set:
 
 def captures_of(fn: Callable, statics=()) -> Captures:
     """The candidate arrays and guards of `fn`; `statics`: (name, value) of its static
-    arguments, whose array attributes (`self.w`) are candidates too, guarded by identity."""
+    arguments, whose attributes (`self.w`, `self.eps`) are read as its globals are."""
     fn = getattr(fn, "__func__", fn)  # a staticmethod or classmethod's function
     code = getattr(fn, "__code__", None)
     module_globals = getattr(fn, "__globals__", None)
     if code is None or module_globals is None:
         return Captures({}, ())
-    arrays: dict = {}
-    guards: list = []
+    found = _Found()
     for argument, value in statics:
         attributes = getattr(value, "__dict__", None)
         if not isinstance(attributes, dict) or isinstance(value, (types.ModuleType, type, types.FunctionType)):
             continue
+        # Every array and Python scalar attribute: what the function, or a method it calls,
+        # reads of `self` (a guard is a dict lookup and a comparison).
         for name, attribute in attributes.items():
             if isinstance(attribute, np.ndarray):
-                arrays[id(attribute)] = (f"{argument}.{name}", attribute)
-                guards.append((attributes, name, attribute))
+                found.array(f"{argument}.{name}", attribute)
+            if isinstance(attribute, (np.ndarray, *_BY_VALUE, np.generic)):
+                found.guard(attributes, name, attribute)
     for name, value in module_globals.items():
         if isinstance(value, np.ndarray):
-            arrays[id(value)] = (f"global {name}", value)
+            found.array(f"global {name}", value)
     named = []
     for name in sorted(_names_read(code, set())):
-        value = module_globals.get(name, _MISSING)
-        if value is _MISSING or isinstance(value, types.ModuleType):
-            continue
-        guards.append((module_globals, name, value))
-        if isinstance(value, np.ndarray):
+        if isinstance(module_globals.get(name), np.ndarray):
             named.append(("global", name))
     for k, (name, cell) in enumerate(zip(code.co_freevars, fn.__closure__ or ())):
-        try:
-            value = cell.cell_contents
-        except ValueError:  # a cell not yet filled (a name the function defines later)
-            continue
-        if isinstance(value, np.ndarray):
-            arrays[id(value)] = (f"closure {name}", value)
+        if isinstance(_cell(cell), np.ndarray):
+            found.array(f"closure {name}", cell.cell_contents)
             named.append(("closure", k))
-        guards.append((cell, None, value))
+    found.function(fn, dict(statics), top=True)
     if not isinstance(fn, types.FunctionType):
-        return Captures(arrays, tuple(guards))
-    return Captures(arrays, tuple(guards), tuple(named), _assigns(code))
+        return Captures(found.arrays, tuple(found.guards))
+    return Captures(found.arrays, tuple(found.guards), tuple(named), _assigns(code))
+
+
+# Modules whose functions are not followed: their globals are the library's, not the user's.
+_LIBRARIES = ("numpy", "numfuse", "numba", "cupy", "builtins", "functools", "math", "cmath", "typing")
+_MAX_FUNCTIONS = 32  # helper functions followed from one jitted function
+_LOADS = ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_FAST", "LOAD_NAME", "LOAD_CLASSDEREF")
+
+
+class _Found:
+    """What captures_of gathers: candidate arrays and guards, each holder and name once, from
+    the function and the helper functions it calls."""
+
+    def __init__(self):
+        self.arrays: dict = {}
+        self.guards: list = []
+        self._guarded: set = set()
+        self._functions: set = set()
+
+    def array(self, name, value) -> None:
+        self.arrays.setdefault(id(value), (name, value))
+
+    def guard(self, holder, name, value) -> None:
+        key = (id(holder), name)
+        if key not in self._guarded:
+            self._guarded.add(key)
+            self.guards.append((holder, name, value))
+
+    def function(self, fn, statics: dict, top: bool = False) -> None:
+        """Guard what `fn` reads from its globals and closure, and the attributes it reads of
+        them (`config.eps`, `self.layer.scale`), and follow the Python functions it calls."""
+        code, module_globals = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+        seen = (id(fn), tuple(id(v) for v in statics.values()))
+        if code is None or module_globals is None or seen in self._functions:
+            return
+        module = (getattr(fn, "__module__", None) or "").split(".")[0]
+        if not top and (len(self._functions) >= _MAX_FUNCTIONS or module in _LIBRARIES):
+            return
+        self._functions.add(seen)
+        roots = {}
+        for name in _names_read(code, set()):
+            value = module_globals.get(name, _MISSING)
+            if value is _MISSING:
+                continue
+            roots[name] = value
+            if isinstance(value, types.ModuleType):
+                continue
+            self.guard(module_globals, name, value)
+            if isinstance(value, np.ndarray):
+                self.array(f"global {name}", value)
+            self._follow(value)
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            value = _cell(cell)
+            if value is _MISSING:
+                continue
+            roots[name] = value
+            self.guard(cell, None, value)
+            self._follow(value)
+        roots.update(statics)
+        for root, attributes in _attribute_chains(code):
+            value = roots.get(root, _MISSING)
+            for k in range(len(attributes)):
+                if value is _MISSING:
+                    break
+                value = self._attribute(value, attributes[k], f"{root}.{'.'.join(attributes[:k + 1])}")
+
+    def _attribute(self, owner, attribute, path):
+        """Guard `owner.attribute` where it lives in a dict (a module's or an instance's); its
+        value, or _MISSING where it is not such an attribute (a property, a slot)."""
+        holder = getattr(owner, "__dict__", None)
+        if isinstance(owner, type) or not isinstance(holder, dict) or attribute not in holder:
+            if not isinstance(owner, (types.ModuleType, type)):
+                self._method(owner, attribute)
+            return _MISSING
+        value = holder[attribute]
+        if isinstance(value, np.ndarray):
+            self.array(f"global {path}", value)
+        if isinstance(owner, types.ModuleType) and not isinstance(value, (np.ndarray, *_BY_VALUE, np.generic)):
+            # (np.exp, np.linalg: a module's functions are not guarded, only its arrays and
+            # scalars, as a function's globals are; its submodules are looked into.)
+            if isinstance(value, types.FunctionType):
+                self._follow(value)
+            return value if isinstance(value, types.ModuleType) else _MISSING
+        self.guard(holder, attribute, value)
+        self._follow(value)
+        return value
+
+    def _method(self, owner, attribute) -> None:
+        """Follow `owner.attribute(...)`, a method of its class, with its first parameter bound
+        to `owner` (`self.helper(x)` reading `self.config.shift`)."""
+        raw = inspect.getattr_static(type(owner), attribute, None)
+        fn = getattr(raw, "__func__", raw)
+        if not isinstance(fn, types.FunctionType):
+            return
+        first = fn.__code__.co_varnames[:1] if fn.__code__.co_argcount else ()
+        if isinstance(raw, staticmethod) or not first:
+            self.function(fn, {})
+        else:
+            self.function(fn, {first[0]: type(owner) if isinstance(raw, classmethod) else owner})
+
+    def _follow(self, value) -> None:
+        if isinstance(value, types.FunctionType):
+            self.function(value, {})
+
+
+def _attribute_chains(code: types.CodeType) -> list:
+    """(root name, (attribute, ...)) of each `name.a.b` the code reads: a global, closure or
+    argument name followed by attribute loads (in nested code, from globals only)."""
+    chains = []
+
+    def scan(code, top):
+        root, attributes = None, []
+        for instruction in dis.get_instructions(code):
+            if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and root is not None:
+                attributes.append(instruction.argval)
+                continue
+            if root is not None and attributes:
+                chains.append((root, tuple(attributes)))
+            root, attributes = None, []
+            if instruction.opname in _LOADS and (top or instruction.opname == "LOAD_GLOBAL"):
+                root = instruction.argval
+        if root is not None and attributes:
+            chains.append((root, tuple(attributes)))
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                scan(const, False)
+
+    scan(code, True)
+    return chains
 
 
 def traced_function(fn, ctx, captures: Captures):

@@ -89,6 +89,9 @@ class TraceContext(Layouts):
         self.external_inputs: list[tuple[str, Any]] = []
         self.external_tracers: dict[int, Tracer] = {}  # by the array's id
         self.external_initial: dict[int, Var] = {}  # its input, the version before any write
+        # An external array that is an argument, or a view of one (`f(W)` reading the global W):
+        # id -> (the argument's tracer, Recipe or None); read through the argument (aliasing.py).
+        self.external_arguments: dict[int, tuple] = {}
         super().__init__()  # strides, family, latest, owner: see layouts.py
 
     # -- values --------------------------------------------------------------------------------
@@ -235,6 +238,9 @@ class TraceContext(Layouts):
         of a static argument): NumPy reads its contents at the call, so it is an input, passed
         at each call (TraceResult.external), not a constant; writes into it go back into it."""
         tracer = self.external_tracers.get(id(array))
+        if tracer is None and id(array) in self.external_arguments:
+            argument, recipe = self.external_arguments[id(array)]
+            return argument if recipe is None else recipe.apply(argument)
         if tracer is None:
             name = self.external_candidates.get(id(array), (f"global array #{len(self.external_inputs)}",))[0]
             tracer = self.new_input(external_spec(name, array))
@@ -468,13 +474,15 @@ def unflatten_outputs(tree, values: Sequence) -> Any:
 
 
 def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = None, hidden: int = 0,
-          external: dict | None = None) -> TraceResult:
+          external: dict | None = None, external_arguments: dict | None = None) -> TraceResult:
     """Trace `fn` once. Each spec is an ArgSpec (a traced argument), ("static", value), or
     ("alias", position, recipe): the argument at `position` itself (recipe None) or its view
     `recipe.apply(...)` (aliasing.py: arguments that share memory). The last `hidden` specs are
     traced inputs that `fn` is not given (the base of such views). `external`: id -> (name,
     array) of the arrays the function may read from its globals and closure: each it reads
-    becomes an input (TraceResult.external), read at each call as NumPy reads it."""
+    becomes an input (TraceResult.external), read at each call as NumPy reads it, except those
+    in `external_arguments`, id -> (spec position, Recipe or None, the argument's name): the
+    argument there (or that view of it), which the call passes (aliasing.external_sharing)."""
     ctx = TraceContext()
     ctx.external_candidates = external or {}
     args = [ctx.new_input(s) if isinstance(s, ArgSpec) else s[1] if s[0] == "static" else None for s in specs]
@@ -484,6 +492,11 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
             source = args[s[1]]
             args[i] = source if s[2] is None else s[2].apply(source)
     aliases = {i: a for i, (s, a) in enumerate(zip(specs, args)) if not isinstance(s, ArgSpec) and s[0] == "alias"}
+    for key, (position, recipe, argument) in (external_arguments or {}).items():
+        ctx.external_arguments[key] = (args[position], recipe)
+        name = ctx.external_candidates.get(key, ("a global array",))[0]
+        what = f"argument {argument!r}" if recipe is None else f"a view of argument {argument!r} ({recipe})"
+        ctx.notes.append(f"{name} is {what}: read and written through it, as NumPy uses one array")
     if hidden:
         args = args[:-hidden]
     initial = [a._var for a in arguments]

@@ -1,6 +1,8 @@
 """Arguments that share memory (aliasing.py) and arrays and scalars read from globals and
 closures (captures.py): NumPy's results, with no error, on every target."""
 
+import types
+
 import numpy as np
 import pytest
 
@@ -305,3 +307,212 @@ def test_a_global_array_read_by_a_helper_is_read_at_each_call():
         np.testing.assert_array_equal(f(x), np.full(3, 8.0))
     finally:
         HELPER_TABLE[:] = saved
+
+
+# -- a global array that is also an argument ---------------------------------------------------
+
+SIGNAL = np.arange(8.0)
+
+
+def shift_into(out):
+    out[1:] = SIGNAL[:-1]  # NumPy: SIGNAL is out when called as shift_into(SIGNAL)
+    return out.sum()
+
+
+def add_the_head(out):
+    out += SIGNAL[: len(out)]
+
+
+def add_global(x):
+    x += SIGNAL[::-1]
+    return x
+
+
+def _numpy_on_the_global(fn, make_argument):
+    """What NumPy leaves in SIGNAL, and returns, for fn(make_argument()); SIGNAL restored."""
+    saved = SIGNAL.copy()
+    result = fn(make_argument())
+    state = SIGNAL.copy()
+    SIGNAL[:] = saved
+    return state, result
+
+
+def test_a_global_array_passed_as_the_argument_is_written_through_it():
+    saved = SIGNAL.copy()
+    f = numfuse.jit(shift_into)
+    try:
+        for _ in range(3):  # the first call, then the fast path
+            separate = np.array(saved)
+            assert f(separate) == shift_into(np.array(saved))
+            np.testing.assert_array_equal(SIGNAL, saved)
+        expected_state, expected = _numpy_on_the_global(shift_into, lambda: SIGNAL)
+        assert not np.array_equal(expected_state, saved)  # (NumPy did write through the global)
+        for _ in range(3):
+            SIGNAL[:] = saved
+            got = f(SIGNAL)
+            np.testing.assert_array_equal(SIGNAL, expected_state)
+            assert got == expected
+        SIGNAL[:] = saved
+        other = np.zeros(8)
+        f(other)  # separate again: the first trace serves
+        np.testing.assert_array_equal(other[1:], saved[:-1])
+        np.testing.assert_array_equal(SIGNAL, saved)
+        assert "global SIGNAL is argument 'out'" in f.explain(SIGNAL)
+    finally:
+        SIGNAL[:] = saved
+
+
+@pytest.mark.parametrize("argument", ["the global", "a view of all of it", "its reverse"])
+def test_a_global_read_through_the_argument_that_is_it_or_a_view_of_it(argument):
+    make = {"the global": lambda: SIGNAL, "a view of all of it": lambda: SIGNAL[:],
+            "its reverse": lambda: SIGNAL[::-1]}[argument]
+    saved = SIGNAL.copy()
+    try:
+        expected_state, expected = _numpy_on_the_global(lambda x: add_global(x).copy(), make)
+        f = numfuse.jit(add_global)
+        for _ in range(2):
+            SIGNAL[:] = saved
+            got = f(make())
+            np.testing.assert_array_equal(SIGNAL, expected_state)
+            np.testing.assert_array_equal(got, expected)
+    finally:
+        SIGNAL[:] = saved
+
+
+def test_an_argument_that_is_part_of_a_global_it_reads_and_writes_is_refused():
+    saved = SIGNAL.copy()
+    try:
+        with pytest.raises(numfuse.UnsupportedError, match="shares memory with global SIGNAL"):
+            numfuse.jit(add_the_head)(SIGNAL[2:])
+        np.testing.assert_array_equal(SIGNAL, saved)  # nothing written
+    finally:
+        SIGNAL[:] = saved
+
+
+def test_a_global_only_read_and_also_passed_needs_nothing():
+    f = numfuse.jit(lambda x: x * SIGNAL[::-1] + SIGNAL)
+    for _ in range(3):
+        np.testing.assert_array_equal(f(SIGNAL), SIGNAL * SIGNAL[::-1] + SIGNAL)
+        np.testing.assert_array_equal(f(SIGNAL[::-1]), SIGNAL[::-1] * SIGNAL[::-1] + SIGNAL)
+
+
+# -- what the function reads through attributes and helper functions: guarded ------------------
+
+class Settings:
+    def __init__(self):
+        self.eps = 1e-3
+        self.table = np.arange(3.0)
+        self.inner = types.SimpleNamespace(factor=2.0)
+
+
+SETTINGS = Settings()
+CONSTANTS = types.ModuleType("constants")  # as a user's module of constants
+CONSTANTS.OFFSET = 1.0
+HELPER_SCALE = 3.0
+
+
+def _scaled(x):
+    return x * HELPER_SCALE
+
+
+def reads_attributes(x):
+    return (x + SETTINGS.eps) * SETTINGS.inner.factor + CONSTANTS.OFFSET + SETTINGS.table
+
+
+def test_scalars_read_through_attributes_of_globals_are_guarded():
+    f = numfuse.jit(reads_attributes)
+    x = np.arange(3.0)
+    saved = (SETTINGS.eps, SETTINGS.inner.factor, CONSTANTS.OFFSET)
+    try:
+        for change in (lambda: setattr(SETTINGS, "eps", 0.5), lambda: setattr(SETTINGS.inner, "factor", -1.0),
+                       lambda: setattr(CONSTANTS, "OFFSET", 10.0),
+                       lambda: setattr(SETTINGS, "inner", types.SimpleNamespace(factor=7.0))):
+            np.testing.assert_array_equal(f(x), reads_attributes(x))
+            np.testing.assert_array_equal(f(x), reads_attributes(x))  # (the fast path)
+            change()
+            np.testing.assert_array_equal(f(x), reads_attributes(x))
+    finally:
+        SETTINGS.eps, CONSTANTS.OFFSET = saved[0], saved[2]
+        SETTINGS.inner = types.SimpleNamespace(factor=saved[1])
+
+
+def test_an_array_attribute_of_a_global_object_is_read_at_each_call():
+    f = numfuse.jit(reads_attributes)
+    x = np.ones(3)
+    saved = SETTINGS.table.copy()
+    try:
+        f(x)
+        SETTINGS.table[:] = 100.0  # in place: no new trace, its contents read at the call
+        np.testing.assert_array_equal(f(x), reads_attributes(x))
+        np.testing.assert_array_equal(f(x), reads_attributes(x))
+    finally:
+        SETTINGS.table[:] = saved
+
+
+def test_a_scalar_global_of_a_helper_function_is_guarded():
+    global HELPER_SCALE
+    f = numfuse.jit(lambda x: _scaled(x) + 1)
+    x = np.arange(3.0)
+    saved = HELPER_SCALE
+    try:
+        np.testing.assert_array_equal(f(x), x * 3.0 + 1)
+        HELPER_SCALE = -2.0
+        np.testing.assert_array_equal(f(x), x * -2.0 + 1)
+    finally:
+        HELPER_SCALE = saved
+
+
+class Scaler:
+    def __init__(self, scale):
+        self.scale = scale
+        self.config = types.SimpleNamespace(shift=0.0)
+
+    def _shifted(self, x):
+        return x + self.config.shift
+
+    @numfuse.jit
+    def __call__(self, x):
+        return self._shifted(x) * self.scale
+
+
+def test_scalar_attributes_of_self_are_guarded():
+    layer = Scaler(2.0)
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(layer(x), x * 2.0)
+    layer.scale = 5.0
+    np.testing.assert_array_equal(layer(x), x * 5.0)
+    np.testing.assert_array_equal(Scaler(-1.0)(x), -x)  # another instance: its own
+    np.testing.assert_array_equal(layer(x), x * 5.0)
+
+
+def test_an_attribute_read_by_a_method_of_self_is_guarded():
+    layer = Scaler(1.0)
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(layer(x), x)
+    layer.config.shift = 10.0
+    np.testing.assert_array_equal(layer(x), x + 10.0)
+    layer.config = types.SimpleNamespace(shift=-1.0)
+    np.testing.assert_array_equal(layer(x), x - 1.0)
+
+
+def test_a_closure_objects_attribute_is_guarded():
+    options = types.SimpleNamespace(alpha=0.5)
+
+    def g(x):
+        return x * options.alpha
+
+    f = numfuse.jit(g)
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(f(x), x * 0.5)
+    options.alpha = 4.0
+    np.testing.assert_array_equal(f(x), x * 4.0)
+
+
+def test_a_value_that_changes_at_every_call_warns_once_that_it_costs_a_trace():
+    state = types.SimpleNamespace(step=0.0)
+    f = numfuse.jit(lambda x: x + state.step)
+    x = np.zeros(2)
+    with pytest.warns(numfuse.NumfuseWarning, match="traced again 8 times .*'step'"):
+        for k in range(10):
+            state.step = float(k)
+            np.testing.assert_array_equal(f(x), np.full(2, float(k)))
