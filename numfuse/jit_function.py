@@ -34,7 +34,7 @@ from .targets.cuda.libraries import describe as describe_array
 from .targets.cuda.streams import check_stream_option
 from .frontend.aliasing import base_of, external_sharing, find_sharing, overlapping
 from .frontend.arguments import RANDOM_STATES, classify, flatten_containers, has_array_leaf
-from .frontend.captures import captures_of, changed_guard, guards_hold
+from .frontend.captures import captures_of, changed_guard, guards_hold, swapped_arrays
 from .frontend.captures import traced_function as captures_traced_function
 from . import debug
 from .targets import Target, choose as choose_target, requested as requested_target
@@ -347,8 +347,10 @@ class JitFunction:
         and closure traced (captures.traced_function), on the bound arguments."""
         from .frontend.numpy_creation import current_context
 
-        fn, check = captures_traced_function(self._fn, current_context(), captured)
-        result = call(fn, values[:real])
+        ctx = current_context()
+        fn, check = captures_traced_function(self._fn, ctx, captured)
+        with swapped_arrays(ctx, captured):
+            result = call(fn, values[:real])
         check()
         return result
 

@@ -11,21 +11,27 @@ global name up at each call. A trace runs once, so:
   held when traced, or an equal Python scalar or string; else jit traces again. A global that
   is rebound (`W = new_array`, `scale = 3.0`), a helper function redefined: a new trace.
 
-The same holds for what the function reads through attributes (`config.n`, `self.layer.scale`,
-`consts.W` of a user module) and for the helper functions it calls (their globals, closures and
-attributes, followed up to _MAX_FUNCTIONS functions, not into NumPy's or numfuse's own): each
-link of such a chain is guarded, and each array found is a candidate input. The array and
-Python scalar attributes of a static argument (a method's `self`) are all guarded, whoever
-reads them. Not guarded, and so read once, when tracing: items of lists and dicts, attributes
-that are properties or slots, and what is reached some other way (getattr with a computed
-name); docs/user-guide.md, "Globals and closures", says so.
+The same holds for what the function reads through attributes and constant subscripts
+(`config.n`, `self.layer.scale`, `consts.W` of a user module, `CONFIG["eps"]`, `SIZES[0]`) and
+for the helper functions and methods it calls (their globals, closures and attributes, followed
+up to _MAX_FUNCTIONS functions, not into NumPy's or numfuse's own): each link of such a chain
+is guarded, and each array found is a candidate input, which the trace puts its tracer in
+place of while it runs (`swapped_arrays`), so that NumPy's work on it alone is traced too. The
+array and Python scalar attributes of a static argument (a method's `self`) are all guarded,
+whoever reads them. Not guarded, and so read once, when tracing: items read by a computed key
+(`table[i]` of a Python int i that is static), attributes that are properties or slots, and
+what is reached some other way (getattr with a computed name); docs/user-guide.md, "Globals
+and closures", says so.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dis
 import inspect
+import threading
 import types
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -33,6 +39,7 @@ import numpy as np
 __all__ = ["Captures", "captures_of", "guards_hold"]
 
 _MISSING = object()
+_SWAPPING = threading.RLock()  # traces that swap arrays in (swapped_arrays) take turns
 # Python values compared by value where the object differs (`n = 3` rebinds a new int object).
 _BY_VALUE = (bool, int, float, complex, str, bytes, type(None))
 
@@ -41,9 +48,12 @@ class Captures:
     """The candidate arrays (id -> (name, array)), the guards of one trace, and the globals
     and closure cells holding arrays that the function's code names (`traced_function`)."""
 
-    def __init__(self, arrays: dict, guards: tuple, named: tuple = (), assigns: bool = False):
+    def __init__(self, arrays: dict, guards: tuple, named: tuple = (), assigns: bool = False, swaps: tuple = ()):
         self.arrays = arrays
         self.guards = guards
+        # (holder, key, array): arrays reached through an attribute, an item or a helper's
+        # globals, which the trace puts its tracer in place of while it runs (traced_function).
+        self.swaps = swaps
         self.named = named  # ("global", name) or ("closure", index) of each array the code names
         self.assigns = assigns  # the code assigns to a global or closure variable
 
@@ -83,7 +93,7 @@ def captures_of(fn: Callable, statics=()) -> Captures:
         # reads of `self` (a guard is a dict lookup and a comparison).
         for name, attribute in attributes.items():
             if isinstance(attribute, np.ndarray):
-                found.array(f"{argument}.{name}", attribute)
+                found.array(f"{argument}.{name}", attribute, attributes, name)
             if isinstance(attribute, (np.ndarray, *_BY_VALUE, np.generic)):
                 found.guard(attributes, name, attribute)
     for name, value in module_globals.items():
@@ -100,7 +110,7 @@ def captures_of(fn: Callable, statics=()) -> Captures:
     found.function(fn, dict(statics), top=True)
     if not isinstance(fn, types.FunctionType):
         return Captures(found.arrays, tuple(found.guards))
-    return Captures(found.arrays, tuple(found.guards), tuple(named), _assigns(code))
+    return Captures(found.arrays, tuple(found.guards), tuple(named), _assigns(code), tuple(found.swaps))
 
 
 # Modules whose functions are not followed: their globals are the library's, not the user's.
@@ -116,11 +126,14 @@ class _Found:
     def __init__(self):
         self.arrays: dict = {}
         self.guards: list = []
+        self.swaps: list = []
         self._guarded: set = set()
         self._functions: set = set()
 
-    def array(self, name, value) -> None:
+    def array(self, name, value, holder=None, key=None) -> None:
         self.arrays.setdefault(id(value), (name, value))
+        if type(holder) in (dict, list) and not any(h is holder and k == key for h, k, _ in self.swaps):
+            self.swaps.append((holder, key, value))
 
     def guard(self, holder, name, value) -> None:
         key = (id(holder), name)
@@ -149,7 +162,8 @@ class _Found:
                 continue
             self.guard(module_globals, name, value)
             if isinstance(value, np.ndarray):
-                self.array(f"global {name}", value)
+                # (The jitted function's own globals are replaced in a copy: traced_function.)
+                self.array(f"global {name}", value, None if top else module_globals, name)
             self._follow(value)
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
             value = _cell(cell)
@@ -159,12 +173,29 @@ class _Found:
             self.guard(cell, None, value)
             self._follow(value)
         roots.update(statics)
-        for root, attributes in _attribute_chains(code):
-            value = roots.get(root, _MISSING)
-            for k in range(len(attributes)):
+        for root, links in _attribute_chains(code):
+            value, path = roots.get(root, _MISSING), root
+            for link in links:
                 if value is _MISSING:
                     break
-                value = self._attribute(value, attributes[k], f"{root}.{'.'.join(attributes[:k + 1])}")
+                path += f"[{link.key!r}]" if isinstance(link, _Item) else f".{link}"
+                value = self._item(value, link.key, path) if isinstance(link, _Item) else \
+                    self._attribute(value, link, path)
+
+    def _item(self, owner, key, path):
+        """Guard `owner[key]` of a dict, list or tuple (`CONFIG["eps"]`, `SIZES[0]`), read by a
+        constant key; its value, or _MISSING."""
+        if type(owner) not in (dict, list, tuple):
+            return _MISSING
+        value = _current(owner, _Item(key))
+        if value is _MISSING:
+            return _MISSING
+        if isinstance(value, np.ndarray):
+            self.array(f"global {path}", value, owner, key)
+        if type(owner) is not tuple:  # (a tuple's items are fixed: guarding the tuple serves)
+            self.guard(owner, _Item(key), value)
+        self._follow(value)
+        return value
 
     def _attribute(self, owner, attribute, path):
         """Guard `owner.attribute` where it lives in a dict (a module's or an instance's); its
@@ -176,7 +207,7 @@ class _Found:
             return _MISSING
         value = holder[attribute]
         if isinstance(value, np.ndarray):
-            self.array(f"global {path}", value)
+            self.array(f"global {path}", value, holder, attribute)
         if isinstance(owner, types.ModuleType) and not isinstance(value, (np.ndarray, *_BY_VALUE, np.generic)):
             # (np.exp, np.linalg: a module's functions are not guarded, only its arrays and
             # scalars, as a function's globals are; its submodules are looked into.)
@@ -206,23 +237,32 @@ class _Found:
 
 
 def _attribute_chains(code: types.CodeType) -> list:
-    """(root name, (attribute, ...)) of each `name.a.b` the code reads: a global, closure or
-    argument name followed by attribute loads (in nested code, from globals only)."""
+    """(root name, (link, ...)) of each `name.a["k"].b` the code reads: a global, closure or
+    argument name followed by attribute loads (a link: the attribute's name) and subscripts by
+    constants (a link: _Item(key)); in nested code, from globals only."""
     chains = []
 
     def scan(code, top):
-        root, attributes = None, []
+        root, links, key = None, [], _MISSING
         for instruction in dis.get_instructions(code):
-            if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and root is not None:
-                attributes.append(instruction.argval)
-                continue
-            if root is not None and attributes:
-                chains.append((root, tuple(attributes)))
-            root, attributes = None, []
+            if root is not None:
+                if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and key is _MISSING:
+                    links.append(instruction.argval)
+                    continue
+                if instruction.opname == "LOAD_CONST" and key is _MISSING:
+                    key = instruction.argval
+                    continue
+                if instruction.opname == "BINARY_SUBSCR" and key is not _MISSING:
+                    links.append(_Item(key))
+                    key = _MISSING
+                    continue
+                if links:
+                    chains.append((root, tuple(links)))
+            root, links, key = None, [], _MISSING
             if instruction.opname in _LOADS and (top or instruction.opname == "LOAD_GLOBAL"):
                 root = instruction.argval
-        if root is not None and attributes:
-            chains.append((root, tuple(attributes)))
+        if root is not None and links:
+            chains.append((root, tuple(links)))
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 scan(const, False)
@@ -271,6 +311,29 @@ def traced_function(fn, ctx, captures: Captures):
     return copy, check
 
 
+@contextlib.contextmanager
+def swapped_arrays(ctx, captures: Captures):
+    """While the trace runs, each array reached through an attribute, a container's item or a
+    helper function's globals (Captures.swaps) is replaced where it lives by the trace's tracer
+    of it, so that what NumPy computes from it (`self.w * 2`, `CONFIG["table"].T`) is traced and
+    runs at each call; each is put back after, whatever happens. Such traces take turns (one
+    lock), so that no trace on another thread meets another's tracer there."""
+    if not captures.swaps:
+        yield
+        return
+    replaced = []
+    with _SWAPPING:
+        try:
+            for holder, key, array in captures.swaps:
+                if _current(holder, _Item(key)) is array:
+                    holder[key] = ctx.external_array(array)
+                    replaced.append((holder, key, array))
+            yield
+        finally:
+            for holder, key, array in reversed(replaced):
+                holder[key] = array
+
+
 def _cell(cell):
     try:
         return cell.cell_contents
@@ -278,11 +341,23 @@ def _cell(cell):
         return _MISSING
 
 
+@dataclass(frozen=True)
+class _Item:
+    """A guard's name that is a container's key or index, not an attribute or global."""
+
+    key: object
+
+
 def _current(holder, name):
     if name is None:
         try:
             return holder.cell_contents
         except ValueError:
+            return _MISSING
+    if isinstance(name, _Item):
+        try:
+            return holder[name.key]
+        except (IndexError, KeyError, TypeError):
             return _MISSING
     return holder.get(name, _MISSING)
 
@@ -307,5 +382,7 @@ def changed_guard(guards: tuple) -> str | None:
     """The name of the first guard that no longer holds (for explain and debugging)."""
     for holder, name, expected in guards:
         if not guards_hold(((holder, name, expected),)):
+            if isinstance(name, _Item):
+                return f"[{name.key!r}]"
             return name if name is not None else "a closure variable"
     return None

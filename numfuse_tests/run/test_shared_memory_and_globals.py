@@ -516,3 +516,74 @@ def test_a_value_that_changes_at_every_call_warns_once_that_it_costs_a_trace():
         for k in range(10):
             state.step = float(k)
             np.testing.assert_array_equal(f(x), np.full(2, float(k)))
+
+
+OPTIONS = {"eps": 1e-3, "sizes": [2.0, 3.0]}
+FACTORS = [1.5, np.arange(3.0)]
+
+
+def reads_items(x):
+    return (x + OPTIONS["eps"]) * OPTIONS["sizes"][1] + FACTORS[0] * FACTORS[1]
+
+
+def test_items_of_global_dicts_and_lists_read_by_constant_keys_are_guarded():
+    f = numfuse.jit(reads_items)
+    x = np.arange(3.0)
+    saved = (OPTIONS["eps"], list(OPTIONS["sizes"]), FACTORS[0], FACTORS[1])
+    try:
+        for change in (lambda: OPTIONS.__setitem__("eps", 0.25), lambda: OPTIONS["sizes"].__setitem__(1, -4.0),
+                       lambda: FACTORS.__setitem__(0, 10.0), lambda: FACTORS[1].__setitem__(0, 100.0),
+                       lambda: FACTORS.__setitem__(1, np.ones(3))):
+            np.testing.assert_array_equal(f(x), reads_items(x))
+            np.testing.assert_array_equal(f(x), reads_items(x))
+            change()
+            np.testing.assert_array_equal(f(x), reads_items(x))
+    finally:
+        OPTIONS["eps"], OPTIONS["sizes"] = saved[0], saved[1]
+        FACTORS[:] = [saved[2], saved[3]]
+
+
+class Weighted:
+    def __init__(self):
+        self.w = np.arange(3.0)
+
+    @numfuse.jit
+    def __call__(self, x):
+        return x + self.w * 2 + SETTINGS.table[::-1] * 3  # NumPy work on the arrays alone
+
+
+def _doubled_table(x):
+    return x + HELPER_TABLE * 2
+
+
+def test_what_numpy_computes_from_attribute_and_helper_arrays_alone_is_fresh_at_each_call():
+    layer = Weighted()
+    x = np.ones(3)
+    saved = SETTINGS.table.copy(), HELPER_TABLE.copy()
+    f = numfuse.jit(lambda x: _doubled_table(x) - FACTORS[1] * 2)
+    try:
+        for _ in range(2):
+            np.testing.assert_array_equal(layer(x), x + layer.w * 2 + SETTINGS.table[::-1] * 3)
+            np.testing.assert_array_equal(f(x), x + HELPER_TABLE * 2 - FACTORS[1] * 2)
+            layer.w[:] = -5.0
+            SETTINGS.table[:] = 7.0
+            HELPER_TABLE[:] = 9.0
+            FACTORS[1][:] = 4.0
+        assert isinstance(layer.w, np.ndarray) and isinstance(SETTINGS.table, np.ndarray)  # (put back)
+    finally:
+        SETTINGS.table[:], HELPER_TABLE[:] = saved
+        FACTORS[1][:] = np.arange(3.0)
+
+
+def test_threads_tracing_methods_that_read_array_attributes_at_once():
+    import concurrent.futures
+
+    layers = [Weighted() for _ in range(4)]
+    for k, layer in enumerate(layers):
+        layer.w = np.full(3, float(k))
+    xs = [np.full(3, float(k)) for k in range(8)]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda k: layers[k % 4](xs[k]), range(8)))
+    for k in range(8):
+        np.testing.assert_array_equal(got[k], xs[k] + layers[k % 4].w * 2 + SETTINGS.table[::-1] * 3)
+    assert all(isinstance(layer.w, np.ndarray) for layer in layers)
