@@ -324,34 +324,41 @@ def uses_chunks(nest: LoopNest, phase, lanes: int) -> bool:
 
 
 def _chunk_loops(body, nest: LoopNest, phase, lanes: int, start: ast.expr, stop: ast.expr) -> list[ast.stmt]:
-    """The innermost loop's first whole chunks of CHUNK points: a loop over a chunk's points
-    computes each point's value into a per-thread scratch row (that loop vectorizes: no
-    accumulator is carried), then the lanes fold the chunk's values, point j into lane j mod
-    lanes as lanes_loop does, so the bits are the same. Returns the loop; the innermost loop's
-    range then starts where the chunks end (lanes_loop's `lo`)."""
+    """The innermost loop's first whole chunks of CHUNK points: point j of a chunk folds into
+    slot j of a per-thread scratch row of CHUNK accumulators (a loop that vectorizes: the slots
+    are independent, and the index is unsigned, with no wraparound), and after the chunks slot
+    j folds into lane j mod lanes, in slot order. The bits are fixed by the sizes alone, as
+    lanes_loop's are. Returns the statements; the innermost loop's range then starts where the
+    chunks end (lanes_loop's `lo`)."""
     last = nest.inner[-1]
     base = f"{last.name}_chunk"
-    point: list[ast.stmt] = [assign(last.name, ast.BinOp(var(base), ast.Add(), var("jj")))]
-    slot = ast.BinOp(ast.BinOp(var("tid"), ast.Mult(), ast.Constant(CHUNK)), ast.Add(), var("jj"))
+    row = "nf_slot"  # the thread's scratch row
+    slot = ast.BinOp(var(row), ast.Add(), call("uint64", var("jj")))
+    clear, point, fold = [], [assign(last.name, ast.BinOp(var(base), ast.Add(), var("jj")))], []
     for s in phase.body:
         if isinstance(s, Accumulate):
             acc = body.accumulators[s.acc]
             value = body.operand(s.src, compute_dtype(acc.dtype))
-            point.append(ast.Assign([ast.Subscript(var(scratch_name(s.acc)), clone(slot), ast.Store())], value))
+            cell = f"{s.acc}_s"
+            point.append(assign(cell, ast.Subscript(var(scratch_name(s.acc)), clone(slot), ast.Load())))
+            point.extend(body.combine(acc, cell, value, f"{s.acc}_sc_"))
+            point.append(ast.Assign([ast.Subscript(var(scratch_name(s.acc)), clone(slot), ast.Store())], var(cell)))
+            clear.append(ast.Assign([ast.Subscript(var(scratch_name(s.acc)), clone(slot), ast.Store())], _identity(acc)))
         else:
             point.extend(body.stmts([s]))
-    fold: list[ast.stmt] = []
     for k in range(lanes):
-        cell = ast.BinOp(clone(slot), ast.Add(), ast.Constant(k)) if k else clone(slot)
+        cell = ast.BinOp(clone(slot), ast.Add(), call("uint64", ast.Constant(k))) if k else clone(slot)
         for a in phase.accumulators:
             theirs = ast.Subscript(var(scratch_name(a.name)), cell, ast.Load())
             fold.extend(body.combine(a, f"{a.name}_l{k}", theirs, f"{a.name}_c{k}_"))
-    chunk = [
-        ast.For(target("jj"), call("range", ast.Constant(CHUNK)), point, []),
+    chunks = ast.For(target(base), call("range", start, stop, ast.Constant(CHUNK)),
+                     [ast.For(target("jj"), call("range", ast.Constant(CHUNK)), point, [])], [])
+    return [
+        assign(row, call("uint64", ast.BinOp(call("get_thread_id"), ast.Mult(), ast.Constant(CHUNK)))),
+        ast.For(target("jj"), call("range", ast.Constant(CHUNK)), clear, []),
+        chunks,
         ast.For(target("jj"), call("range", ast.Constant(0), ast.Constant(CHUNK), ast.Constant(lanes)), fold, []),
     ]
-    loop = ast.For(target(base), call("range", start, stop, ast.Constant(CHUNK)), chunk, [])
-    return [assign("tid", call("get_thread_id")), loop]
 
 
 def _reduction_ast(nest: LoopNest, params: list[str], lanes: int, trig: str) -> ast.FunctionDef:
