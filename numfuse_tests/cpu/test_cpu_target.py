@@ -212,26 +212,28 @@ def test_later_calls_of_a_signature_take_the_fast_path_with_new_values():
 @pytest.mark.parametrize("chunked", [True, False])
 def test_a_row_sum_folds_point_j_into_lane_j_mod_8_combined_in_a_fixed_tree(n, chunked):
     """The order a row reduction adds in (codegen.lanes_loop), emulated point by point in
-    float32: the same bits. Where the points compute exp (chunk_loops), the whole chunks of 64
-    points first fold point j into slot j mod 64, and slot s into lane s mod 8, in slot order."""
+    float32: the same bits. Where the points compute something (exp here: chunk_loops), point
+    j first folds into slot j mod 64 of a scratch row, then slot s into lane s mod 8, in slot
+    order."""
     x = np.random.default_rng(n).uniform(-3, 3, (3, n)).astype(np.float32)
     if chunked:
         values = numfuse.jit(lambda x: np.exp(x), target="cpu")(x)  # the same exp template
         got = numfuse.jit(lambda x: np.exp(x).sum(axis=1), target="cpu")(x)
-    else:
-        values = x * np.float32(3)
-        got = numfuse.jit(lambda x: (x * np.float32(3)).sum(axis=1), target="cpu")(x)
+    else:  # a plain sum of loads: lanes only
+        values = x
+        got = numfuse.jit(lambda x: x.sum(axis=1), target="cpu")(x)
     for row in range(3):
         lanes = [np.float32(0)] * 8
-        chunks = n - n % 64 if chunked else 0
-        slots = [np.float32(0)] * 64
-        for j in range(chunks):
-            slots[j % 64] = np.float32(slots[j % 64] + values[row, j])
-        for s in range(64 if chunks else 0):
-            lanes[s % 8] = np.float32(lanes[s % 8] + slots[s])
-        for j in range(chunks, n):
-            k = j % 8 if j < n - (n - chunks) % 8 else 0
-            lanes[k] = np.float32(lanes[k] + values[row, j])
+        if chunked:
+            slots = [np.float32(0)] * 64
+            for j in range(n):
+                slots[j % 64] = np.float32(slots[j % 64] + values[row, j])
+            for s in range(64):
+                lanes[s % 8] = np.float32(lanes[s % 8] + slots[s])
+        else:
+            for j in range(n):
+                k = j % 8 if j < n - n % 8 else 0
+                lanes[k] = np.float32(lanes[k] + values[row, j])
         for width in (4, 2, 1):
             for k in range(width):
                 lanes[k] = np.float32(lanes[k] + lanes[k + width])

@@ -11,8 +11,8 @@ templates (templates.py):
   row between them: the GPU's shared-memory cache has no CPU code);
 - a split reduction (few long rows): each row cut into nsplit chunks, a prange over (row,
   chunk) pairs into partial results, then each row combines its chunks in order;
-- a row reduction's points fold into lanes (lanes_loop), through chunks computed by a loop of
-  their own where they call vector_math's functions (chunk_loops).
+- a row reduction's points fold into lanes (lanes_loop), through a scratch row of 64 slots
+  first where they compute something or combine other than by adding (chunk_loops).
 The scalar templates' GPU intrinsics (`cuda.popc`, `cuda.cbrt`) are rewritten to the CPU's
 (intrinsics.py), and `math` is cpumath.py, whose functions keep float32 in float32.
 """
@@ -272,22 +272,18 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
         offset = ast.BinOp(var(base), ast.Add(), ast.Constant(k)) if k else var(base)
         unrolled.append(assign(f"{last.name}_l{k}", offset))
         unrolled.extend(rename.visit(clone(st)) for st in point)
-    chunked = uses_chunks(nest, phase, lanes)
     lo, hi = bounds or (ast.Constant(0), var(last.param))
-    chunk_start = lo
-    if chunked:  # the first whole chunks go through chunk_loops
-        span = ast.BinOp(clone(hi), ast.Sub(), clone(lo))
-        lo = ast.BinOp(clone(hi), ast.Sub(), ast.BinOp(span, ast.Mod(), ast.Constant(CHUNK)))
-    length = ast.BinOp(clone(hi), ast.Sub(), clone(lo))
-    whole = ast.BinOp(clone(hi), ast.Sub(), ast.BinOp(length, ast.Mod(), ast.Constant(lanes)))
-    main = ast.For(target(base), call("range", clone(lo), whole, ast.Constant(lanes)), unrolled, [])
-    rest_body = [_Suffix(names, "_l0").visit(clone(st)) for st in point]
-    rest = ast.For(target(last.name), call("range", clone(whole), clone(hi)), rest_body, [])
-    loops: list[ast.stmt] = [main, rest]
-    for dim in reversed(nest.inner[:-1]):
-        loops = [ast.For(target(dim.name), call("range", var(dim.param)), loops, [])]
-    if chunked:
-        loops = _chunk_loops(body, nest, phase, lanes, clone(chunk_start), clone(lo)) + loops
+    if uses_chunks(nest, phase, lanes):  # every point through chunk_loops' scratch row
+        loops = _chunk_loops(body, nest, phase, lanes, clone(lo), clone(hi))
+    else:
+        length = ast.BinOp(clone(hi), ast.Sub(), clone(lo))
+        whole = ast.BinOp(clone(hi), ast.Sub(), ast.BinOp(length, ast.Mod(), ast.Constant(lanes)))
+        main = ast.For(target(base), call("range", clone(lo), whole, ast.Constant(lanes)), unrolled, [])
+        rest_body = [_Suffix(names, "_l0").visit(clone(st)) for st in point]
+        rest = ast.For(target(last.name), call("range", clone(whole), clone(hi)), rest_body, [])
+        loops = [main, rest]
+        for dim in reversed(nest.inner[:-1]):
+            loops = [ast.For(target(dim.name), call("range", var(dim.param)), loops, [])]
     init = [assign(f"{a.name}_l{k}", _identity(a)) for a in accumulators for k in range(lanes)]
     combine: list[ast.stmt] = []
     for a in accumulators:
@@ -309,27 +305,29 @@ def scratch_name(acc: str) -> str:
 
 
 def uses_chunks(nest: LoopNest, phase, lanes: int) -> bool:
-    """Whether a row reduction's phase goes through chunk_loops: one inner loop, lanes, and
-    points that compute a function that vectorizes only in a loop of its own (vector_math's),
-    every accumulation a plain one and a statement of the phase itself (not in a guard)."""
+    """Whether a row reduction's phase goes through chunk_loops: one inner loop, lanes, every
+    accumulation a plain one and a statement of the phase itself (not in a guard), and points
+    that compute something or combine other than by adding (a maximum's NaN-aware select, a
+    variance's squares, vector_math's exp): those vectorize in a loop of independent slots, not
+    across 8 unrolled lanes. A plain sum of loads vectorizes as lanes already, and faster."""
     if nest.kind != "reduction" or nest.schedule != "rows" or len(nest.inner) != 1 or lanes < 2:
         return False
     if not phase.accumulators or any(a.indexed or a.partner for a in phase.accumulators):
         return False
-    ops = {s.op for s in walk(phase.body) if isinstance(s, Compute)}
     top = [s for s in phase.body if isinstance(s, Accumulate)]
     every = [s for s in walk(phase.body) if isinstance(s, Accumulate)]
-    return bool(ops & set(vector_math.TEMPLATES)) and top and len(top) == len(every) and not any(
-        isinstance(s, OnlineAccumulate) for s in walk(phase.body))
+    if not top or len(top) != len(every) or any(isinstance(s, OnlineAccumulate) for s in walk(phase.body)):
+        return False
+    computes = any(isinstance(s, Compute) for s in walk(phase.body))
+    return computes or any(a.combine != "add" for a in phase.accumulators)
 
 
 def _chunk_loops(body, nest: LoopNest, phase, lanes: int, start: ast.expr, stop: ast.expr) -> list[ast.stmt]:
-    """The innermost loop's first whole chunks of CHUNK points: point j of a chunk folds into
-    slot j of a per-thread scratch row of CHUNK accumulators (a loop that vectorizes: the slots
-    are independent, and the index is unsigned, with no wraparound), and after the chunks slot
-    j folds into lane j mod lanes, in slot order. The bits are fixed by the sizes alone, as
-    lanes_loop's are. Returns the statements; the innermost loop's range then starts where the
-    chunks end (lanes_loop's `lo`)."""
+    """The innermost loop's points from `start` to `stop` in chunks of CHUNK: point j of a chunk
+    folds into slot j of a per-thread scratch row of CHUNK accumulators (a loop that vectorizes:
+    the slots are independent, and the index is unsigned, with no wraparound), and after the
+    chunks slot j folds into lane j mod lanes, in slot order. The bits are fixed by the sizes
+    alone, as lanes_loop's are; the point's code appears once (no unrolled lanes to compile)."""
     last = nest.inner[-1]
     base = f"{last.name}_chunk"
     row = "nf_slot"  # the thread's scratch row
@@ -351,12 +349,20 @@ def _chunk_loops(body, nest: LoopNest, phase, lanes: int, start: ast.expr, stop:
         for a in phase.accumulators:
             theirs = ast.Subscript(var(scratch_name(a.name)), cell, ast.Load())
             fold.extend(body.combine(a, f"{a.name}_l{k}", theirs, f"{a.name}_c{k}_"))
-    chunks = ast.For(target(base), call("range", start, stop, ast.Constant(CHUNK)),
-                     [ast.For(target("jj"), call("range", ast.Constant(CHUNK)), point, [])], [])
+    # Whole chunks (a constant trip count vectorizes best), then the short last one, whose
+    # points take the first slots, as a whole chunk's would.
+    whole = "nf_whole"
+    span = ast.BinOp(clone(stop), ast.Sub(), clone(start))
+    chunks = ast.For(target(base), call("range", start, var(whole), ast.Constant(CHUNK)),
+                     [ast.For(target("jj"), call("range", ast.Constant(CHUNK)), clone(point), [])], [])
+    last_chunk = [assign(base, var(whole)),
+                  ast.For(target("jj"), call("range", ast.BinOp(clone(stop), ast.Sub(), var(whole))), point, [])]
     return [
         assign(row, call("uint64", ast.BinOp(call("get_thread_id"), ast.Mult(), ast.Constant(CHUNK)))),
         ast.For(target("jj"), call("range", ast.Constant(CHUNK)), clear, []),
+        assign(whole, ast.BinOp(clone(stop), ast.Sub(), ast.BinOp(span, ast.Mod(), ast.Constant(CHUNK)))),
         chunks,
+        *last_chunk,
         ast.For(target("jj"), call("range", ast.Constant(0), ast.Constant(CHUNK), ast.Constant(lanes)), fold, []),
     ]
 
