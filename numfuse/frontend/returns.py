@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.graph import Var
 from .tracer import returned_view
 
 
@@ -26,9 +27,14 @@ def as_numpy_returns(compiled, outputs, traced_values, wrapper, arguments=()) ->
         if isinstance(base, np.ndarray) or type(base).__module__.split(".")[0] == "cupy":
             outputs[k] = returned_view(base, chain)  # a view of that result, as NumPy's
     if wrapper is not None:
+        reaching = inputs_reaching(compiled.traced.graph)
         for k, (value, kind) in enumerate(zip(outputs, compiled.traced.leaf_kinds)):
             if kind == "array" and type(value) is np.ndarray and k not in compiled.traced.views:
-                outputs[k] = wrapper.__array_wrap__(value, None, False)
+                # Wrapped by the subclass arguments it is computed from, as NumPy's ufuncs
+                # wrap: not one made inside, or computed from plain arrays only.
+                found = subclass_wrapper([traced_values[j] for j in reaching[k] if j < len(traced_values)])
+                if found is not None:
+                    outputs[k] = found.__array_wrap__(value, None, False)
     return outputs
 
 
@@ -39,3 +45,15 @@ def subclass_wrapper(values):
     if not subclassed:
         return None
     return max(subclassed, key=lambda v: getattr(v, "__array_priority__", 0.0))
+
+
+def inputs_reaching(graph) -> list[set[int]]:
+    """For each output of `graph`, the positions of the inputs it is computed from."""
+    positions = {v: {k} for k, v in enumerate(graph.inputs)}
+    for eqn in graph.eqns:
+        found: set[int] = set()
+        for atom in eqn.inputs:
+            if isinstance(atom, Var):
+                found |= positions.get(atom, set())
+        positions[eqn.out] = found
+    return [positions.get(o, set()) if isinstance(o, Var) else set() for o in graph.outputs]

@@ -73,6 +73,19 @@ def test_results_keep_a_plain_subclass_of_the_arguments():
     assert type(numfuse.jit(lambda a: a[1:])(x)) is Tagged
 
 
+def _mixed(tagged, plain):
+    return tagged + 1, plain * 2, np.zeros((2, 3)), tagged.sum(axis=0), plain + tagged
+
+
+def test_only_results_computed_from_a_subclass_argument_are_of_its_class():
+    tagged, plain = np.arange(6.0).reshape(2, 3).view(Tagged), np.arange(6.0).reshape(2, 3)
+    expected = _mixed(tagged, plain)
+    got = numfuse.jit(_mixed)(tagged, plain)
+    assert [type(g) for g in got] == [type(e) for e in expected]
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+
+
 class WithUfuncs(np.ndarray):
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return NotImplemented
