@@ -47,6 +47,9 @@ from .frontend.tracer import ArgSpec, TraceResult, external_spec, trace, unflatt
 BUFFERS = (memoryview, bytearray, array.array)
 
 MAX_SEGMENTS = 256  # graph-break segments kept per JitFunction
+# Global arrays whose sharing with the arguments is part of the cache key (JitFunction._externals):
+# beyond them, each cached trace checks its own (_externals_match), and a mismatch traces again.
+MAX_EXTERNALS = 16
 STALE_TRACES_WARNED = 8  # a guarded global changed this often: warn once that it costs a trace each time
 
 
@@ -207,6 +210,8 @@ class JitFunction:
         key = (tuple(key_parts), structure, None if sharing is None else sharing.key,
                self._external_part(values, specs))
         compiled = self._cache.get(key)
+        if compiled is not None and not _externals_match(compiled, values, _array_positions(specs)):
+            compiled = None  # (a global array beyond MAX_EXTERNALS shares memory otherwise now)
         if compiled is not None and compiled.guards and not guards_hold(compiled.guards):
             # A global or closure variable the trace read was rebound: every trace is stale.
             changed = changed_guard(compiled.guards)
@@ -335,7 +340,7 @@ class JitFunction:
         aliased = any(not isinstance(s, ArgSpec) and s[0] == "alias" for s in specs)
         watch = tuple(externals) + tuple(v[3] for v in through.values())
         for external in watch:
-            if not any(external is known for known in self._externals):
+            if len(self._externals) < MAX_EXTERNALS and not any(external is known for known in self._externals):
                 self._externals.append(external)
         return Compiled(traced, plan, sources, traced_positions, arg_names=all_names, target=target,
                         extra=extra, guards=captured.guards, sharing=sharing if aliased else None,
@@ -621,9 +626,7 @@ def _checked_fast_run(run, compiled: Compiled, count: int):
     positions = [p for p in compiled.traced_positions if p < count]  # (scalars have no extent)
     if compiled.plan.graph.writebacks:
         arrays = positions if len(positions) > 1 else None
-    watch, part = compiled.external_watch, compiled.external_part
-    if not (part or compiled.plan.graph.writebacks):
-        watch = ()  # global arrays only read, none an argument: separate buffers serve
+    watch = _watched(compiled)
     if not guards and not extra and arrays is None and not watch:
         return run
 
@@ -632,7 +635,7 @@ def _checked_fast_run(run, compiled: Compiled, count: int):
             raise TakeFullPath
         if arrays is not None and overlapping(args, arrays):
             raise TakeFullPath
-        if watch and external_sharing(args, positions, watch) != part:
+        if watch and external_sharing(args, positions, watch) != compiled.external_part:
             raise TakeFullPath
         if extra:
             args = list(args)
@@ -640,6 +643,19 @@ def _checked_fast_run(run, compiled: Compiled, count: int):
         return run(args)
 
     return checked
+
+
+def _watched(compiled: Compiled) -> tuple:
+    """The global arrays whose sharing with the arguments a call must check, as the trace found
+    it: none where the plan only reads them and the trace read none through an argument."""
+    if compiled.external_part or (compiled.plan is not None and compiled.plan.graph.writebacks):
+        return compiled.external_watch
+    return ()
+
+
+def _externals_match(compiled: Compiled, values, positions) -> bool:
+    watch = _watched(compiled)
+    return not watch or external_sharing(values, positions, watch) == compiled.external_part
 
 
 def _array_positions(specs) -> list[int]:

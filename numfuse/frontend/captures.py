@@ -12,7 +12,8 @@ global name up at each call. A trace runs once, so:
   is rebound (`W = new_array`, `scale = 3.0`), a helper function redefined: a new trace.
 
 The same holds for what the function reads through attributes and constant subscripts
-(`config.n`, `self.layer.scale`, `consts.W` of a user module, `CONFIG["eps"]`, `SIZES[0]`) and
+(`config.n`, `self.layer.scale`, `consts.W` of a user module, `CONFIG["eps"]`, `SIZES[0]`, a
+class constant `self.EPS`) and
 for the helper functions and methods it calls (their globals, closures and attributes, followed
 up to _MAX_FUNCTIONS functions, not into NumPy's or numfuse's own): each link of such a chain
 is guarded, and each array found is a candidate input, which the trace puts its tracer in
@@ -202,9 +203,7 @@ class _Found:
         value, or _MISSING where it is not such an attribute (a property, a slot)."""
         holder = getattr(owner, "__dict__", None)
         if isinstance(owner, type) or not isinstance(holder, dict) or attribute not in holder:
-            if not isinstance(owner, (types.ModuleType, type)):
-                self._method(owner, attribute)
-            return _MISSING
+            return self._class_attribute(owner, attribute, holder)
         value = holder[attribute]
         if isinstance(value, np.ndarray):
             self.array(f"global {path}", value, holder, attribute)
@@ -216,6 +215,31 @@ class _Found:
             return value if isinstance(value, types.ModuleType) else _MISSING
         self.guard(holder, attribute, value)
         self._follow(value)
+        return value
+
+    def _class_attribute(self, owner, attribute, holder):
+        """`owner.attribute` found in a class (`self.EPS`, `Config.EPS` of a class constant): a
+        number, string or array there is guarded in the class's dict, and, read through an
+        instance, its absence from the instance's own dict; a method of an instance's class is
+        followed. Its value where guarded, else _MISSING."""
+        cls = owner if isinstance(owner, type) else type(owner)
+        if isinstance(owner, types.ModuleType):
+            return _MISSING
+        for klass in cls.__mro__:
+            if attribute in klass.__dict__:
+                value = klass.__dict__[attribute]
+                break
+        else:
+            return _MISSING
+        if not isinstance(value, (np.ndarray, *_BY_VALUE, np.generic)):
+            if not isinstance(owner, type):
+                self._method(owner, attribute)
+            return _MISSING
+        if isinstance(holder, dict) and not isinstance(owner, type):
+            self.guard(holder, attribute, _MISSING)  # an instance attribute set later would hide it
+        self.guard(klass.__dict__, attribute, value)
+        if isinstance(value, np.ndarray):
+            self.array(f"global {klass.__name__}.{attribute}", value)
         return value
 
     def _method(self, owner, attribute) -> None:

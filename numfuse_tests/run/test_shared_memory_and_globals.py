@@ -587,3 +587,50 @@ def test_threads_tracing_methods_that_read_array_attributes_at_once():
     for k in range(8):
         np.testing.assert_array_equal(got[k], xs[k] + layers[k % 4].w * 2 + SETTINGS.table[::-1] * 3)
     assert all(isinstance(layer.w, np.ndarray) for layer in layers)
+
+
+class WithConstants:
+    EPS = 1e-3
+
+    @numfuse.jit
+    def __call__(self, x):
+        return x + self.EPS
+
+
+class Limits:
+    LOW = -1.0
+
+
+def test_class_constants_read_through_an_instance_or_the_class_are_guarded():
+    model, x = WithConstants(), np.zeros(2)
+    f = numfuse.jit(lambda x: np.maximum(x, Limits.LOW))
+    try:
+        np.testing.assert_array_equal(model(x), x + 1e-3)
+        WithConstants.EPS = 0.5  # the class's
+        np.testing.assert_array_equal(model(x), x + 0.5)
+        model.EPS = 2.0  # an instance attribute now hides it
+        np.testing.assert_array_equal(model(x), x + 2.0)
+        np.testing.assert_array_equal(f(np.array([-5.0, 3.0])), [-1.0, 3.0])
+        Limits.LOW = 0.0
+        np.testing.assert_array_equal(f(np.array([-5.0, 3.0])), [0.0, 3.0])
+    finally:
+        WithConstants.EPS, Limits.LOW = 1e-3, -1.0
+
+
+def test_past_the_global_arrays_in_the_signature_each_trace_checks_its_own(monkeypatch):
+    import numfuse.jit_function as jit_function
+
+    monkeypatch.setattr(jit_function, "MAX_EXTERNALS", 0)  # none in the signature
+    saved = SIGNAL.copy()
+    f = numfuse.jit(shift_into)
+    try:
+        expected_state, expected = _numpy_on_the_global(shift_into, lambda: SIGNAL)
+        for _ in range(2):
+            other = np.array(saved)
+            assert f(other) == shift_into(np.array(saved))
+            SIGNAL[:] = saved
+            assert f(SIGNAL) == expected
+            np.testing.assert_array_equal(SIGNAL, expected_state)
+            SIGNAL[:] = saved
+    finally:
+        SIGNAL[:] = saved

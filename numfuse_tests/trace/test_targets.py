@@ -76,18 +76,44 @@ def test_every_program_renders_for_the_cpu(program):
         assert "prange(" in source.source and "cuda." not in source.source
 
 
+def _cpu_code(fn, x):
+    (source,) = numfuse.jit(fn, target="cpu").kernel_sources(x)
+    return source.source.split("def ", 1)[1].split("@njit", 1)[0]
+
+
 def test_the_cpu_code_of_a_row_reduction_reads_as_its_loops():
-    f = numfuse.jit(lambda x: (x * x).sum(axis=1), target="cpu")
-    (source,) = f.kernel_sources(np.ones((4, 100), np.float32))
-    code = source.source.split("def ", 1)[1].split("@njit", 1)[0]
+    code = _cpu_code(lambda x: x.sum(axis=1), np.ones((4, 100), np.float32))
     assert code.splitlines()[:4] == [
-        "nf_red_multiply_sum(in0, out0, no0, nr0, nrows, nred):",
+        "nf_red_sum(in0, out0, no0, nr0, nrows, nred):",
         "    for row in prange(nrows):",
         "        o0 = row",
         "        acc0_l0 = float32(0.0)",
     ]
-    assert "for r0_base in range(0, nr0 - (nr0 - 0) % 8, 8):" in code
+    assert "for r0_base in range(0, nr0 - (nr0 - 0) % 8, 8):" in code  # a plain sum: 8 lanes
     assert "acc0_l0 = float32(acc0_l0 + acc0_l4)" in code  # the lanes' fixed tree
+
+
+def test_a_cpu_row_reduction_that_computes_per_point_folds_into_a_scratch_row_first():
+    code = _cpu_code(lambda x: (x * x).sum(axis=1), np.ones((4, 100), np.float32))
+    lines = [line.strip() for line in code.splitlines()]
+    start = lines.index("nf_slot = uint64(get_thread_id() * 64)")
+    assert lines[start:start + 12] == [
+        "nf_slot = uint64(get_thread_id() * 64)",
+        "for jj in range(64):",
+        "nf_tmp_acc0[nf_slot + uint64(jj)] = float32(0.0)",
+        "nf_whole = nr0 - (nr0 - 0) % 64",
+        "for r0_chunk in range(0, nf_whole, 64):",
+        "for jj in range(64):",
+        "r0 = r0_chunk + jj",
+        "v0 = in0[uint64(o0), uint64(r0)]",
+        "v1 = float32(v0 * v0)",
+        "acc0_s = nf_tmp_acc0[nf_slot + uint64(jj)]",
+        "acc0_s = float32(acc0_s + v1)",
+        "nf_tmp_acc0[nf_slot + uint64(jj)] = acc0_s",
+    ]
+    assert "for jj in range(nr0 - nf_whole):" in lines  # the short last chunk
+    assert "acc0_l7 = float32(acc0_l7 + nf_tmp_acc0[nf_slot + uint64(jj) + uint64(7)])" in lines
+    assert not any(line.startswith("for r0_base") for line in lines)  # no unrolled lanes
 
 
 def test_the_trace_tier_plans_for_cuda():
