@@ -42,6 +42,26 @@ def test_numba_device_arrays_are_read_and_written_in_place(launches):
     assert_same(out.copy_to_host(), shift(X, np.float32(0.5)))
 
 
+@pytest.mark.parametrize("view", ["x[1:, ::2]", "x.T", "x.reshape(9, 4)", "x[::-1]"])
+def test_a_view_of_a_numba_device_array_comes_back_as_that_view_of_it(view):
+    cuda = backend().cuda
+    fn = eval(f"lambda x: {view}")
+    x = cuda.to_device(X)
+    out = numfuse.jit(fn)(x)
+    expected = fn(X)
+    assert type(out) is type(x)
+    offset = expected.__array_interface__["data"][0] - X.__array_interface__["data"][0]
+    assert address(out) - address(x) == offset  # the caller's memory: a view, no copy
+    assert_same(out.copy_to_host(), expected)
+
+
+def test_a_view_numbas_device_arrays_cannot_make_comes_back_as_a_new_array():
+    cuda = backend().cuda
+    x = cuda.to_device(X)
+    out = numfuse.jit(lambda x: np.broadcast_to(x, (2, 6, 6)))(x)
+    assert_same(out.copy_to_host(), np.broadcast_to(X, (2, 6, 6)))
+
+
 # -- another library's arrays ---------------------------------------------------------------------
 
 
