@@ -173,6 +173,11 @@ class Layouts:
         if int(np.prod(shape, dtype=np.int64)) == 0:
             return var
         atom = self.coerce(operand, dtype, shape)
+        if isinstance(atom, Var) and self.family.get(atom, atom) is self.family.get(var, var) and \
+                not _identity_region(at, shape, var.aval.shape):
+            # `x[::-1] = x`: the value is the buffer itself, read at other points than written.
+            # NumPy evaluates the right side first (a temporary, where they overlap): a copy.
+            atom = self.copy_var(atom)
         params = (("at", viewmaps.At(tuple(at))), ("shape", tuple(shape)))
         out = self.bind("update", [var, atom], var.aval.shape, dtype, params=params)._var
         if var in self.strides:
@@ -185,3 +190,9 @@ class Layouts:
     def owns(self, tracer: "Tracer", var: Var) -> bool:
         """Whether `var` is a version of the buffer that `tracer` (an array object) owns."""
         return self.owner.get(self.family.get(var, var)) is tracer
+
+
+def _identity_region(at, shape, full) -> bool:
+    """Whether an update of the region `shape` at `at` writes every point of an array of shape
+    `full` at its own place (`x[...] = v`)."""
+    return tuple(shape) == tuple(full) and tuple(at) == viewmaps.identity_map(tuple(full))

@@ -358,3 +358,14 @@ def test_writing_through_a_reshape_of_an_array_numpy_lays_out_in_its_operands_or
     with pytest.raises(numfuse.UnsupportedError, match="memory layout numfuse does not trace"):
         numfuse.jit(f)(arg(4, 6, layout="F")())
     check_in_place(f, arg(4, 6), kernels=2)  # C-ordered: a view, as numfuse knows
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "steps"])
+def test_an_array_written_with_itself_at_other_points_reads_its_old_values(layout):
+    def f(x, y):
+        x[::-1] = x  # NumPy: the right side first (a temporary where they overlap)
+        y[:, ::-1] = y
+        y.T[...] = y  # square: written with its own transpose
+        return x, y
+
+    check_in_place(f, arg(7, layout=layout if layout != "F" else "C"), arg(5, 5, layout=layout), kernels=None)
