@@ -9,8 +9,9 @@ dispatch back into numfuse), so dtypes, Python-scalar promotion (NEP 50) and err
 where NumPy checks its arguments, it checks them here on stand-ins that hold at most one element.
 
 np.allclose and np.array_equal return a Python bool in NumPy, which needs the values: here they
-return the traced answer as a NumPy bool scalar (np.True_ / np.False_ once the kernel ran), except
-where NumPy decides from the shapes alone (np.array_equal of different shapes is False).
+return the traced answer as a weak traced bool (a Python bool once the kernel ran, promoting as
+one in what follows), except where NumPy decides from the shapes alone (np.array_equal of
+different shapes is False).
 
 Handlers take the trace context first; they never import the tracer (it imports this module).
 """
@@ -309,22 +310,28 @@ def _isclose(ctx, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return result[()] if _is_traced(result) and not result._numpy_scalar else result
 
 
+def _python_bool(ctx, answer):
+    """A traced bool as the Python bool NumPy returns: weak in what follows (`allclose(a, b) +
+    x` promotes as a Python bool does) and a `bool` when returned."""
+    return ctx.wrap(ctx.atom(answer), weak=True)
+
+
 def _allclose(ctx, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """NumPy returns a Python bool; traced, the answer is a NumPy bool scalar."""
-    return np.all(_isclose(ctx, a, b, rtol, atol, equal_nan))
+    """NumPy returns a Python bool: so does the trace (a weak traced bool)."""
+    return _python_bool(ctx, np.all(_isclose(ctx, a, b, rtol, atol, equal_nan)))
 
 
 def _array_equal(ctx, a1, a2, equal_nan=False):
     """NumPy returns a Python bool: False for different shapes (known now), else the traced
-    answer as a NumPy bool scalar."""
+    answer as a weak traced bool (a Python bool when returned)."""
     a1, a2 = as_array(ctx, a1), as_array(ctx, a2)
     if a1.shape != a2.shape:
         return False
     if not equal_nan or (a1.dtype.kind in "biu" and a2.dtype.kind in "biu"):
-        return np.all(a1 == a2)
+        return _python_bool(ctx, np.all(a1 == a2))
     n1, n2 = np.isnan(a1), np.isnan(a2)
     # NaN where the other is NaN, and every other pair equal.
-    return np.all(np.where(n1 | n2, n1 == n2, a1 == a2))
+    return _python_bool(ctx, np.all(np.where(n1 | n2, n1 == n2, a1 == a2)))
 
 
 # -- elementwise functions NumPy writes in Python -----------------------------------------------

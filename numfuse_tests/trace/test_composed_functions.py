@@ -38,8 +38,8 @@ def assert_avals_like_numpy(fn, *args):
     outputs = traced.graph.outputs
     assert len(outputs) == len(expected)
     for i, (var, kind, e) in enumerate(zip(outputs, traced.leaf_kinds, expected)):
-        # NumPy's Python bools (np.allclose, np.array_equal) are traced NumPy bools.
-        e_kind = "numpy_scalar" if isinstance(e, (np.generic, bool)) else "array"
+        # NumPy's Python bools (np.allclose, np.array_equal) are traced as Python bools.
+        e_kind = "python" if isinstance(e, bool) else "numpy_scalar" if isinstance(e, np.generic) else "array"
         assert (var.aval.shape, var.aval.dtype, kind) == (np.shape(e), np.asarray(e).dtype, e_kind), (i, var.aval, kind, e)
 
 
