@@ -84,45 +84,24 @@ def float16_bits(x):
 # A float from its IEEE bits: a bitcast, which LLVM vectorizes (vector_math.py builds 2**n so).
 
 
-@numba.extending.intrinsic
-def float32_from_bits(typingctx, bits):
-    if bits != numba.types.int32:
-        return None
+def _bitcast(name: str, source, result, llvm_type):
+    """An intrinsic `name(value)`: the bits of a `source` value (a Numba type) as a `result`,
+    one LLVM bitcast."""
 
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], llvmlite.ir.FloatType())
+    def typer(typingctx, value):
+        if value != source:
+            return None
 
-    return numba.types.float32(numba.types.int32), codegen
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], llvm_type)
 
+        return result(source), codegen
 
-@numba.extending.intrinsic
-def float64_from_bits(typingctx, bits):
-    if bits != numba.types.int64:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], llvmlite.ir.DoubleType())
-
-    return numba.types.float64(numba.types.int64), codegen
+    typer.__name__ = typer.__qualname__ = name
+    return numba.extending.intrinsic(typer)
 
 
-@numba.extending.intrinsic
-def float32_bits(typingctx, value):
-    if value != numba.types.float32:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], llvmlite.ir.IntType(32))
-
-    return numba.types.int32(numba.types.float32), codegen
-
-
-@numba.extending.intrinsic
-def float64_bits(typingctx, value):
-    if value != numba.types.float64:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], llvmlite.ir.IntType(64))
-
-    return numba.types.int64(numba.types.float64), codegen
+float32_from_bits = _bitcast("float32_from_bits", numba.types.int32, numba.types.float32, llvmlite.ir.FloatType())
+float64_from_bits = _bitcast("float64_from_bits", numba.types.int64, numba.types.float64, llvmlite.ir.DoubleType())
+float32_bits = _bitcast("float32_bits", numba.types.float32, numba.types.int32, llvmlite.ir.IntType(32))
+float64_bits = _bitcast("float64_bits", numba.types.float64, numba.types.int64, llvmlite.ir.IntType(64))
