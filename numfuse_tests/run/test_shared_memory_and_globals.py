@@ -634,3 +634,18 @@ def test_past_the_global_arrays_in_the_signature_each_trace_checks_its_own(monke
             SIGNAL[:] = saved
     finally:
         SIGNAL[:] = saved
+
+
+PAIR = (np.arange(3.0), 2.0)  # an array in a tuple: read at each call where it meets a traced value
+
+
+def test_an_array_in_a_global_tuple_is_read_at_each_call():
+    f = numfuse.jit(lambda x: x * PAIR[1] + PAIR[0])
+    x = np.ones(3)
+    saved = PAIR[0].copy()
+    try:
+        np.testing.assert_array_equal(f(x), x * 2.0 + saved)
+        PAIR[0][:] = 7.0
+        np.testing.assert_array_equal(f(x), x * 2.0 + 7.0)
+    finally:
+        PAIR[0][:] = saved
