@@ -635,7 +635,7 @@ def _checked_fast_run(run, compiled: Compiled, count: int):
             raise TakeFullPath
         if arrays is not None and overlapping(args, arrays):
             raise TakeFullPath
-        if watch and external_sharing(args, positions, watch) != compiled.external_part:
+        if watch and not _externals_match(compiled, args, positions):
             raise TakeFullPath
         if extra:
             args = list(args)

@@ -264,18 +264,18 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
         return None
     last = nest.inner[-1]
     names = {a.name for a in accumulators}
-    local = (_assigned(point) | {last.name}) - names - {BIG_FLAG}  # one flag for every lane
-    base = f"{last.name}_base"
-    unrolled: list[ast.stmt] = []
-    for k in range(lanes):
-        rename = _Suffix(local | names, f"_l{k}")
-        offset = ast.BinOp(var(base), ast.Add(), ast.Constant(k)) if k else var(base)
-        unrolled.append(assign(f"{last.name}_l{k}", offset))
-        unrolled.extend(rename.visit(clone(st)) for st in point)
     lo, hi = bounds or (ast.Constant(0), var(last.param))
     if uses_chunks(nest, phase, lanes):  # every point through chunk_loops' scratch row
         loops = _chunk_loops(body, nest, phase, lanes, clone(lo), clone(hi))
     else:
+        local = (_assigned(point) | {last.name}) - names - {BIG_FLAG}  # one flag for every lane
+        base = f"{last.name}_base"
+        unrolled: list[ast.stmt] = []
+        for k in range(lanes):
+            rename = _Suffix(local | names, f"_l{k}")
+            offset = ast.BinOp(var(base), ast.Add(), ast.Constant(k)) if k else var(base)
+            unrolled.append(assign(f"{last.name}_l{k}", offset))
+            unrolled.extend(rename.visit(clone(st)) for st in point)
         length = ast.BinOp(clone(hi), ast.Sub(), clone(lo))
         whole = ast.BinOp(clone(hi), ast.Sub(), ast.BinOp(length, ast.Mod(), ast.Constant(lanes)))
         main = ast.For(target(base), call("range", clone(lo), whole, ast.Constant(lanes)), unrolled, [])
