@@ -47,6 +47,12 @@ def elementwise_chain(x, n):
     return x
 
 
+def rows_one_by_one(out, x):
+    """A loop that writes one row per iteration: disjoint updates, 8 to a kernel."""
+    for i in range(x.shape[0]):
+        out[i, :] = x[i, :] * 2.0 + 1.0
+
+
 def _array(shape):
     return ArgSpec("array", Aval(shape, np.dtype(np.float64)))
 
@@ -59,6 +65,7 @@ PROGRAMS = [
     ("syrk 70x50 (npbench)", syrk, [_scalar(), _scalar(), _array((70, 70)), _array((70, 50))]),
     ("jacobi_2d 64x64, 500 steps", jacobi_steps, [_array((64, 64)), _array((64, 64)), ("static", 500)]),
     ("elementwise chain of 5,000 statements", elementwise_chain, [_array((256, 256)), ("static", 5000)]),
+    ("2,000 rows written one by one", rows_one_by_one, [_array((2000, 64)), _array((2000, 64))]),
 ]
 
 

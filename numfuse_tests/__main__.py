@@ -36,7 +36,7 @@ TIERS = ("trace", "compile", "run", "cpu")
 # autotuning, streams, device arrays, the simulator).
 CPU_RUN_FILES = (
     "test_programs.py", "test_benchmark_workloads.py", "test_corpus.py", "test_graph_breaks.py",
-    "test_made_arrays.py", "test_gathers.py", "test_views.py", "test_view_writes.py",
+    "test_made_arrays.py", "test_gathers.py", "test_views.py", "test_view_writes.py", "test_disjoint_updates.py",
     "test_hyp_normalizations.py", "test_fuzzer_findings.py", "test_containers.py", "test_composition.py",
     "test_scalar_rules.py", "test_ufunc_options.py", "test_exec_rounding.py",
     "test_shared_memory_and_globals.py", "test_user_mistakes.py", "test_planted_bug_guards.py", "test_lost_state.py",

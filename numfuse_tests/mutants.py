@@ -121,6 +121,16 @@ MUTANTS = (
            "            if path.read_text() == kernel.source:\n",
            "            if True:\n",
            ("numfuse_tests/trace/test_cache_security.py",)),
+    Mutant("updates whose points meet share a kernel, as if they were disjoint",
+           "numfuse/loops/horizontal.py",
+           "    if first.view == second.view:\n        return boxes_meet(first.box, second.box)\n",
+           "    if first.view == second.view:\n        return False\n",
+           ("numfuse_tests/trace/test_disjoint_updates.py",)),
+    Mutant("a part of a kernel of several parts counts its points from the kernel's first point",
+           "numfuse/codegen/statements.py",
+           "            offset = ast.BinOp(var(s.index), ast.Sub(), index_item(part.start)) if part.start != 0 else var(s.index)\n",
+           "            offset = var(s.index)\n",
+           ("numfuse_tests/run/test_disjoint_updates.py",)),
 )
 
 

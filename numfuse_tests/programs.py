@@ -159,6 +159,17 @@ def joined(x, y):
     return np.concatenate([x, y * 2.0], axis=1), np.stack([x, y], axis=0).sum(axis=0)
 
 
+def borders(x, v):
+    # A grid's borders, in a copy: the rows are one kernel, the columns (which meet them at the
+    # corners) another.
+    u = x.copy()
+    u[0, :] = v[0, :] * 2.0
+    u[-1, :] = 0.5
+    u[:, 0] = u[:, 1]
+    u[:, -1] = -v[:, -1]
+    return u
+
+
 PROGRAMS = [
     Program("quickstart", quickstart, lambda r: (f32(r, 5, 7), f32(r, 5, 7)), 1, 7, exact_bytes=True),
     Program("chain10", chain10, lambda r: (f32(r, 6, 9),), 1, exact_bytes=True),
@@ -186,4 +197,5 @@ PROGRAMS = [
     Program("reshape_view", reshape_view, lambda r: (f32(r, 4, 6),), 3),
     Program("reshape_copy", reshape_copy, lambda r: (f32(r, 4, 6),), 2),
     Program("joined", joined, lambda r: (f32(r, 3, 4), f32(r, 3, 4)), 2),
+    Program("borders", borders, lambda r: (f32(r, 6, 7), f32(r, 6, 7)), 3),
 ]

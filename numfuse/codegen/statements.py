@@ -23,7 +23,7 @@ from ..ir import scalar_impl
 from ..ir.dtypes import SUPPORTED, compute_dtype, part_dtype
 from ..ir.graph import Literal
 from ..loops.loopnest import (
-    ERRORS_BUFFER, Accumulate, Accumulator, Check, Compute, Dim, Guard, Load, LoopNest, OnlineAccumulate, Select, Store, walk,
+    ERRORS_BUFFER, Accumulate, Accumulator, Check, Compute, Dim, Guard, Load, LoopNest, OnlineAccumulate, Parts, Select, Store, walk,
 )
 from ..ir.ops import ELEMENTWISE
 from .pyast import assign, call, var
@@ -284,6 +284,24 @@ class StatementRenderer:
 
         return tree(0, len(branches))
 
+    def parts(self, s: Parts) -> list[ast.stmt]:
+        """Each part behind a balanced tree of `index < bound` tests: its loop variables from
+        the flat index minus its start, then its statements."""
+        branches = []
+        for k, part in enumerate(s.parts):
+            local = f"p{k}_lin"
+            offset = ast.BinOp(var(s.index), ast.Sub(), index_item(part.start)) if part.start != 0 else var(s.index)
+            branches.append([assign(local, offset)] + unravel(local, part.dims) + self.stmts(part.body))
+
+        def tree(lo: int, hi: int) -> list[ast.stmt]:
+            if hi - lo == 1:
+                return branches[lo]
+            mid = (lo + hi) // 2
+            test = ast.Compare(var(s.index), [ast.Lt()], [index_item(s.bounds[mid - 1])])
+            return [ast.If(test, tree(lo, mid), tree(mid, hi))]
+
+        return tree(0, len(branches))
+
     def stmts(self, stmts) -> list[ast.stmt]:
         result: list[ast.stmt] = []
         for s in stmts:
@@ -314,6 +332,8 @@ class StatementRenderer:
                 result.append(ast.If(test, self.stmts(s.body) or [ast.Pass()], []))
             elif isinstance(s, Select):
                 result.extend(self.select(s))
+            elif isinstance(s, Parts):
+                result.extend(self.parts(s))
             else:
                 raise TypeError(s)
         return result

@@ -181,3 +181,40 @@ def substitute(entry, fn: Callable[[Any], Any]):
     if isinstance(entry, DivMod):
         return DivMod(substitute(entry.inner, fn), entry.div, entry.mod)
     return Lin(tuple((substitute(v, fn), c) for v, c in entry.terms), entry.const)
+
+
+def interval(entry, ranges: dict, extent: int) -> tuple[int, int]:
+    """The values an entry takes (lo, hi, inclusive; lo > hi: none) where each variable in
+    `ranges` takes those of its (lo, hi); within [0, extent - 1] where that is not known (a
+    computed index, or a variable not in `ranges`)."""
+    if entry is None:
+        return (0, 0)
+    if is_var(entry):
+        return ranges.get(entry, (0, extent - 1))
+    if isinstance(entry, Lin):
+        lo = hi = entry.const
+        for term, coef in entry.terms:
+            a, b = interval(term, ranges, extent)
+            if a > b:
+                return (1, 0)
+            lo += min(a * coef, b * coef)
+            hi += max(a * coef, b * coef)
+        return (lo, hi)
+    if isinstance(entry, DivMod):
+        a, b = interval(entry.inner, ranges, extent)
+        if a > b:
+            return (1, 0)
+        a, b = a // entry.div, b // entry.div
+        if entry.mod is None:
+            return (a, b)
+        if a // entry.mod != b // entry.mod:
+            return (0, entry.mod - 1)
+        return (a % entry.mod, b % entry.mod)
+    return (0, extent - 1)  # Gathered
+
+
+def boxes_meet(first, second) -> bool:
+    """Whether two boxes (an interval per dimension) share a point."""
+    if any(a > b for a, b in first) or any(a > b for a, b in second):
+        return False
+    return all(a1 <= b2 and a2 <= b1 for (a1, b1), (a2, b2) in zip(first, second))

@@ -167,6 +167,14 @@ def update_map(eqn: Eqn) -> IndexMap:
     return eqn.param("at").entries
 
 
+def disjoint_points(first: IndexMap, second: IndexMap, domain: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """Whether two maps over one domain, each of whose axes takes all its values, can meet at
+    no point of an array of `shape` (each map bounded an interval per dimension)."""
+    ranges = {axis: (0, n - 1) for axis, n in enumerate(domain)}
+    boxes = [[indexing.interval(x, ranges, n) for x, n in zip(m, shape)] for m in (first, second)]
+    return not indexing.boxes_meet(*boxes)
+
+
 def gather_pieces(eqn: Eqn, imap: IndexMap, index_entry) -> list[tuple]:
     """What `gather[axis] x i1 ... ik` read at `imap` reads: each index array (all of one
     broadcast shape B, which replaced x's axes axis .. axis+k-1 in the result) at imap's entries

@@ -158,7 +158,28 @@ class Select:
     branches: tuple[tuple[tuple, "Operand"], ...]  # (body, src)
 
 
-Stmt = Union[Load, Compute, Store, Accumulate, OnlineAccumulate, Check, Guard, Select]
+@dataclass(frozen=True)
+class Part:
+    """One pointwise loop nest inside a kernel that runs several (plan/horizontal.py: updates
+    of disjoint regions share a kernel). Its points are the kernel's flat points from `start` on;
+    its own loop variables `dims` are unravelled from the flat index minus `start`."""
+
+    start: Index  # a count argument (`start1`), or 0 for the first part
+    dims: tuple[Dim, ...]  # sizes are count arguments (`p1_n0`), so one code serves every size
+    body: tuple
+
+
+@dataclass(frozen=True)
+class Parts:
+    """Run the first part whose range holds the flat index `index`: part k takes the points
+    below bounds[k] (each the next part's start), the last part every other point."""
+
+    index: str
+    bounds: tuple[Index, ...]
+    parts: tuple[Part, ...]
+
+
+Stmt = Union[Load, Compute, Store, Accumulate, OnlineAccumulate, Check, Guard, Select, Parts]
 
 # The int32[1] buffer kernels with runtime checks write error codes to.
 ERRORS_BUFFER = "nf_errors"
@@ -241,6 +262,9 @@ class LoopNest:
             options.append("cached " + " ".join(self.cached))
         if self.split:
             options.append("split")
+        parts = [s for s in self.body if isinstance(s, Parts)]
+        if parts:
+            options.append(f"{len(parts[0].parts)} parts")
         return ", ".join(options)
 
     def __str__(self) -> str:
@@ -286,6 +310,14 @@ def format_statements(stmts, indent: str, dtypes: dict) -> list[str]:
                     lines.append(f"{indent}else:")
                 lines.extend(format_statements(body, indent + "  ", dtypes))
                 lines.append(f"{indent}  {s.dst}:{short_name(s.dtype)} = {_operand(src)}")
+        elif isinstance(s, Parts):
+            for k, part in enumerate(s.parts):
+                start = f" - {part.start}" if part.start != 0 else ""
+                loops = ", ".join(f"{d.name} < {d.param}" for d in part.dims) or "one point"
+                test = f"if {s.index} < {s.bounds[k]}" if k < len(s.bounds) else "else"
+                lines.append(f"{indent}{'el' if k and k < len(s.bounds) else ''}{test}:  part {k}: "
+                             f"{loops} from {s.index}{start}")
+                lines.extend(format_statements(part.body, indent + "  ", dtypes))
     return lines
 
 
@@ -298,6 +330,9 @@ def walk(stmts):
         elif isinstance(s, Select):
             for body, _ in s.branches:
                 yield from walk(body)
+        elif isinstance(s, Parts):
+            for part in s.parts:
+                yield from walk(part.body)
 
 
 def format_loopnest(nest: LoopNest, sizes: bool = True) -> str:

@@ -31,7 +31,8 @@ from .loopnest import Accumulate, Accumulator, Check, Compute, Guard, Load, Loop
 from ..ir.ops import ELEMENTWISE, GATHER_CHECK, REDUCTIONS, is_reduction
 from .strategy import merged_phases, online_choice, online_softmax_pairs
 from ..ir.viewmaps import (
-    STRUCTURAL, IndexMap, broadcast_map, concat_pieces, gather_pieces, identity_map, operand_map, update_map,
+    STRUCTURAL, IndexMap, broadcast_map, concat_pieces, disjoint_points, gather_pieces, identity_map, operand_map,
+    update_map,
 )
 
 
@@ -380,7 +381,8 @@ class Lowerer:
 
     def _lower_update(self, eqn: Eqn, body: list, scope: dict) -> None:
         """`a[region] = v`: v evaluated over the region, stored into a's buffer in place. Safe
-        when v reads a only at the point it writes; otherwise v needs a temporary first."""
+        when v reads a only at the point it writes, or only where the update writes nothing;
+        otherwise v needs a temporary first."""
         names = self.info.names
         imap = identity_map(self.domain)
         first = len(self.loaded)
@@ -388,7 +390,8 @@ class Lowerer:
         target = update_map(eqn)
         family = self.info.family.get(eqn.out)
         for var, m in self.loaded[first:]:
-            if self.info.family.get(var) is family and not (var is eqn.inputs[0] and m == target):
+            if self.info.family.get(var) is family and not (var is eqn.inputs[0] and (
+                    m == target or disjoint_points(m, target, self.domain, var.aval.shape))):
                 raise NotFusable(
                     f"the right side of {names[eqn.out]} reads {names[var]} at other points than it "
                     f"writes: NumPy evaluates the right side first, so it is computed into a temporary"

@@ -37,10 +37,13 @@ from ..loops.lower import Lowered, Lowerer, reduction_map
 from ..loops.spec import GraphInfo, KernelSpec, NotFusable
 from ..ir.ops import is_reduction
 from .plan_steps import LibraryStep, library_steps_of
+from .horizontal import kernel_runs, merged_kernel
 from .update_chains import merge_update_chains
 from ..ir.primitives import VIEWS
 from ..ir.indexing import Gathered
-from ..ir.viewmaps import STRUCTURAL, IndexMap, concat_pieces, gather_pieces, identity_map, operand_map, update_map
+from ..ir.viewmaps import (
+    STRUCTURAL, IndexMap, concat_pieces, disjoint_points, gather_pieces, identity_map, operand_map, update_map,
+)
 
 
 @dataclass
@@ -57,10 +60,14 @@ class Kernel:
     passes: dict = field(default_factory=dict)  # buffers whose rows do not fit on chip: reads of a row
     notes: list = field(default_factory=list)  # the limits its strategy hit (see explain)
     evaluated: Any = None  # lowering's handoff to collapse (loops/evaluated.py), printable
+    # A kernel of several parts (plan/horizontal.py): the kernels it runs, one a part.
+    members: list = field(default_factory=list)
 
     @property
     def buffer_vars(self) -> dict[str, Var]:
-        return {name: var for var, name in {**self.reads, **self.writes}.items()}
+        found = {name: var for var, name in self.reads.items()}
+        found.update({name: var for var, name in self.writes.items()})
+        return found
 
     @property
     def bytes_read(self) -> int:
@@ -72,6 +79,9 @@ class Kernel:
 
     def written_bytes(self, var: Var) -> int:
         """What storing `var` writes: an update writes only its region."""
+        for member in self.members:
+            if var in member.writes:
+                return member.written_bytes(var)
         update = self.spec.update
         if update is not None and var is update.out:
             return int(np.prod(update.param("shape"), dtype=np.int64)) * var.aval.dtype.itemsize
@@ -203,6 +213,7 @@ class Planner:
         # Updates: each version's first version (whose buffer it shares), and the values that
         # must be stored for later kernels to load (see _materialize).
         self.temp_for: dict[Var, Var] = {}  # an update's right side computed first -> the update
+        self.number: dict[int, int] = {}  # a spec's index -> the kernel it runs in (_merge_runs)
         self._materialize()
         self._materialize_library_inputs()
         # Versions of a strided argument live in its buffer: they are strided too.
@@ -273,8 +284,8 @@ class Planner:
     def _materialize(self) -> None:
         """Which values later kernels load rather than recompute: every version of an updated
         array (each update writes its region into the buffer of the array's first version, in
-        place), an update's right side that reads the array at other points than it writes
-        (NumPy evaluates the right side first: it goes to a temporary), and the operand of a
+        place), an update's right side that reads the array at points it writes, other than each
+        point's own (NumPy evaluates the right side first: it goes to a temporary), and the operand of a
         reshape that NumPy would copy."""
         info = self.info
         for e in self.eqns:
@@ -288,8 +299,12 @@ class Planner:
                 value = e.inputs[1]
                 if isinstance(value, Var):
                     target = update_map(e)
-                    for var, maps in self._reads(value, identity_map(e.param("shape"))).items():
-                        if info.family.get(var) is root and (var is not base or maps != {target}):
+                    region = tuple(e.param("shape"))
+                    for var, maps in self._reads(value, identity_map(region)).items():
+                        # The array itself read where the update does not write (u[0] = u[1])
+                        # needs no temporary either: no point is read after it is written.
+                        if info.family.get(var) is root and (var is not base or not all(
+                                m == target or disjoint_points(m, target, region, base.aval.shape) for m in maps)):
                             info.materialized.add(value)
                             self.temp_for[value] = e.out
                             break
@@ -501,11 +516,11 @@ class Planner:
                     specs[owner].epilogue_stores.append(var)
         kernels = [
             Kernel(
-                low.nest, s, low.reads, low.writes, self._reason(s, low, specs, lowered, note),
+                low.nest, s, low.reads, low.writes, "",
                 low.vars_computed, sum(eager_bytes(e, self.producers) for e in low.vars_computed),
                 low.passes, low.notes, low.evaluated,
             )
-            for s, low, note in zip(specs, lowered, notes)
+            for s, low in zip(specs, lowered)
         ]
         # Each library call right before the first kernel after it; calls between the same two
         # kernels in their order (the library's indices: level, then trace order).
@@ -516,9 +531,10 @@ class Planner:
                 steps.append(pending.pop(0))
             if position < len(kernels):
                 steps.append(kernels[position])
+        self._check_versions(steps)
+        steps, kernels = self._merge_runs(steps, kernels, specs, lowered, notes)
         for step in library:
             step.reason = self._library_reason(step)
-        self._check_versions(steps)
         outputs = [self._output_source(a) for a in self.graph.outputs]
         returned = {o.var for o in outputs}
         temporaries = [v for v in self.info.stored_by if v not in returned and v not in self.info.family]
@@ -535,12 +551,46 @@ class Planner:
         return Plan(self.graph, kernels, outputs, self.names, temporaries, arrays_read, scalars, aliases, unfused,
                     steps, list(self.graph.notes))
 
+    def _merge_runs(self, steps, kernels, specs, lowered, notes):
+        """Runs of update kernels over disjoint points become one kernel each (horizontal.py);
+        every kernel's reason is written with the kernels numbered as they then run."""
+        runs, refused = kernel_runs(steps, self.info.family, self.names, self.info.target)
+        count = 0
+        for run in runs:
+            if isinstance(run[0], Kernel):
+                for k in run:
+                    self.number[k.spec.index] = count
+                count += 1
+        merged_steps, merged_kernels = [], []
+        for run in runs:
+            if not isinstance(run[0], Kernel):
+                run[0].after = len(merged_kernels)
+                merged_steps.append(run[0])
+                continue
+            first = run[0].spec.index
+            whats = [self._what(specs[k.spec.index], lowered[k.spec.index]) for k in run]
+            whys = self._split_reasons(specs[first], lowered[first], specs,
+                                       notes[first] + ([refused[id(run[0])]] if id(run[0]) in refused else []))
+            reason = "; and ".join(whats)
+            if len(run) > 1:
+                reason += f" ({len(run)} parts of one kernel: updates of disjoint points)"
+            if whys:
+                reason += "; split because " + "; ".join(whys)
+            if len(run) == 1:
+                kernel = run[0]
+                kernel.reason = reason
+            else:
+                kernel = merged_kernel(run, reason, Kernel)
+            merged_steps.append(kernel)
+            merged_kernels.append(kernel)
+        return merged_steps, merged_kernels
+
     def _library_reason(self, step: LibraryStep) -> str:
         n = self.names
         outs = ", ".join(n[v] for v in step.outputs)
         ins = ", ".join(n[v] for v in step.inputs)
         text = f"{step.op.what}: {outs} = {step.prim} {ins}; a library call (numfuse generates no loop nest for it)"
-        stored = [f"{n[v]} from {_writer_text(self.info.stored_by.get(v))}" for v in step.stored_inputs]
+        stored = [f"{n[v]} from {_writer_text(self._kernel_of(self.info.stored_by.get(v)))}" for v in step.stored_inputs]
         if stored:
             text += f"; reads {', '.join(stored)}, its producers fused there"
         return text
@@ -601,7 +651,8 @@ class Planner:
                 return OutputSource("input", atom, position)
         return OutputSource("buffer", atom)
 
-    def _reason(self, spec: KernelSpec, low: Lowered, specs, lowered, notes) -> str:
+    def _what(self, spec: KernelSpec, low: Lowered) -> str:
+        """What the kernel of `spec` computes and writes."""
         n = self.names
         if spec.update is not None:
             u = spec.update
@@ -620,15 +671,22 @@ class Planner:
                     f" (a temporary: the right side of {n[self.temp_for[v]]} reads the array it "
                     f"writes at other points, and NumPy evaluates the right side first)"
                 )
-        if spec.index == 0:
-            return text
+        return text
+
+    def _split_reasons(self, spec: KernelSpec, low: Lowered, specs, notes) -> list[str]:
+        """Why the kernel of `spec` could not join the kernel before it (none for the first),
+        with kernels numbered as they run (self.number)."""
+        n = self.names
+        number = self.number
+        if number[spec.index] == 0:
+            return []
         needs = sorted({self.info.owner[v] for v in low.external} | {
             self.info.stored_by[v] for v in low.reads if v in self.info.stored_by
         })
         whys = []
         if needs:
             used = ", ".join(
-                f"{n[v]} from " + _writer_text(self.info.stored_by.get(v, self.info.owner.get(v)))
+                f"{n[v]} from " + _writer_text(self._kernel_of(self.info.stored_by.get(v, self.info.owner.get(v))))
                 for v in low.reads
                 if v in self.info.stored_by
             )
@@ -641,13 +699,17 @@ class Planner:
             if spec.kind == "reduction" and earlier.kind == "reduction":
                 whys.append(
                     f"its iteration space ({_shape_str(spec.domain)} reduced over {spec.reduce_axes}) "
-                    f"differs from #{earlier.index}'s ({_shape_str(earlier.domain)} reduced over {earlier.reduce_axes})"
+                    f"differs from #{number[earlier.index]}'s ({_shape_str(earlier.domain)} reduced over {earlier.reduce_axes})"
                 )
             elif spec.kind == "pointwise":
                 whys.append(f"its domain {_shape_str(spec.domain)} matches no earlier kernel's loop")
             else:
-                whys.append(f"its domain {_shape_str(spec.domain)} differs from #{earlier.index}'s")
-        return text + "; split because " + "; ".join(dict.fromkeys(whys))
+                whys.append(f"its domain {_shape_str(spec.domain)} differs from #{number[earlier.index]}'s")
+        return list(dict.fromkeys(whys))
+
+    def _kernel_of(self, index):
+        """The kernel a spec's index runs in; a library call's place (not an int) as it is."""
+        return self.number.get(index, index)
 
 
 def _writer_text(index) -> str:

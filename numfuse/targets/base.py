@@ -30,6 +30,11 @@ class Target:
     row_cache_place: str
     # What the target runs kernels as, in words, for explain.
     description: str = ""
+    # A kernel of several loops (the "2d" schedule) becomes a part of a kernel of several parts
+    # (plan/horizontal.py) only up to this many points: a part computes its loop variables from
+    # the flat index at every point, which for a large region costs more than the launch it
+    # saves. An estimate, not a measurement.
+    part_max_points: int = 1 << 12
 
     def render(self, nest, header: str = ""):
         """The source of the module holding `nest`'s kernel (a codegen KernelSource)."""

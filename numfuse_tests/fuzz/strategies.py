@@ -550,8 +550,27 @@ def op_setitem(d: Drawing) -> bool:
         return C.in_domain(u, args, result)
 
     copy = "{out} = ({0} * 1).copy()" if "reshape" in view or "ravel" in view else "{out} = {0} * 1"
-    lines = (copy, f"{view}[{index}] {operator} {value}")
-    return d.b.add(lines, operands, Rules(f"setitem {operator}", domain=domain, ufunc=u))
+    lines = [copy, f"{view}[{index}] {operator} {value}"]
+    # More writes into the same array, of other regions (disjoint or not: updates of disjoint
+    # regions share a kernel, the others keep NumPy's order).
+    for k in range(d.draw(st.integers(0, 3), label="more writes")):
+        more = draw_index(d, viewed.shape, f"more index {k}", newaxis=False)
+        if more is None:
+            continue
+        try:
+            more_region = viewed[eval(f"np.s_[{more}]", {"np": np})].shape
+        except (IndexError, ValueError):
+            continue
+        reuse = False
+        if value == "{1}" and operator == "=":
+            try:
+                reuse = np.broadcast_shapes(d.values[operands[1]].shape, more_region) == more_region
+            except ValueError:
+                pass
+        more_value = "{1}" if reuse and d.draw(st.booleans(), label=f"more value {k}") else literal(
+            d.constant_for(x.dtype, f"more constant {k}"))
+        lines.append(f"{view}[{more}] = {more_value}")
+    return d.b.add(tuple(lines), operands, Rules(f"setitem {operator}", domain=domain, ufunc=u))
 
 
 # -- library calls, gathers and masks -----------------------------------------------------------------

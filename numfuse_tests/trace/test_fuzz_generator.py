@@ -41,7 +41,7 @@ def sample():
     # A seed whose 250 programs draw every dtype, an empty, a 0-d and a 4-d array, every op kind
     # and a library-call product with today's op mix (test_programs_are_varied and the tests of
     # kinds below); the op mix changes the draws.
-    return generated(250, 2)
+    return generated(250, 3)
 
 
 def test_programs_use_every_kind_of_operation(sample):
@@ -64,6 +64,8 @@ def test_programs_use_library_calls_gathers_and_masks(sample):
             "np.unique", "asarray", "loop:", "shift", "halving"} <= words, sorted(words)
     # Inputs passed one by one and in containers (a dict, a list, a list and a dict).
     assert {p.packing for p in sample} == {"", "dict", "list", "nested"}
+    # Several writes into one array, whose regions may be disjoint (one kernel) or not.
+    assert any(op.rules.label.startswith("setitem") and len(op.lines) > 2 for p in sample for op in p.ops)
     sources = "\n".join(p.source() for p in sample)
     for text in ('kind="stable"', "np.cumsum(", "[:, ", "np.einsum('"):
         assert text in sources, text

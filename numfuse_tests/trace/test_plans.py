@@ -46,10 +46,11 @@ def test_program_bytes_are_the_sum_of_kernel_buffers(program):
     plan = plan_of(program.fn, *args)
     total = 0
     for kernel in plan.kernels:
-        update = kernel.spec.update  # an update writes only its region
-        region = 0 if update is None else int(np.prod(update.param("shape"))) * update.out.aval.dtype.itemsize
+        # An update writes only its region (each part of a kernel of several parts its own).
+        updates = [k.spec.update for k in kernel.members or [kernel] if k.spec.update is not None]
+        region = {u.out: int(np.prod(u.param("shape"))) * u.out.aval.dtype.itemsize for u in updates}
         assert kernel.bytes_moved == sum(v.aval.nbytes for v in kernel.reads) + sum(
-            region if update is not None and v is update.out else v.aval.nbytes for v in kernel.writes
+            region.get(v, v.aval.nbytes) for v in kernel.writes
         )
         total += kernel.bytes_moved
     assert plan.bytes_moved == total

@@ -67,4 +67,6 @@ CUDA = CudaTarget(
     column_cache_rows=COLUMN_CACHE_ROWS,
     row_cache_place="on-chip",
     description="Numba CUDA kernels, on a GPU or on Numba's CUDA simulator",
+    # A launch costs microseconds; a GPU computes a part's indices for this many points in less.
+    part_max_points=1 << 16,
 )

@@ -31,7 +31,7 @@ import ast
 import numpy as np
 
 from ...ir.dtypes import compute_dtype, short_name
-from ...loops.loopnest import Load, LoopNest
+from ...loops.loopnest import Load, LoopNest, Parts
 from ...ir.ops import NO_INDEX
 from . import templates
 from ...codegen.pyast import assign, call, var
@@ -313,8 +313,10 @@ def _kernel_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
                         LAST=var(last.name), NLAST=var(last.param), BODY=_Body(nest).stmts(nest.body))
         parts = render_parts(_Body(nest), nest.body)
         point = unravel("lin", nest.outer)
-        # One point in all (total is 1): no unrolled loop.
-        unrolled = unrolled_loop(parts, point, "step", "total", set(), active=False) if nest.outer else []
+        # One point in all (total is 1): no unrolled loop. Nor for a kernel of several parts:
+        # each point branches to its part, so no load moves up across points.
+        several = any(isinstance(s, Parts) for s in nest.body)
+        unrolled = unrolled_loop(parts, point, "step", "total", set(), active=False) if nest.outer and not several else []
         return fill(templates.pointwise, name=nest.name, params=params, UNRAVEL=point,
                     BODY=in_order(parts), UNROLLED_LOOP=unrolled)
     return _reduction_ast(nest, params)

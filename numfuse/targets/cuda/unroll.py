@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from ...loops.loopnest import Check, Guard, Load, Select, Store
+from ...loops.loopnest import Check, Guard, Load, Parts, Select, Store
 from . import templates
 from ...codegen.pyast import assign, var
 from ...codegen.templates import clone, fill_body
@@ -48,7 +48,7 @@ def render_parts(body, stmts) -> list[tuple[bool, list[ast.stmt]]]:
     parts = []
     written = False
     for s in stmts:
-        written = written or isinstance(s, (Store, Check, Guard, Select))
+        written = written or isinstance(s, (Store, Check, Guard, Select, Parts))
         parts.append((isinstance(s, Load) and not written, body.stmts([s])))
     return parts
 
