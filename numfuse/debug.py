@@ -43,8 +43,26 @@ def _parse(value: str) -> frozenset[str]:
     return frozenset(names & set(STAGES))
 
 
+# os.environ's own mapping of encoded names to encoded values, where it has one: a read of
+# os.environ encodes the name and decodes the value (about a microsecond, which every call
+# checking `enabled` would pay); a lookup here is a dict's.
+_ENVIRON_DATA = getattr(os.environ, "_data", None)
+_ENCODED = {name: os.environ.encodekey(name) for name in ("NUMFUSE_DEBUG", "NUMFUSE_DUMP")} \
+    if _ENVIRON_DATA is not None and hasattr(os.environ, "encodekey") else {}
+
+
+def _set(name: str) -> bool:
+    """Whether environment variable `name` is set to something not empty (os.environ's value)."""
+    key = _ENCODED.get(name)
+    if key is None:
+        return bool(os.environ.get(name))
+    return bool(_ENVIRON_DATA.get(key))
+
+
 def enabled(stage: str) -> bool:
     """Whether `stage` is printed (NUMFUSE_DEBUG) or dumped (NUMFUSE_DUMP)."""
+    if not _set("NUMFUSE_DEBUG") and not _set("NUMFUSE_DUMP"):
+        return False
     return stage in _parse(os.environ.get("NUMFUSE_DEBUG", "")) or bool(os.environ.get("NUMFUSE_DUMP"))
 
 

@@ -146,6 +146,8 @@ class CpuExecutable:
         progress = None
         if not self._compiled:
             progress = CompileProgress(self.label, len(self.launches)).__enter__()
+        # Read once a call: the environment costs a microsecond a read, more than a small launch.
+        say = debug.enabled("launch")
         try:
             for kind, i in self.order:
                 if kind == "library":
@@ -154,7 +156,7 @@ class CpuExecutable:
                 elif not self.launches[i].empty:
                     if progress is not None:
                         progress.kernel(i)
-                    self._launch(i, env, scalars, errors)
+                    self._launch(i, env, scalars, errors, say)
         finally:
             if progress is not None:
                 progress.__exit__()
@@ -201,10 +203,10 @@ class CpuExecutable:
             env[var] = env[root]  # a version of an updated array: its updates write in place
         return env
 
-    def _launch(self, index: int, env, scalars, errors) -> None:
+    def _launch(self, index: int, env, scalars, errors, say: bool) -> None:
         function = self.function(index)
         args = self._arguments(index, env, scalars, errors)
-        if debug.enabled("launch"):
+        if say:
             launch = self.launches[index]
             shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in args if isinstance(a, np.ndarray))
             how = "serial" if launch.serial else f"parallel on {numba_threads()} threads"

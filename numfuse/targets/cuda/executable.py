@@ -183,6 +183,8 @@ class Executable:
         progress = None
         if not self._compiled and not self.backend.simulated:
             progress = CompileProgress(self.label, len(self.launches))
+        # Read once a call: the environment costs a microsecond a read, more than a small launch.
+        say = debug.enabled("launch")
         with self.backend.launching(), progress or contextlib.nullcontext():
             for kind, i in self.order:
                 if kind == "library":
@@ -195,7 +197,7 @@ class Executable:
                 if self.autotune and i not in self._tuned:
                     self._tune(call, i, env, scalars, errors)
                 kernel = self.kernel(call.device_id, i)  # first: it may replace the launch
-                if debug.enabled("launch"):
+                if say:
                     config = self.launches[i].config
                     debug.emit("launch", self.plan.graph.name, f"kernel #{i} {self.plan.kernels[i].name}: grid "
                                                               f"{config.grid}, block {config.block}, {config.shared_bytes} "
