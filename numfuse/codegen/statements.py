@@ -27,7 +27,7 @@ from ..loops.loopnest import (
 )
 from ..ir.ops import ELEMENTWISE
 from .pyast import assign, call, var
-from .templates import inline
+from .templates import clone, inline
 
 
 def type_name(dtype) -> str:
@@ -360,7 +360,27 @@ def convert(expr: ast.expr, source: np.dtype, target: np.dtype) -> ast.expr:
         expr, source = call("float32", expr), np.dtype(np.float32)
     if source.kind == "b" and target == np.float16:
         expr = call("float32", expr)
+    if source.kind == "f" and target.kind == "u":
+        return _float_to_unsigned(expr, source, target)
     return call(type_name(target), expr)
+
+
+def _float_to_unsigned(expr: ast.expr, source: np.dtype, target: np.dtype) -> ast.expr:
+    """A float cast to an unsigned dtype as NumPy's C loops cast, one element at a time, on
+    x86-64 (a negative value wraps: -3.5 gives 2**32 - 3 in uint32), not as a direct unsigned
+    conversion, which saturates on a GPU and on CPUs with AVX-512: uint8 and uint16 through
+    int32, uint32 through int64, and uint64 through int64, the values from 2**63 on as the
+    signed conversion of x - 2**63 with the top bit set again. Beyond the signed range used
+    the cast is undefined in C, and NumPy's own loops (SIMD and scalar) give different values."""
+    if target.itemsize < 4:
+        return call(type_name(target), call("int32", expr))
+    signed = call("int64", expr)
+    if target == np.uint32:
+        return call("uint32", signed)
+    half = literal(source.type(2.0 ** 63))
+    high = ast.BinOp(call("uint64", call("int64", ast.BinOp(clone(expr), ast.Sub(), half))), ast.BitXor(),
+                     literal(np.uint64(1 << 63)))
+    return ast.IfExp(ast.Compare(clone(expr), [ast.GtE()], [clone(half)]), high, call("uint64", signed))
 
 
 def loaded_buffers(stmts) -> list[str]:

@@ -178,3 +178,14 @@ def test_pointwise_kernels_divide_by_no_size_per_point_and_index_without_wraparo
     assert storing
     for body in storing:
         assert loop_cost(body)[2] == 0, body  # no division
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_casts_of_floats_to_unsigned_compile_through_signed_conversions(dtype):
+    # NumPy's wrap of negative values (run/test_scalar_rules.py): cvt to a signed integer, never
+    # the saturating unsigned cvt.
+    x = np.ones(8, dtype)
+    (kernel, report), = compile_all(lambda a: (a.astype(np.uint8), a.astype(np.uint32), a.astype(np.uint64)), x)
+    assert ".entry" in report.ptx
+    conversions = [line for line in report.ptx.splitlines() if "cvt.rzi" in line]
+    assert conversions and all(".s32." in line or ".s64." in line for line in conversions), conversions

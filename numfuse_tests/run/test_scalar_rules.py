@@ -89,3 +89,30 @@ def test_comparison_loops_in_longlong_leave_int64_results_int64():
         assert_same(got, expected)
         # assert_same compares dtypes, and dtype('q') == dtype('l'): compare the scalar types.
         assert [type(g) for g in got] == [type(e) for e in expected]
+
+
+def _numpy_one_by_one(x, dtype):
+    """NumPy's cast element by element: its scalar loop (a whole array may take a SIMD loop,
+    which gives other values beyond the signed range)."""
+    return np.array([np.array([v]).astype(dtype)[0] for v in x], dtype)
+
+
+@pytest.mark.parametrize("source", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("target", [np.uint8, np.uint16, np.uint32, np.uint64])
+def test_floats_cast_to_unsigned_wrap_as_numpy_casts_them(source, target):
+    # Negative values wrap (-3.5 -> 2**32 - 3 in uint32), where a direct unsigned conversion
+    # saturates; within the signed range each cast goes through, and NaN, NumPy's values.
+    signed_range = 2.0 ** (31 if np.dtype(target).itemsize < 4 else 63)
+    values = np.array([-3.5, -1.0, -0.5, 0.0, 0.99, 300.7, -129.5, 70000.2, 2.0**31 - 64, -2.0**31,
+                       4e9, 5e9 + 1, 1e18, 9e18, 1.5e19, -2.0**62, np.nan], np.float64)
+    x = values.astype(source)
+    wide = x.astype(np.float64)
+    within = np.isnan(wide) | (np.abs(wide) < signed_range)
+    if target == np.uint64:
+        within |= (wide >= 0) & (wide < 2.0**64)  # through x - 2**63, as NumPy's loop does
+    x = x[within]
+    with np.errstate(invalid="ignore"):
+        expected = _numpy_one_by_one(x, target)
+        got = numfuse.jit(lambda a: a.astype(target))(x)
+    np.testing.assert_array_equal(got, expected)
+    assert got.dtype == np.dtype(target)
