@@ -76,11 +76,14 @@ def boxes_overlap(first: Access, second: Access) -> bool:
 # -- one kernel of several nests --------------------------------------------------------------
 
 
-def _renamer(nest: LoopNest, prefix: str):
-    """Every name of `nest` but its buffers and scalars, with `prefix`."""
+def _renamer(nest: LoopNest, prefix: str, buffers: dict[str, str]):
+    """Every name of `nest` with `prefix`, but its scalars and its buffers (those renamed as
+    `buffers` says)."""
     keep = {b.name for b in nest.buffers} | {s.name for s in nest.scalars} | {ERRORS_BUFFER}
 
     def name(n: str) -> str:
+        if n in buffers:
+            return buffers[n]
         return n if n in keep else prefix + n
 
     def entry(e):
@@ -101,11 +104,11 @@ def _renamer(nest: LoopNest, prefix: str):
         out = []
         for s in body:
             if isinstance(s, Load):
-                out.append(Load(name(s.dst), s.buffer, tuple(entry(i) for i in s.index)))
+                out.append(Load(name(s.dst), name(s.buffer), tuple(entry(i) for i in s.index)))
             elif isinstance(s, Compute):
                 out.append(dataclasses.replace(s, dst=name(s.dst), args=tuple(operand(a) for a in s.args)))
             elif isinstance(s, Store):
-                out.append(Store(s.buffer, tuple(entry(i) for i in s.index), operand(s.src)))
+                out.append(Store(name(s.buffer), tuple(entry(i) for i in s.index), operand(s.src)))
             elif isinstance(s, Check):
                 out.append(dataclasses.replace(s, args=tuple(operand(a) for a in s.args)))
             elif isinstance(s, Guard):
@@ -125,21 +128,30 @@ def combinable(nest: LoopNest) -> bool:
     return nest.kind == "pointwise" and not nest.epilogue and not any(isinstance(s, Parts) for s in nest.body)
 
 
-def combine(nests: list[LoopNest], name: str = "nf_parts") -> LoopNest:
+def combine(nests: list[LoopNest], name: str = "nf_parts") -> tuple[LoopNest, list[dict[str, str]]]:
     """One flat pointwise kernel running `nests` (each `combinable`) one after another over its
-    flat index. A buffer or scalar that several nests name must be the same parameter in each."""
+    flat index, and for each nest its buffer parameters' names in it: a buffer that an earlier
+    nest names too is one parameter where both see it alike, and gets a name of its own
+    (`in_p1_a`) where this nest sees it through another view. A scalar several nests name must
+    be the same parameter in each."""
     buffers: dict = {}
     scalars: dict = {}
     counts: list[CountParam] = []
-    parts, bounds = [], []
+    parts, bounds, names = [], [], []
     start = 0
     for k, nest in enumerate(nests):
         assert combinable(nest), nest.name
+        renamed = {}
         for b in nest.buffers:
-            assert buffers.setdefault(b.name, b) == b, f"two parts see {b.name} differently"
+            if b.name in buffers and buffers[b.name] != b:
+                role, _, value = b.name.partition("_")  # in_a -> in_p1_a: still an "in" buffer
+                renamed[b.name] = f"{role}_p{k}_{value}"
+                b = dataclasses.replace(b, name=renamed[b.name])
+            buffers.setdefault(b.name, b)
+        names.append({b.name: renamed.get(b.name, b.name) for b in nest.buffers})
         for s in nest.scalars:
             assert scalars.setdefault(s.name, s) == s, f"two parts read {s.name} differently"
-        rename, stmts = _renamer(nest, f"p{k}_")
+        rename, stmts = _renamer(nest, f"p{k}_", renamed)
         counts += [dataclasses.replace(c, name=rename(c.name)) for c in nest.counts]
         dims = tuple(Dim(rename(d.name), rename(d.param), d.size) for d in nest.outer)
         counts += [CountParam(d.param, np.dtype(np.int64), np.int64(d.size)) for d in dims]
@@ -151,9 +163,10 @@ def combine(nests: list[LoopNest], name: str = "nf_parts") -> LoopNest:
         parts.append(Part(first, dims, stmts(nest.body)))
         start += nest.outer_size
     body = (Parts("i0", tuple(bounds), tuple(parts)),)
-    return LoopNest(
+    nest = LoopNest(
         name, "pointwise", "flat", tuple(buffers.values()), tuple(scalars.values()),
         (Dim("i0", "n0", start),), (), (Phase((), body),), (), counts=tuple(counts),
         compiled_for=tuple(dict.fromkeys(c for n in nests for c in n.compiled_for)),
         sources=tuple(dict.fromkeys(s for n in nests for s in n.sources)),
     )
+    return nest, names

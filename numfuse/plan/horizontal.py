@@ -1,8 +1,9 @@
-"""Updates of disjoint regions share a kernel (horizontal fusion).
+"""Pointwise kernels that touch no common point share a kernel (horizontal fusion).
 
 A program that sets the borders of an array (`u[0, :] = 0.0; u[-1, :] = 0.0`), or a Python loop
 that writes one region per iteration, traces one update per statement, and each is a kernel of
-its own: an update runs after every kernel before it. Where consecutive update kernels touch no
+its own: an update runs after every kernel before it. Elementwise results whose shapes do not
+broadcast together are kernels of their own too. Where consecutive pointwise kernels touch no
 common point of any buffer that one of them writes (each kernel's loads and stores bounded by
 loops/horizontal.access_boxes, on the buffers' storage: every version of an updated array is
 its root's buffer), their order does not matter and they run as one kernel, a part each. A
@@ -31,11 +32,8 @@ MAX_STATEMENTS = 64
 
 
 def _joinable(kernel, target) -> bool:
-    """An update's kernel, pointwise; one of several loops only while its region is small (the
-    target's part_max_points): a part computes its loop variables at every point."""
-    nest = kernel.nest
-    return kernel.spec.update is not None and combinable(nest) and (
-        nest.schedule == "flat" or nest.outer_size <= target.part_max_points)
+    """A pointwise kernel the target lets be a part (Target.may_be_part: while small)."""
+    return kernel.spec.kind == "pointwise" and combinable(kernel.nest) and target.may_be_part(kernel.nest)
 
 
 def _storage_accesses(kernel, family) -> dict:
@@ -56,14 +54,9 @@ def _clash(run, kernel, family, names, accesses) -> str | None:
             accesses[id(k)] = _storage_accesses(k, family)
         return accesses[id(k)]
 
-    params = {b.name: b for k in run for b in k.nest.buffers}
-    params.update({s.name: s for k in run for s in k.nest.scalars})
-    for item in kernel.nest.buffers + kernel.nest.scalars:
-        if item.name in params and params[item.name] != item:
-            return f"it sees {item.name} through another view than the kernel before it"
-    read = {v: n for k in run for v, n in k.reads.items()}
-    if any(v in read and read[v] != n for v, n in kernel.reads.items()):
-        return "it reads a buffer of the kernel before it through another parameter"
+    scalars = {s.name: s for k in run for s in k.nest.scalars}
+    if any(s.name in scalars and scalars[s.name] != s for s in kernel.nest.scalars):
+        return "it reads a scalar of the kernel before it in another dtype"
     checks = [k for k in run + [kernel] if any(isinstance(s, Check) for s in walk(k.nest.body))]
     if len(checks) > 1:
         return "it checks its values, as the kernel before it does (one error code a kernel)"
@@ -76,7 +69,7 @@ def _clash(run, kernel, family, names, accesses) -> str | None:
                     if (a.write or b.write) and boxes_overlap(a, b):
                         what = "writes" if a.write else "reads"
                         their = "writes" if b.write else "reads"
-                        return (f"it {what} points of {names.get(root, '?')}'s buffer that the update "
+                        return (f"it {what} points of {names.get(root, '?')}'s buffer that the kernel "
                                 f"before it {their}: a true dependence, so it runs after")
     return None
 
@@ -117,15 +110,21 @@ def _joinable_step(step, target) -> bool:
 
 def merged_kernel(run, reason: str, kernel_class):
     """One kernel (a `kernel_class`, planner.Kernel) running the kernels of `run` as parts."""
+    nest, names = combine([k.nest for k in run])
     reads: dict = {}
     writes: dict = {}
     passes: dict = {}
-    for k in run:
-        reads.update(k.reads)
-        writes.update(k.writes)
+    params: dict = {}  # each buffer parameter of the kernel -> the value it holds
+    for k, renamed in zip(run, names):
+        for name, var in k.buffer_vars.items():
+            params[renamed[name]] = var
+        for var, name in k.reads.items():
+            reads.setdefault(var, renamed[name])
+        for var, name in k.writes.items():
+            writes.setdefault(var, renamed[name])
         passes.update(k.passes)
     return kernel_class(
-        combine([k.nest for k in run]), run[0].spec, reads, writes, reason,
+        nest, run[0].spec, reads, writes, reason,
         [e for k in run for e in k.computed], sum(k.unfused_bytes for k in run), passes,
-        list(dict.fromkeys(n for k in run for n in k.notes)), None, members=list(run),
+        list(dict.fromkeys(n for k in run for n in k.notes)), None, members=list(run), params=params,
     )

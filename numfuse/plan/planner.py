@@ -60,11 +60,17 @@ class Kernel:
     passes: dict = field(default_factory=dict)  # buffers whose rows do not fit on chip: reads of a row
     notes: list = field(default_factory=list)  # the limits its strategy hit (see explain)
     evaluated: Any = None  # lowering's handoff to collapse (loops/evaluated.py), printable
-    # A kernel of several parts (plan/horizontal.py): the kernels it runs, one a part.
+    # A kernel of several parts (plan/horizontal.py): the kernels it runs, one a part, and
+    # each of its buffer parameters' values (a value two parts see through other views is
+    # two parameters).
     members: list = field(default_factory=list)
+    params: dict = field(default_factory=dict)
 
     @property
     def buffer_vars(self) -> dict[str, Var]:
+        """Each buffer parameter -> the value it holds."""
+        if self.params:
+            return dict(self.params)
         found = {name: var for var, name in self.reads.items()}
         found.update({name: var for var, name in self.writes.items()})
         return found
@@ -552,7 +558,7 @@ class Planner:
                     steps, list(self.graph.notes))
 
     def _merge_runs(self, steps, kernels, specs, lowered, notes):
-        """Runs of update kernels over disjoint points become one kernel each (horizontal.py);
+        """Runs of pointwise kernels over disjoint points become one kernel each (horizontal.py);
         every kernel's reason is written with the kernels numbered as they then run."""
         runs, refused = kernel_runs(steps, self.info.family, self.names, self.info.target)
         count = 0
@@ -573,7 +579,7 @@ class Planner:
                                        notes[first] + ([refused[id(run[0])]] if id(run[0]) in refused else []))
             reason = "; and ".join(whats)
             if len(run) > 1:
-                reason += f" ({len(run)} parts of one kernel: updates of disjoint points)"
+                reason += f" ({len(run)} parts of one kernel: they touch no common point)"
             if whys:
                 reason += "; split because " + "; ".join(whys)
             if len(run) == 1:

@@ -30,10 +30,9 @@ class Target:
     row_cache_place: str
     # What the target runs kernels as, in words, for explain.
     description: str = ""
-    # A kernel of several loops (the "2d" schedule) becomes a part of a kernel of several parts
-    # (plan/horizontal.py) only up to this many points: a part computes its loop variables from
-    # the flat index at every point, which for a large region costs more than the launch it
-    # saves. An estimate, not a measurement.
+    # A pointwise kernel becomes a part of a kernel of several parts (plan/horizontal.py) only
+    # up to this many points (may_be_part): see each target's reason. An estimate, not a
+    # measurement.
     part_max_points: int = 1 << 12
 
     def render(self, nest, header: str = ""):
@@ -43,6 +42,12 @@ class Target:
     def executable(self, plan, sources, leaf_kinds, options):
         """A callable that runs `plan` on arguments (graph input order)."""
         raise NotImplementedError
+
+    def may_be_part(self, nest) -> bool:
+        """Whether pointwise kernel `nest` may run as a part of a kernel of several parts: while
+        it is small, as a part computes its loop variables from the flat index at every point
+        and a large kernel saves little by sharing a launch."""
+        return nest.outer_size <= self.part_max_points
 
     def strategy_text(self, nest) -> str:
         """How a kernel spreads its loops over the target's cores, in words, for explain."""

@@ -34,11 +34,11 @@ kernel nf_parts  pointwise[flat, 2 parts]
     else:  part 1: p1_i0 < p1_n0 from i0 - start1
       store out_c[p1_off0, p1_i0] = 0.0:f64"""
     first, second = plan.kernels
-    assert "2 parts of one kernel: updates of disjoint points" in first.reason
+    assert "2 parts of one kernel: they touch no common point" in first.reason
     assert split_reason(first.reason) == ""
     # The columns write the corners the rows wrote: NumPy's order, so a kernel after.
     assert split_reason(second.reason) == (
-        "it writes points of a's buffer that the update before it writes: a true dependence, so it runs after"
+        "it writes points of a's buffer that the kernel before it writes: a true dependence, so it runs after"
     )
     # Bytes: each part writes its own region.
     assert [k.bytes_written for k in plan.kernels] == [2 * 7 * 8, 2 * 6 * 8]
@@ -99,7 +99,7 @@ def test_parts_are_capped_and_the_runs_of_one_loop_body_are_one_code():
     assert sources[0].code_digest != sources[2].code_digest
 
 
-def test_large_regions_of_several_loops_stay_kernels_of_their_own_on_the_cpu():
+def test_each_target_says_which_kernels_may_be_parts():
     def halves(u, v):
         u[:, :50] = v[:, :50] + 1.0
         u[:, 50:] = v[:, 50:] - 1.0
@@ -112,6 +112,16 @@ def test_large_regions_of_several_loops_stay_kernels_of_their_own_on_the_cpu():
     # Small ones join on both.
     assert len(numfuse.jit(halves, target="cpu").plan(u[:40], v[:40]).kernels) == 1
 
+    def rows(u, v):  # each half one flat loop of 80,000 points
+        u[:80000] = v[:80000] + 1.0
+        u[80000:] = v[80000:] - 1.0
+        return u
+
+    u, v = np.zeros(160000), np.ones(160000)
+    assert 80000 > CUDA.part_max_points
+    assert len(numfuse.jit(rows, target="cuda").plan(u, v).kernels) == 2  # would lose its unrolled loop
+    assert len(numfuse.jit(rows, target="cpu").plan(u, v).kernels) == 1  # a loop a part: as fast
+
 
 def test_a_reduction_between_updates_is_a_kernel_of_its_own():
     def f(u):
@@ -122,3 +132,28 @@ def test_a_reduction_between_updates_is_a_kernel_of_its_own():
 
     plan = numfuse.jit(f).plan(np.zeros((4, 5)))
     assert all(not k.members for k in plan.kernels), str(plan)
+
+
+def test_elementwise_results_of_other_shapes_are_parts_of_one_kernel():
+    def f(x):
+        # Three domains that do not broadcast together, all reading x, each through its own view.
+        return x.reshape(3, 2, 4) + 1.0, x.ravel()[::3] * 2.0, np.expand_dims(x, 1) * x[:, None, :]
+
+    plan = numfuse.jit(f).plan(np.ones((4, 6), np.float32))
+    (kernel,) = plan.kernels
+    assert len(kernel.members) == 3 and plan.bytes_moved == plan.min_bytes
+    # x is read through two views: two parameters, both x's buffer.
+    names = [b.name for b in kernel.nest.buffers if b.role == "in"]
+    assert names == ["in_a", "in_p2_a"], names
+    assert kernel.buffer_vars["in_a"] is kernel.buffer_vars["in_p2_a"] is plan.graph.inputs[0]
+
+
+def test_the_cpu_runs_each_part_as_a_loop_of_its_own():
+    # One loop a part, without a branch at every point (LLVM vectorizes each); the GPU's grid
+    # branches to a part at each point.
+    plan = numfuse.jit(borders, target="cpu").plan(np.zeros((6, 7)))
+    cpu = CPU.render(plan.kernels[0].nest).source
+    assert "for lin in prange(start1):" in cpu and "for lin in prange(total - start1):" in cpu
+    assert "if i0 < start1" not in cpu
+    gpu = CUDA.render(plan.kernels[0].nest).source
+    assert "if i0 < start1:" in gpu

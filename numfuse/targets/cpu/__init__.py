@@ -47,11 +47,20 @@ class CpuTarget(Target):
 
         return CpuExecutable(plan, sources, leaf_kinds, self, options.get("label", "the function"))
 
+    def may_be_part(self, nest) -> bool:
+        """A flat kernel of any size: a part is a loop of its own here (codegen._part_loops),
+        as fast as the kernel alone. One of several loops only up to part_max_points: as a part
+        it computes its loop variables at every point, not once a row."""
+        return nest.schedule == "flat" or nest.outer_size <= self.part_max_points
+
     def strategy_text(self, nest) -> str:
         if nest.kind == "pointwise":
             if nest.schedule == "2d":
                 return "; ".join(["2d: a prange over the rows of all loops but the last (their indices computed once "
                                   "per row), the last loop inside, serial and vectorizable"] + self._trig_text(nest))
+            if "parts" in nest.strategy:
+                return "; ".join(["flat, in parts: each part a prange over its own points, one part after another, "
+                                  "in one function"] + self._trig_text(nest))
             return "; ".join(["flat: a prange over all points, each thread a contiguous range"] + self._trig_text(nest))
         if nest.schedule == "columns" and self.nsplit(nest) > 1:
             parts = [f"columns: the reduced points cut into {self.nsplit(nest)} fixed chunks, a prange over (block of "

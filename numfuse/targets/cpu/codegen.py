@@ -20,17 +20,18 @@ The scalar templates' GPU intrinsics (`cuda.popc`, `cuda.cbrt`) are rewritten to
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 import numpy as np
 
 from ...codegen.pyast import assign, call, target, var
 from ...codegen.statements import (
-    TYPE_NAMES, CodeCache, KernelParam, KernelSource, Rename, StatementRenderer, code_key, convert, literal, positional_names, type_name, unravel, with_header,
+    TYPE_NAMES, CodeCache, KernelParam, KernelSource, Rename, StatementRenderer, code_key, convert, index_item, literal, positional_names, type_name, unravel, with_header,
 )
 from ...codegen.templates import clone, fill, fill_body, module
 from ...ir.dtypes import compute_dtype
 from ...ir.graph import Literal
-from ...loops.loopnest import Accumulate, Compute, LoopNest, OnlineAccumulate, walk
+from ...loops.loopnest import Accumulate, Compute, LoopNest, OnlineAccumulate, Parts, Phase, walk
 from ...ir.ops import NO_INDEX
 from . import templates, trig_loops, vector_math
 
@@ -513,6 +514,8 @@ def _kernel_ast(nest: LoopNest, params: list[str], lanes: int, nsplit: int = 1, 
             *rows, last = nest.outer
             return fill(templates.pointwise_2d, name=nest.name, params=params, UNRAVEL=unravel("row", tuple(rows)),
                         LOOP=nested_loops([last], body.stmts(nest.body)))
+        if len(nest.body) == 1 and isinstance(nest.body[0], Parts):
+            return fill(templates.pointwise_parts, name=nest.name, params=params, PARTS=_part_loops(nest, body))
         # With sin or cos, blocks of points: trig_loops checks each block's arguments first.
         template = templates.pointwise_blocks if uses_trig(nest) else templates.pointwise
         return fill(template, name=nest.name, params=params, UNRAVEL=unravel("lin", nest.outer),
@@ -525,6 +528,24 @@ def _kernel_ast(nest: LoopNest, params: list[str], lanes: int, nsplit: int = 1, 
     if kind == "columns":
         return _column_ast(nest, params, trig)
     return _reduction_ast(nest, params, lanes, trig)
+
+
+def _part_loops(nest: LoopNest, body) -> list[ast.stmt]:
+    """A kernel of several parts as one loop a part, over its own points (from its start to the
+    next part's, or to the total), in place of one loop branching at every point."""
+    (parts,) = nest.body
+    ends = [index_item(b) for b in parts.bounds] + [var("total")]
+    stmts = []
+    for part, end in zip(parts.parts, ends):
+        points = end if part.start == 0 else ast.BinOp(end, ast.Sub(), index_item(part.start))
+        template = templates.part_blocks if uses_trig(_part_only(nest, part)) else templates.part_loop
+        stmts.extend(fill_body(template, NPOINTS=points, UNRAVEL=unravel("lin", part.dims),
+                               BODY=body.stmts(part.body)))
+    return stmts
+
+
+def _part_only(nest: LoopNest, part) -> LoopNest:
+    return dataclasses.replace(nest, phases=(Phase((), part.body),))
 
 
 class _ToCpu(ast.NodeTransformer):

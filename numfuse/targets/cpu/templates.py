@@ -26,6 +26,25 @@ def pointwise_blocks(PARAMS):
             BODY
 
 
+def pointwise_parts(PARAMS):
+    # A kernel of several parts (plan/horizontal.py): each part's loop in turn, so that each
+    # stays a loop without branches that LLVM can vectorize.
+    PARTS
+
+
+def part_loop():
+    for lin in prange(NPOINTS):
+        UNRAVEL
+        BODY
+
+
+def part_blocks():
+    for blk in prange((NPOINTS + 1023) // 1024):
+        for lin in range(blk * 1024, min(NPOINTS, blk * 1024 + 1024)):
+            UNRAVEL
+            BODY
+
+
 def pointwise_2d(PARAMS):
     for row in prange(nrows):
         UNRAVEL

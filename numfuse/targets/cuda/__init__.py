@@ -36,6 +36,9 @@ class CudaTarget(Target):
             if nest.schedule == "2d":
                 return ("2d: threads side by side take neighbouring points of the last loop, rows of "
                         "threads whole rows of the others, indexed once per row")
+            if "parts" in nest.strategy:
+                return ("flat, in parts: a grid-stride loop over all the parts' points, each point branching to "
+                        "its part")
             return (f"flat: a grid-stride loop, {unroll.UNROLL} points per thread per pass (all their loads first) for a "
                     "short body, then one")
         layout = {
@@ -67,6 +70,7 @@ CUDA = CudaTarget(
     column_cache_rows=COLUMN_CACHE_ROWS,
     row_cache_place="on-chip",
     description="Numba CUDA kernels, on a GPU or on Numba's CUDA simulator",
-    # A launch costs microseconds; a GPU computes a part's indices for this many points in less.
+    # A launch costs microseconds, which a kernel of this many points notices; a larger one
+    # would lose more as a part (its loop no longer unrolled, a branch at each point).
     part_max_points=1 << 16,
 )
