@@ -160,9 +160,10 @@ class Select:
 
 @dataclass(frozen=True)
 class Part:
-    """One pointwise loop nest inside a kernel that runs several (plan/horizontal.py: updates
-    of disjoint regions share a kernel). Its points are the kernel's flat points from `start` on;
-    its own loop variables `dims` are unravelled from the flat index minus `start`."""
+    """One pointwise loop nest inside a kernel that runs several (plan/horizontal.py: pointwise
+    kernels that touch no common point share a kernel). Its points are the kernel's flat points
+    from `start` on; its own loop variables `dims` are unravelled from the flat index minus
+    `start` (or, on the CPU, it is a loop of its own over them: targets/cpu/codegen.py)."""
 
     start: Index  # a count argument (`start1`), or 0 for the first part
     dims: tuple[Dim, ...]  # sizes are count arguments (`p1_n0`), so one code serves every size
