@@ -147,6 +147,21 @@ def unravel(linear: str, dims: tuple[Dim, ...]) -> list[ast.stmt]:
     return stmts
 
 
+def branch_tree(index, bounds, branches: list[list[ast.stmt]]) -> list[ast.stmt]:
+    """`branches` behind a balanced tree of `index < bound` tests: branch k where index is
+    below bounds[k] (and at least the bound before), the last one past every bound; n branches
+    nest log2(n) deep (a Select's concatenated operands, a kernel's Parts)."""
+
+    def tree(lo: int, hi: int) -> list[ast.stmt]:
+        if hi - lo == 1:
+            return branches[lo]
+        mid = (lo + hi) // 2
+        test = ast.Compare(index_item(index), [ast.Lt()], [index_item(bounds[mid - 1])])
+        return [ast.If(test, tree(lo, mid), tree(mid, hi))]
+
+    return tree(0, len(branches))
+
+
 class StatementRenderer:
     """Statements of a LoopNest rendered as Python AST.
 
@@ -267,40 +282,23 @@ class StatementRenderer:
         return ast.Assign([buffer_subscript(s.buffer, s.index, True)], value)
 
     def select(self, s: Select) -> list[ast.stmt]:
-        """The branches, each ending with dst = its value in dst's dtype, behind a balanced
-        tree of `index < bound` tests (a concatenation of many arrays nests log2(n) deep)."""
+        """The branches, each ending with dst = its value in dst's dtype (branch_tree)."""
         branches = []
         for body, src in s.branches:
             stmts = self.stmts(body)
             branches.append(stmts + [assign(s.dst, self.operand(src, s.dtype))])
         self.types[s.dst] = np.dtype(s.dtype)
-
-        def tree(lo: int, hi: int) -> list[ast.stmt]:
-            if hi - lo == 1:
-                return branches[lo]
-            mid = (lo + hi) // 2
-            test = ast.Compare(index_item(s.index), [ast.Lt()], [index_item(s.bounds[mid - 1])])
-            return [ast.If(test, tree(lo, mid), tree(mid, hi))]
-
-        return tree(0, len(branches))
+        return branch_tree(s.index, s.bounds, branches)
 
     def parts(self, s: Parts) -> list[ast.stmt]:
-        """Each part behind a balanced tree of `index < bound` tests: its loop variables from
-        the flat index minus its start, then its statements."""
+        """Each part (branch_tree): its loop variables from the flat index minus its start,
+        then its statements."""
         branches = []
         for k, part in enumerate(s.parts):
             local = f"p{k}_lin"
             offset = ast.BinOp(var(s.index), ast.Sub(), index_item(part.start)) if part.start != 0 else var(s.index)
             branches.append([assign(local, offset)] + unravel(local, part.dims) + self.stmts(part.body))
-
-        def tree(lo: int, hi: int) -> list[ast.stmt]:
-            if hi - lo == 1:
-                return branches[lo]
-            mid = (lo + hi) // 2
-            test = ast.Compare(var(s.index), [ast.Lt()], [index_item(s.bounds[mid - 1])])
-            return [ast.If(test, tree(lo, mid), tree(mid, hi))]
-
-        return tree(0, len(branches))
+        return branch_tree(s.index, s.bounds, branches)
 
     def stmts(self, stmts) -> list[ast.stmt]:
         result: list[ast.stmt] = []

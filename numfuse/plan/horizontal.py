@@ -31,9 +31,10 @@ MAX_PARTS = 8
 MAX_STATEMENTS = 64
 
 
-def _joinable(kernel, target) -> bool:
+def _joinable(step, target) -> bool:
     """A pointwise kernel the target lets be a part (Target.may_be_part: while small)."""
-    return kernel.spec.kind == "pointwise" and combinable(kernel.nest) and target.may_be_part(kernel.nest)
+    return not isinstance(step, LibraryStep) and step.spec.kind == "pointwise" and combinable(step.nest) \
+        and target.may_be_part(step.nest)
 
 
 def _storage_accesses(kernel, family) -> dict:
@@ -83,7 +84,7 @@ def kernel_runs(steps, family: dict[Var, Var], names: dict, target) -> tuple[lis
     accesses: dict[int, dict] = {}
     for step in steps:
         run = runs[-1] if runs else None
-        if _joinable_step(step, target) and run is not None and all(_joinable_step(k, target) for k in run):
+        if _joinable(step, target) and run is not None and all(_joinable(k, target) for k in run):
             statements = sum(_statements(k) for k in run + [step])
             if len(run) >= MAX_PARTS:
                 refused[id(step)] = f"the kernel before it already has {MAX_PARTS} parts"
@@ -102,10 +103,6 @@ def kernel_runs(steps, family: dict[Var, Var], names: dict, target) -> tuple[lis
 
 def _statements(kernel) -> int:
     return sum(1 for _ in walk(kernel.nest.body))
-
-
-def _joinable_step(step, target) -> bool:
-    return not isinstance(step, LibraryStep) and _joinable(step, target)
 
 
 def merged_kernel(run, reason: str, kernel_class):
