@@ -11,7 +11,8 @@ are passed, else the CPU target (Numba parallel functions on NumPy arrays).
 """
 
 from .errors import (
-    CacheSecurityError, NumfuseError, NumfuseWarning, SimulatorWarning, TargetWarning, TracingError, UnsupportedError,
+    CacheSecurityError, NumfuseError, NumfuseWarning, SimulatorWarning, TargetWarning, TracingError, UnfusedCallWarning,
+    UnsupportedError,
 )
 from .jit_function import JitFunction, jit
 from .version import __version__
@@ -33,5 +34,5 @@ def set_num_threads(n: int) -> None:
 
 
 __all__ = ["CacheSecurityError", "clear_cache", "jit", "JitFunction", "NumfuseError", "NumfuseWarning", "SimulatorWarning",
-           "TargetWarning", "TracingError",
+           "TargetWarning", "TracingError", "UnfusedCallWarning",
            "UnsupportedError", "set_num_threads", "__version__"]

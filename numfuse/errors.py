@@ -54,6 +54,11 @@ class SimulatorWarning(NumfuseWarning):
     """numfuse runs kernels on Numba's CUDA simulator (no CUDA driver or GPU was found)."""
 
 
+class UnfusedCallWarning(NumfuseWarning):
+    """A call ran the function through NumPy, unfused, because NumPy's floating-point error state
+    (np.errstate, np.seterr) asks to raise, call or log, which kernels cannot do."""
+
+
 class TargetWarning(NumfuseWarning):
     """Said once per process when target "auto" finds no GPU and runs on the CPU target."""
 

@@ -26,17 +26,21 @@ from typing import Any, Callable
 import numpy as np
 
 from .codegen.statements import KernelSource
-from .errors import NeedsGraphBreak, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TracingError, UnsupportedError, warn_once
+from .errors import (
+    NeedsGraphBreak, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TracingError, UnfusedCallWarning, UnsupportedError,
+    warn_once,
+)
 from .ir.graph import format_graph
 from .loops.loopnest import format_loopnest
 from .plan.planner import Plan, plan as make_plan
-from .targets.cuda.libraries import describe as describe_array
+from .targets.cuda.libraries import describe as describe_array, library_of
 from .targets.cuda.streams import check_stream_option
 from .frontend.aliasing import base_of, external_sharing, find_sharing, overlapping
 from .frontend.arguments import RANDOM_STATES, classify, flatten_containers, has_array_leaf
 from .frontend.captures import captures_of, changed_guard, guards_hold, swapped_arrays
 from .frontend.captures import traced_function as captures_traced_function
 from . import debug
+from .runtime import fp_modes
 from .targets import Target, choose as choose_target, requested as requested_target
 from .explain import emit_plan, explain_text, segmented_explain_text, signature_text
 from .frontend.returns import as_numpy_returns, subclass_wrapper
@@ -447,6 +451,12 @@ class JitFunction:
         return functools.partial(self, instance)
 
     def __call__(self, *args, **kwargs):
+        stopping = fp_modes.stopping_categories()
+        if stopping:
+            if fp_modes.host_only((*args, *kwargs.values()), library_of) and not _inside_a_trace(args, kwargs):
+                warnings.warn(f"numfuse: {self._label()}: {fp_modes.reason(stopping)}", UnfusedCallWarning,
+                              stacklevel=2)
+                return self._fn(*args, **kwargs)
         if self._fast and not kwargs:
             key = self._fast_key(args, self._static_positions)
             try:

@@ -1,0 +1,132 @@
+"""NumPy's floating-point error modes: where the caller asks NumPy to raise (np.errstate,
+np.seterr), a call on NumPy arrays raises NumPy's FloatingPointError, not inf from a kernel;
+where NumPy only warns or ignores, the kernels run. On both targets."""
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import numfuse
+
+X = np.array([1.0, 4.0, 9.0])
+ZEROS = np.array([1.0, 0.0, 2.0])
+
+
+def counted(fn):
+    """fn, and a list that grows each time NumPy runs its body (tracing counts too)."""
+    runs = []
+
+    def body(*args):
+        runs.append(1)
+        return fn(*args)
+
+    return body, runs
+
+
+def sqrt_over(x, y):
+    return np.sqrt(x) / y
+
+
+def jitted_and_runs(fn):
+    body, runs = counted(fn)
+    jf = numfuse.jit(body)
+    return jf, runs
+
+
+@pytest.mark.parametrize("fn, args, category", [
+    (sqrt_over, (X, ZEROS), "divide"),
+    (lambda x: np.log(x - 2.0), (X,), "invalid"),
+    (lambda x: np.exp(x * 100.0), (X,), "over"),
+    (lambda x: (x * 1e-300) * 1e-300, (X,), "under"),
+    (lambda x: (np.tanh(x) / (x - 4.0)).sum(), (X,), "divide"),  # inside a fused reduction
+    (lambda x: np.where(x > 2.0, np.log(x - 5.0), 0.0), (X,), "invalid"),  # a discarded branch
+])
+def test_a_raising_error_state_raises_numpys_floating_point_error(fn, args, category):
+    jf = numfuse.jit(fn)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(jf(*args), fn(*args))  # the kernels, compiled
+    with np.errstate(**{category: "raise"}):
+        with pytest.raises(FloatingPointError) as numpys:
+            fn(*args)
+        with pytest.warns(numfuse.UnfusedCallWarning, match=f"{category}='raise'"):
+            with pytest.raises(FloatingPointError) as ours:
+                jf(*args)
+    assert str(ours.value) == str(numpys.value)
+
+
+def test_the_kernels_serve_the_calls_before_and_after_a_raising_state():
+    jf, runs = jitted_and_runs(sqrt_over)
+    first = jf(X, ZEROS)
+    traced = len(runs)
+    assert jf(X, ZEROS)[1] == np.inf and len(runs) == traced  # the cached kernels, the fast path
+    with np.errstate(all="raise"), pytest.warns(numfuse.UnfusedCallWarning):
+        np.testing.assert_array_equal(jf(X, X), sqrt_over(X, X))  # no error: NumPy's values
+    assert len(runs) == traced + 1
+    np.testing.assert_array_equal(jf(X, ZEROS), first)
+    assert len(runs) == traced + 1
+
+
+@pytest.mark.parametrize("mode", ["warn", "ignore"])
+def test_warn_and_ignore_keep_the_kernels(mode):
+    jf, runs = jitted_and_runs(sqrt_over)
+    jf(X, ZEROS)
+    traced = len(runs)
+    with np.errstate(all=mode), warnings.catch_warnings():
+        warnings.simplefilter("error", numfuse.UnfusedCallWarning)
+        with np.errstate(all="ignore"):
+            expected = sqrt_over(X, ZEROS)
+        np.testing.assert_array_equal(jf(X, ZEROS), expected)
+    assert len(runs) == traced
+
+
+def test_seterr_is_seen_like_errstate():
+    jf = numfuse.jit(sqrt_over)
+    jf(X, ZEROS)
+    old = np.seterr(divide="raise")
+    try:
+        with pytest.warns(numfuse.UnfusedCallWarning), pytest.raises(FloatingPointError):
+            jf(X, ZEROS)
+    finally:
+        np.seterr(**old)
+    assert jf(X, ZEROS)[1] == np.inf
+
+
+def test_a_call_mode_calls_the_users_function_as_numpy_does():
+    jf = numfuse.jit(sqrt_over)
+    theirs, ours = [], []
+    with np.errstate(divide="call", call=lambda kind, flag: theirs.append(kind)):
+        with np.errstate(all="ignore"):
+            expected = sqrt_over(X, ZEROS)
+        with np.errstate(divide="call"):
+            sqrt_over(X, ZEROS)
+    with np.errstate(divide="call", call=lambda kind, flag: ours.append(kind)):
+        with pytest.warns(numfuse.UnfusedCallWarning):
+            got = jf(X, ZEROS)
+    np.testing.assert_array_equal(got, expected)
+    assert ours == theirs == ["divide by zero"]
+
+
+def test_a_jitted_function_inside_another_raises_as_numpy_does():
+    inner = numfuse.jit(lambda x: x / (x - 4.0))
+    outer = numfuse.jit(lambda x: inner(x) + 1.0)
+    np.testing.assert_array_equal(outer(X)[0], 1.0 / -3.0 + 1.0)
+    with np.errstate(divide="raise"), pytest.warns(numfuse.UnfusedCallWarning):
+        with pytest.raises(FloatingPointError, match="divide by zero"):
+            outer(X)
+
+
+@pytest.mark.skipif(os.environ.get("NUMFUSE_TARGET") == "cpu", reason="device arrays: the CUDA target")
+def test_device_arrays_keep_the_kernels_as_cupy_has_no_error_modes():
+    from numfuse.targets.cuda.device import backend
+
+    cuda = backend().cuda
+    jf, runs = jitted_and_runs(sqrt_over)
+    x, y = cuda.to_device(X), cuda.to_device(ZEROS)
+    jf(x, y)
+    traced = len(runs)
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error", numfuse.UnfusedCallWarning)
+        got = jf(x, y).copy_to_host()
+    assert got[1] == np.inf and len(runs) == traced
