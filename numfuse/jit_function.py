@@ -786,7 +786,8 @@ def jit(fn: Callable | None = _NO_FUNCTION, *, static_argnums=(), static_argname
     NumPy raises them, at the user's line; numfuse.CacheSecurityError for a cache folder others
     can write; NumPy's FloatingPointError where np.errstate asks NumPy to raise (such a call runs
     through NumPy, unfused). Warnings are numfuse.NumfuseWarning (numfuse.SimulatorWarning,
-    numfuse.TargetWarning, numfuse.UnfusedCallWarning). NUMFUSE_DEBUG, NUMFUSE_DUMP and NUMFUSE_QUIET: see the guide.
+    numfuse.TargetWarning, numfuse.UnfusedCallWarning). NUMFUSE_DEBUG, NUMFUSE_DUMP and
+    NUMFUSE_QUIET: see the guide.
 
     The user guide, with every option and error: docs/user-guide.md in numfuse's source tree.
     """

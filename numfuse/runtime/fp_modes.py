@@ -22,9 +22,10 @@ try:  # NumPy 2: the error state is a context variable, read in tens of nanoseco
 except ImportError:  # pragma: no cover - another NumPy layout: np.geterr() at each call (about 1 us)
     _ERROR_STATE = None
 
-# The last error state seen and its answer: a cache, keyed by the state object's identity (held
-# here, so the identity is not reused while it is the key).
-_last_state: list = [None, ()]
+# The last error state seen and its answer, as one tuple so that threads read a matching pair:
+# a cache, keyed by the state object's identity (held here, so the identity is not reused while
+# it is the key).
+_last_state: list = [(None, ())]
 
 
 def stopping_categories() -> tuple[str, ...]:
@@ -32,10 +33,11 @@ def stopping_categories() -> tuple[str, ...]:
     if _ERROR_STATE is None:
         return _stopping(np.geterr())
     state = _ERROR_STATE.get()
-    if state is _last_state[0]:
-        return _last_state[1]
+    seen, answer = _last_state[0]
+    if state is seen:
+        return answer
     answer = _stopping(np.geterr())
-    _last_state[:] = [state, answer]
+    _last_state[0] = (state, answer)
     return answer
 
 

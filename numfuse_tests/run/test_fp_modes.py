@@ -3,6 +3,7 @@ np.seterr), a call on NumPy arrays raises NumPy's FloatingPointError, not inf fr
 where NumPy only warns or ignores, the kernels run. On both targets."""
 
 import os
+import threading
 import warnings
 
 import numpy as np
@@ -130,3 +131,27 @@ def test_device_arrays_keep_the_kernels_as_cupy_has_no_error_modes():
         warnings.simplefilter("error", numfuse.UnfusedCallWarning)
         got = jf(x, y).copy_to_host()
     assert got[1] == np.inf and len(runs) == traced
+
+
+def test_the_state_is_each_threads_own():
+    jf, runs = jitted_and_runs(sqrt_over)
+    jf(X, ZEROS)
+    traced = len(runs)
+    start, outcomes = threading.Barrier(8), {}
+
+    def call(i):
+        start.wait()
+        state = np.errstate(divide="raise") if i % 2 else np.errstate()
+        with state:  # (no catch_warnings here: it is not thread-safe; pytest collects the warnings)
+            try:
+                outcomes[i] = jf(X, ZEROS)[1]
+            except FloatingPointError:
+                outcomes[i] = "raised"
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outcomes == {i: "raised" if i % 2 else np.inf for i in range(8)}
+    assert len(runs) == traced + 4  # the four raising calls ran the body; the others, kernels
