@@ -26,7 +26,8 @@ def mlp_gelu(x, w, b):
 
 
 def cumsum_normalized(x):
-    """Running sums over each row, divided by the row's total: a scan between two kernels."""
+    """Running sums over each row, divided by the row's total: a fused scan (with the row's
+    total beside it), then the division."""
     return np.cumsum(x * 2.0, axis=1) / x.sum(axis=1, keepdims=True)
 
 

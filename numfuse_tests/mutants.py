@@ -43,8 +43,9 @@ class Mutant:
 MUTANTS = (
     Mutant("the planner forgets that a reduction's input must be read at its own row's points",
            "numfuse/plan/planner.py",
-           "if self._row_key(producer) == key and maps == {reduction_map(producer, key[0])}:",
-           "if self._row_key(producer) == key:",
+           "elif self._row_key(producer) == key and not is_scan(producer.prim) and \\\n"
+           "                    maps == {reduction_map(producer, key[0])}:",
+           "elif self._row_key(producer) == key and not is_scan(producer.prim):",
            ("numfuse_tests/trace/test_plans.py::test_random_square_program_plan_invariants",
             "numfuse_tests/run/test_planted_bug_guards.py")),
     Mutant("a transpose's index map uses the permutation, not its inverse",
@@ -131,6 +132,22 @@ MUTANTS = (
            "            offset = ast.BinOp(var(s.index), ast.Sub(), index_item(part.start)) if part.start != 0 else var(s.index)\n",
            "            offset = var(s.index)\n",
            ("numfuse_tests/run/test_disjoint_updates.py",)),
+    Mutant("an array made from its indices takes its first formula without checking it against NumPy's",
+           "numfuse/frontend/numpy_index_arrays.py",
+           "        if _same_bits(value, array):\n",
+           "        if True:\n",
+           ("numfuse_tests/trace/test_index_arrays.py::test_no_formula_leaves_numpys_constant",
+            "numfuse_tests/run/test_made_arrays.py::test_arange_is_numpys_bit_for_bit")),
+    Mutant("the index a kernel computes for an iota is one past the point's",
+           "numfuse/codegen/statements.py",
+           'return assign(s.dst, call("int64", index_item(s.index)))',
+           'return assign(s.dst, ast.BinOp(call("int64", index_item(s.index)), ast.Add(), ast.Constant(1)))',
+           ("numfuse_tests/run/test_made_arrays.py",)),
+    Mutant("a scan's running value is read in a later pass, where it holds the row's total",
+           "numfuse/loops/lower.py",
+           "if self.phase_of.get(var, 0) != phase or imap != identity_map(self.domain):",
+           "if imap != identity_map(self.domain):",
+           ("numfuse_tests/run/test_scans.py::test_scans_match_numpy",)),
 )
 
 

@@ -170,6 +170,16 @@ def borders(x, v):
     return u
 
 
+def index_arrays(x):
+    # Arrays made from their indices are computed where they are read, never loaded: one
+    # kernel that reads x alone.
+    n, m = x.shape
+    ramp = np.linspace(0.0, 1.0, m, dtype=np.float32)
+    weights = np.arange(1, n + 1, dtype=np.float32)[:, None] * ramp
+    diagonal = np.eye(n, m, k=1, dtype=np.float32)
+    return (x * weights + diagonal).sum(axis=1), np.mgrid[0:n, 0:m][1] * x
+
+
 PROGRAMS = [
     Program("quickstart", quickstart, lambda r: (f32(r, 5, 7), f32(r, 5, 7)), 1, 7, exact_bytes=True),
     Program("chain10", chain10, lambda r: (f32(r, 6, 9),), 1, exact_bytes=True),
@@ -198,4 +208,5 @@ PROGRAMS = [
     Program("reshape_copy", reshape_copy, lambda r: (f32(r, 4, 6),), 2),
     Program("joined", joined, lambda r: (f32(r, 3, 4), f32(r, 3, 4)), 2),
     Program("borders", borders, lambda r: (f32(r, 6, 7), f32(r, 6, 7)), 3),
+    Program("index_arrays", index_arrays, lambda r: (f32(r, 5, 7),), 1, 7, exact_bytes=True),
 ]

@@ -23,7 +23,7 @@ from ..ir import scalar_impl
 from ..ir.dtypes import SUPPORTED, compute_dtype, part_dtype
 from ..ir.graph import Literal
 from ..loops.loopnest import (
-    ERRORS_BUFFER, Accumulate, Accumulator, Check, Compute, Dim, Guard, Load, LoopNest, OnlineAccumulate, Parts, Select, Store, walk,
+    ERRORS_BUFFER, Accumulate, Accumulator, Check, Compute, Dim, Guard, Iota, Load, LoopNest, OnlineAccumulate, Parts, Select, Store, walk,
 )
 from ..ir.ops import ELEMENTWISE
 from .pyast import assign, call, var
@@ -277,6 +277,10 @@ class StatementRenderer:
         self.types[s.dst] = self.buffers[s.buffer]
         return [assign(s.dst, buffer_subscript(s.buffer, s.index))]
 
+    def iota(self, s: Iota) -> ast.stmt:
+        self.types[s.dst] = np.dtype(np.int64)
+        return assign(s.dst, call("int64", index_item(s.index)))
+
     def store(self, s: Store) -> ast.stmt:
         value = self.operand(s.src, self.buffers[s.buffer])
         return ast.Assign([buffer_subscript(s.buffer, s.index, True)], value)
@@ -307,6 +311,8 @@ class StatementRenderer:
                 result.extend(self.load(s))
             elif isinstance(s, Compute):
                 result.extend(self.compute(s))
+            elif isinstance(s, Iota):
+                result.append(self.iota(s))
             elif isinstance(s, Store):
                 result.append(self.store(s))
             elif isinstance(s, Accumulate):

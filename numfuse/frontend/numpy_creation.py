@@ -12,8 +12,9 @@ and decides):
 - a filled array (np.zeros, np.ones, np.full, np.empty: zeros) is a broadcast of one value, never
   memory: writing into it by slices or masks works as into any array the function computes;
 - np.full with a traced fill value broadcasts that value;
-- the others are NumPy's array itself, a constant of the trace (their arguments are Python
-  values, so the array is too), read by the kernels as any captured constant array.
+- the others (np.arange, np.eye, np.indices, np.mgrid, ...) are computed from their indices
+  where the kernels read them (numpy_index_arrays.py), or, where no formula of the indices gives
+  NumPy's values bit for bit, NumPy's array itself, a constant of the trace.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import threading
 import numpy as np
 
 from ..errors import at_user_line, unsupported
+from . import numpy_index_arrays as index_arrays
 from .traced import TracedArray
 
 _local = threading.local()  # this thread's traces, innermost last
@@ -36,7 +38,8 @@ _lock = threading.Lock()
 _installed = [0]  # how many traces, on every thread, are running
 _ORIGINALS: dict[str, object] = {}
 _NAMES = ("zeros", "ones", "empty", "full", "eye", "identity", "arange", "linspace", "logspace", "tri",
-          "array", "asarray")
+          "indices", "array", "asarray")
+_GRIDS = ("mgrid", "ogrid")
 
 
 def tracing_now() -> bool:
@@ -92,6 +95,32 @@ def _traced(name: str, original):
     make.__doc__ = original.__doc__
     make.__wrapped__ = original
     return make
+
+
+class _TracedGrid:
+    """np.mgrid or np.ogrid while a function is traced: indexed from the user's code on the
+    tracing thread, a value computed from its indices (NumPy's grid where none matches)."""
+
+    def __init__(self, name: str, original):
+        self._name, self._original = name, original
+
+    def __getitem__(self, key):
+        result = self._original[key]
+        ctx = _current()
+        if ctx is None or not _from_user_code(2, self._name):
+            return result
+        made = index_arrays.grid(ctx, result, key, sparse=self._name == "ogrid")
+        if made is not None:
+            return made
+        if isinstance(result, tuple):
+            return tuple(ctx.as_tracer(ctx.operand(a)) for a in result)
+        return ctx.as_tracer(ctx.operand(result))
+
+    def __getattr__(self, name):
+        return getattr(self._original, name)
+
+    def __len__(self):
+        return len(self._original)
 
 
 def _random_functions() -> list[str]:
@@ -187,8 +216,53 @@ def _make(ctx, name, original, args, kwargs):
     if traced:
         raise unsupported(f"np.{name} with a traced argument", "pass its arguments as Python values (static arguments)")
     array = original(*args, **kwargs)
+    made = _from_indices(ctx, name, array, args, kwargs)
+    if made is not None:
+        return made
+    if isinstance(array, tuple):  # np.indices(sparse=True); np.linspace(retstep=True): its step
+        return tuple(ctx.as_tracer(ctx.operand(a)) if isinstance(a, np.ndarray) else a for a in array)
     result = ctx.as_tracer(ctx.operand(array))
     return ctx.numpy_scalar(result) if array.ndim == 0 else result
+
+
+def _linspace_arguments(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    return start, stop, operator.index(num), endpoint, retstep, dtype, axis
+
+
+def _logspace_arguments(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    return start, stop, operator.index(num), endpoint, base, dtype, axis
+
+
+def _from_indices(ctx, name, array, args, kwargs):
+    """NumPy's `array` (the result of np.`name`) as a value computed from its indices
+    (numpy_index_arrays.py), or None: then it is a constant of the trace."""
+    if name == "arange":
+        return index_arrays.arange(ctx, array)
+    if name in ("eye", "identity"):
+        return index_arrays.eye(ctx, array, args, kwargs, 2 if name == "eye" else None)
+    if name == "tri":
+        return index_arrays.tri(ctx, array, args, kwargs)
+    if name == "indices":
+        dtype = args[1] if len(args) > 1 else kwargs.get("dtype", int)
+        return index_arrays.indices(ctx, array, np.dtype(dtype))
+    if name == "linspace":
+        start, stop, num, endpoint, retstep, dtype, axis = _linspace_arguments(*args, **kwargs)
+        values = array[0] if retstep else array
+        if axis != 0 or np.ndim(start) or np.ndim(stop):
+            return None
+        made = index_arrays.linspace(ctx, values, start, stop, num, endpoint, dtype)
+        return None if made is None else (made, array[1]) if retstep else made
+    if name == "logspace":
+        start, stop, num, endpoint, base, dtype, axis = _logspace_arguments(*args, **kwargs)
+        if axis != 0 or np.ndim(start) or np.ndim(stop) or np.ndim(base):
+            return None
+        line = _ORIGINALS.get("linspace", np.linspace)(start, stop, num=num, endpoint=endpoint)
+        exponent = index_arrays.linspace(ctx, line, start, stop, num, endpoint, line.dtype)
+        if exponent is None:
+            return None
+        # NumPy's np.power(base, y): base is a Python or NumPy scalar, as NumPy weighs it.
+        return np.power(base, exponent).astype(array.dtype)
+    return None
 
 
 def _linspace(ctx, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
@@ -240,6 +314,10 @@ def creating_arrays(ctx):
                 original = getattr(np, name)
                 _ORIGINALS[name] = original
                 setattr(np, name, _traced(name, original))
+            for name in _GRIDS:
+                original = getattr(np, name)
+                _ORIGINALS[name] = original
+                setattr(np, name, _TracedGrid(name, original))
             for name in _random_functions():
                 original = getattr(np.random, name)
                 _ORIGINALS["random." + name] = original
@@ -303,10 +381,8 @@ def _triangle(lower: bool):
         if t.ndim == 0:
             raise ValueError("input array must be at least 1-d")  # as np.tri's shape check says
         rows, cols = t.shape[-2:] if t.ndim >= 2 else (t.shape[-1], t.shape[-1])  # 1-D: (n, n)
-        tri = _ORIGINALS.get("tri", np.tri)
-        keep = tri(rows, cols, k, dtype=bool) if lower else ~tri(rows, cols, k - 1, dtype=bool)
-        mask = ctx.as_tracer(ctx.operand(keep))
-        return np.where(mask, t, np.zeros((), t.dtype))
+        mask = index_arrays.triangle_mask(ctx, rows, cols, operator.index(k), lower)
+        return np.where(mask, t, t.dtype.type(0))
 
     return handler
 

@@ -196,10 +196,33 @@ def _scan(prim):
         params = {"axis": _axis_param(t, axis, f"np.{prim}")}
         if dtype is not None:
             params["dtype"] = check_supported(dtype, f"np.{prim}(dtype=...)")
+        fused = _fused_scan(ctx, prim, t, params["axis"], params.get("dtype"))
+        if fused is not None:
+            return fused
         note(ctx, f"np.{prim} runs as a library call (a scan)")
         return ctx.numpy_scalar(bind_library(ctx, prim, [t], params)[0])
 
     return handler
+
+
+def _fused_scan(ctx, prim, t, axis, dtype):
+    """np.cumsum and friends as a scan primitive, fused with its producers and consumers in one
+    pass over each row: the input cast to NumPy's result dtype (add.accumulate casts each element
+    first, as this does), NaNs replaced as np.nancumsum replaces them, a flattened scan of the
+    C-order ravel. float16 (NumPy rounds every partial result to half) and complex values stay a
+    library call; None then."""
+    stand_in = np.zeros((1,) * max(t.ndim, 1), t.dtype)
+    result = np.dtype(getattr(np, prim)(stand_in, axis=axis, dtype=dtype).dtype)
+    if result.kind not in "biuf" or result == np.float16 or t.dtype.kind == "c":
+        return None
+    x = t
+    if prim.startswith("nan") and x.dtype.kind == "f":
+        x = np.where(np.isnan(x), x.dtype.type(0 if prim == "nancumsum" else 1), x)
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    x = ctx.convert(x, result)
+    name = "scan_sum" if prim.endswith("cumsum") else "scan_prod"
+    return ctx.bind(name, [ctx.atom(x)], x.shape, result, params=(("axes", (axis,)),))
 
 
 # -- FFTs ------------------------------------------------------------------------------------------

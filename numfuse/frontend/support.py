@@ -54,7 +54,8 @@ def supported_operations_markdown() -> str:
         lines.append(f"| {title} (ufuncs) | {', '.join(f'`np.{n}`' for n in names if n in ufuncs)} |")
     functions = sorted(function_name(f) for f in FUNCTIONS)
     lines.append(f"| NumPy functions | {', '.join(f'`{n}`' for n in dict.fromkeys(functions))} |")
-    reductions = sorted(f"`np.{op.ufunc.__name__}.reduce`" for op in REDUCTIONS.values() if op.ufunc is not None)
+    reductions = sorted(f"`np.{op.ufunc.__name__}.reduce`" for op in REDUCTIONS.values()
+                        if op.ufunc is not None and not op.scan)
     lines.append(f"| Ufunc reductions | {', '.join(reductions)} |")
     lines.append("| Other ufunc methods | `ufunc.outer` of every binary ufunc above; `np.add.at`, "
                  "`np.subtract.at`, `np.multiply.at`, `np.maximum.at`, `np.minimum.at` |")

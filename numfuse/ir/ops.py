@@ -82,6 +82,9 @@ class ReduceOp:
     name: str
     combine: str  # an ElementwiseOp name, or "argmax" / "argmin" (scalar_impl's pick templates)
     ufunc: np.ufunc | None
+    # A scan (np.cumsum, np.cumprod): the accumulator's running value at every point of the
+    # row, in the row's order, a result of the input's shape (scan_sum[axes=(a,)]).
+    scan: bool = False
 
     @property
     def indexed(self) -> bool:
@@ -291,6 +294,8 @@ REDUCTIONS: dict[str, ReduceOp] = {
         ReduceOp("reduce_fmin", "fmin", np.fmin),
         ReduceOp("reduce_argmax", "argmax", None),
         ReduceOp("reduce_argmin", "argmin", None),
+        ReduceOp("scan_sum", "add", np.add, scan=True),
+        ReduceOp("scan_prod", "multiply", np.multiply, scan=True),
     ]
 }
 
@@ -301,4 +306,9 @@ REDUCTIONS: dict[str, ReduceOp] = {
 
 
 def is_reduction(prim: str) -> bool:
+    """A reduction or a scan: the accumulators of a kernel over rows."""
     return prim in REDUCTIONS
+
+
+def is_scan(prim: str) -> bool:
+    return prim in REDUCTIONS and REDUCTIONS[prim].scan

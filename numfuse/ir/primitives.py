@@ -5,11 +5,15 @@ The kinds, and what reads them:
 
 - "elementwise" (ops.ELEMENTWISE; a scalar template each): fused anywhere;
 - "reduction" (ops.REDUCTIONS): the accumulators of a reduction kernel;
+- "scan" (ops.REDUCTIONS' scan_sum, scan_prod): an accumulator of a reduction kernel whose
+  running value, point by point along the row, is the result (np.cumsum, np.cumprod);
 - "view" (broadcast, transpose, slice, reshape): index maps, no arithmetic (viewmaps.py);
 - "convert": a cast, elementwise;
 - "concatenate": a select between operands by the index along an axis;
 - "update": a region of an array's buffer written in place;
 - "gather": an indirect load (numpy_indexing.py);
+- "iota": 0, 1, ..., n-1 (int64), the index of the point, computed where it is read, never
+  memory: the arrays a function makes (np.arange, np.eye, np.indices: numpy_creation.py);
 - "library": a library call between kernels (library_ops.py).
 
 `abstract_eval(eqn)` re-derives an equation's aval; `ir.check_graph(graph, abstract_eval)` runs
@@ -81,7 +85,18 @@ def _reduction_rule(avals, params, out):
     return Aval(shape, a.dtype)
 
 
+def _scan(avals, params, out):
+    """A scan keeps its operand's shape and dtype (the frontend casts to NumPy's result dtype
+    first); it runs along one axis."""
+    (a,) = avals
+    if len(params["axes"]) != 1 or not 0 <= params["axes"][0] < a.ndim:
+        raise AssertionError(f"scan: one axis of {a.shape}, not {params['axes']}")
+    return Aval(a.shape, a.dtype)
+
+
 def _reduction_of(op) -> Callable:
+    if op.scan:
+        return _scan
     if op.indexed:
         return lambda avals, params, out: Aval(_reduction_rule(avals, params, out).shape, np.dtype(np.int64))
     if op.combine in ("logical_or", "logical_and"):
@@ -146,6 +161,12 @@ def _gather(avals, params, out):
     return Aval(x.shape[:axis] + joint + x.shape[axis + len(indices):], x.dtype)
 
 
+def _iota(avals, params, out):
+    if avals or out.ndim != 1:
+        raise AssertionError("iota: no operands, one axis")
+    return Aval(out.shape, np.dtype(np.int64))
+
+
 def _library_rule(op) -> Callable:
     def rule(avals, params, out):
         options = {k: v for k, v in params.items() if k != "output"}
@@ -158,13 +179,14 @@ PRIMITIVES: dict[str, Primitive] = {}
 for _op in ELEMENTWISE.values():
     PRIMITIVES[_op.name] = Primitive(_op.name, "elementwise", _elementwise_rule(_op))
 for _op in REDUCTIONS.values():
-    PRIMITIVES[_op.name] = Primitive(_op.name, "reduction", _reduction_of(_op))
+    PRIMITIVES[_op.name] = Primitive(_op.name, "scan" if _op.scan else "reduction", _reduction_of(_op))
 for _name, _rule in (("broadcast", _broadcast), ("transpose", _transpose), ("slice", _slice), ("reshape", _reshape)):
     PRIMITIVES[_name] = Primitive(_name, "view", _rule)
 PRIMITIVES["convert"] = Primitive("convert", "convert", _convert)
 PRIMITIVES["concatenate"] = Primitive("concatenate", "concatenate", _concatenate)
 PRIMITIVES["update"] = Primitive("update", "update", _update)
 PRIMITIVES["gather"] = Primitive("gather", "gather", _gather)
+PRIMITIVES["iota"] = Primitive("iota", "iota", _iota)
 for _op in LIBRARY.values():
     PRIMITIVES[_op.name] = Primitive(_op.name, "library", _library_rule(_op))
 

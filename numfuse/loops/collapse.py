@@ -27,7 +27,7 @@ import numpy as np
 from ..ir import indexing
 from ..ir.graph import Var
 from .loopnest import (
-    ERRORS_BUFFER, BufferParam, CountParam, Dim, Guard, Load, LoopNest, Phase, ScalarParam, Select, Store,
+    ERRORS_BUFFER, BufferParam, CountParam, Dim, Guard, Iota, Load, LoopNest, Phase, ScalarParam, Select, Store,
 )
 from .strategy import choose_cache, choose_schedule, choose_split, compiled_for
 from ..ir.viewmaps import IndexMap
@@ -196,6 +196,10 @@ class Reindex:
                 bounds = self._lift(("bounds", s.bounds), tuple(indexing.Lin((), b) for b in s.bounds))
                 branches = tuple((tuple(self.rewrite(body)), src) for body, src in s.branches)
                 result.append(Select(s.dst, s.dtype, index, bounds, branches))
+            elif isinstance(s, Iota):
+                index = indexing.substitute(s.index, lambda a: axis_dim[a])
+                index, = self._lift(("select", index), (index,))
+                result.append(Iota(s.dst, index))
             else:
                 result.append(s)
         return result

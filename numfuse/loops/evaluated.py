@@ -13,7 +13,7 @@ from typing import Any
 from ..ir import indexing
 from ..ir.dtypes import short_name
 from ..ir.graph import Var
-from .loopnest import Guard, Load, Select, Store, format_statements
+from .loopnest import Guard, Iota, Load, Select, Store, format_statements
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,8 @@ class Evaluated:
             lines.append(f"  phase {k}:")
             for a in accumulators:
                 of = f" of exp(x - {a.partner})" if a.partner else ""
-                lines.append(f"    {a.name}:{short_name(a.dtype)} = {a.identity.item()!r} ({a.combine}{of})")
+                running = ", running" if a.running else ""
+                lines.append(f"    {a.name}:{short_name(a.dtype)} = {a.identity.item()!r} ({a.combine}{of}{running})")
                 combine[a.name] = a.combine
             lines.extend(format_statements(_named(body), "    ", combine))
         if self.epilogue:
@@ -91,6 +92,8 @@ def _named(stmts) -> list:
         elif isinstance(s, Select):
             branches = tuple((tuple(_named(body)), src) for body, src in s.branches)
             out.append(Select(s.dst, s.dtype, _entry(s.index), s.bounds, branches))
+        elif isinstance(s, Iota):
+            out.append(Iota(s.dst, _entry(s.index)))
         else:
             out.append(s)
     return out

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..ir.indexing import DivMod, Gathered, Lin, boxes_meet, interval
 from .loopnest import (
-    ERRORS_BUFFER, Check, Compute, CountParam, Dim, Guard, Load, LoopNest, Part, Parts, Phase, Select, Store, walk,
+    ERRORS_BUFFER, Check, Compute, CountParam, Dim, Guard, Iota, Load, LoopNest, Part, Parts, Phase, Select, Store, walk,
 )
 
 Interval = tuple[int, int]  # lo, hi (inclusive); lo > hi: no point (indexing.interval)
@@ -113,6 +113,8 @@ def _renamer(nest: LoopNest, prefix: str, buffers: dict[str, str]):
                 out.append(dataclasses.replace(s, args=tuple(operand(a) for a in s.args)))
             elif isinstance(s, Guard):
                 out.append(Guard(tuple(name(z) for z in s.zero), stmts(s.body)))
+            elif isinstance(s, Iota):
+                out.append(Iota(name(s.dst), entry(s.index)))
             elif isinstance(s, Select):
                 branches = tuple((stmts(b), operand(src)) for b, src in s.branches)
                 out.append(Select(name(s.dst), s.dtype, entry(s.index), tuple(entry(b) for b in s.bounds), branches))

@@ -104,6 +104,15 @@ class Compute:
 
 
 @dataclass(frozen=True)
+class Iota:
+    """dst (int64) = `index`, the point's own index along an axis: the values of np.arange,
+    np.eye and np.indices, computed where they are read instead of loaded from memory."""
+
+    dst: str
+    index: Index
+
+
+@dataclass(frozen=True)
 class Store:
     buffer: str
     index: tuple[Index, ...]
@@ -180,7 +189,7 @@ class Parts:
     parts: tuple[Part, ...]
 
 
-Stmt = Union[Load, Compute, Store, Accumulate, OnlineAccumulate, Check, Guard, Select, Parts]
+Stmt = Union[Load, Compute, Iota, Store, Accumulate, OnlineAccumulate, Check, Guard, Select, Parts]
 
 # The int32[1] buffer kernels with runtime checks write error codes to.
 ERRORS_BUFFER = "nf_errors"
@@ -193,6 +202,9 @@ class Accumulator:
     dtype: np.dtype  # of the values combined
     identity: object  # a NumPy scalar of dtype
     partner: str = ""  # an online_sum's maximum accumulator
+    # A scan's (np.cumsum): its points combine one after another in the row's order, and the
+    # statements after its Accumulate read its running value (the scan at that point).
+    running: bool = False
 
     @property
     def indexed(self) -> bool:
@@ -235,6 +247,11 @@ class LoopNest:
     @property
     def accumulators(self) -> tuple[Accumulator, ...]:
         return tuple(a for p in self.phases for a in p.accumulators)
+
+    @property
+    def scans(self) -> bool:
+        """Whether a phase holds a running accumulator: its rows run point by point, in order."""
+        return any(a.running for a in self.accumulators)
 
     @property
     def body(self) -> tuple[Stmt, ...]:
@@ -290,6 +307,8 @@ def format_statements(stmts, indent: str, dtypes: dict) -> list[str]:
             args = " ".join(_operand(a) for a in s.args)
             param = f"[{short_name(s.dtype)}]" if s.op == "convert" else ""
             lines.append(f"{indent}{s.dst}:{short_name(s.dtype)} = {s.op}{param} {args}")
+        elif isinstance(s, Iota):
+            lines.append(f"{indent}{s.dst}:i64 = index {s.index}")
         elif isinstance(s, Store):
             lines.append(f"{indent}store {s.buffer}[{_index(s.index)}] = {_operand(s.src)}")
         elif isinstance(s, Accumulate):
@@ -362,7 +381,8 @@ def format_loopnest(nest: LoopNest, sizes: bool = True) -> str:
         for a in phase.accumulators:
             index = " @index" if a.indexed else ""
             of = f" of exp(x - {a.partner})" if a.partner else ""
-            lines.append(f"{indent}{a.name}:{short_name(a.dtype)}{index} = {a.identity.item()!r} ({a.combine}{of})")
+            running = ", running" if a.running else ""
+            lines.append(f"{indent}{a.name}:{short_name(a.dtype)}{index} = {a.identity.item()!r} ({a.combine}{of}{running})")
         body_indent = indent
         for d in nest.inner:
             # Sizes are printed once, at the first loop.

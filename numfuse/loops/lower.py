@@ -25,10 +25,10 @@ from .collapse import build_nest
 from .evaluated import Evaluated
 from .spec import GraphInfo, KernelSpec, NotFusable
 from ..ir.dtypes import short_name
-from ..ir.indexing import Gathered
+from ..ir.indexing import Gathered, Lin
 from ..ir.graph import Atom, Eqn, Literal, SizeConst, Var
-from .loopnest import Accumulate, Accumulator, Check, Compute, Guard, Load, LoopNest, OnlineAccumulate, Select, Store
-from ..ir.ops import ELEMENTWISE, GATHER_CHECK, REDUCTIONS, is_reduction
+from .loopnest import Accumulate, Accumulator, Check, Compute, Guard, Iota, Load, LoopNest, OnlineAccumulate, Select, Store
+from ..ir.ops import ELEMENTWISE, GATHER_CHECK, REDUCTIONS, is_reduction, is_scan
 from .strategy import merged_phases, online_choice, online_softmax_pairs
 from ..ir.viewmaps import (
     STRUCTURAL, IndexMap, broadcast_map, concat_pieces, disjoint_points, gather_pieces, identity_map, operand_map,
@@ -133,7 +133,7 @@ class Lowerer:
         if var in info.scalar_inputs or var in info.buffer_inputs:
             return []
         eqn = info.producers[var]
-        if is_reduction(eqn.prim) or self._loads_materialized(var) or self._loads_stored(var):
+        if is_reduction(eqn.prim) or self._loads_materialized(var) or self._loads_stored(var) or not eqn.inputs:
             return []
         operand = eqn.inputs[0]
         if eqn.prim in STRUCTURAL:
@@ -177,6 +177,13 @@ class Lowerer:
             return self._load(var, imap, out)
         eqn = info.producers[var]
         if is_reduction(eqn.prim):
+            if var in self.owned and is_scan(eqn.prim):
+                if self.phase_of.get(var, 0) != phase or imap != identity_map(self.domain):
+                    raise NotFusable(
+                        f"{info.names[var]} ({eqn.prim}) is a running value: it is read only at its own "
+                        f"point, in the pass over the row that computes it"
+                    )
+                return f"acc{self.owned[var]}"
             if var in self.owned:
                 if self.phase_of.get(var, 0) >= phase:
                     raise NotFusable(f"{info.names[var]} is reduced in this kernel and used inside its loop")
@@ -225,6 +232,8 @@ class Lowerer:
 
     def _compute(self, eqn: Eqn, imap: IndexMap, scope: dict, out: list, phase: int):
         prim = eqn.prim
+        if prim == "iota":
+            return self._iota(eqn, imap, out)
         operand = eqn.inputs[0]
         if prim in STRUCTURAL:
             if isinstance(operand, SizeConst):
@@ -253,6 +262,19 @@ class Lowerer:
         dst = self.fresh()
         self.computed.append(eqn)
         out.append(Compute(dst, prim, args, eqn.out.aval.dtype, type_dtype))
+        return dst
+
+    def _iota(self, eqn: Eqn, imap: IndexMap, out: list):
+        """The point's index along the iota's one axis (a constant where that is fixed)."""
+        (entry,) = imap
+        self.computed.append(eqn)
+        if entry is None:
+            return Literal(np.int64(0))
+        if isinstance(entry, Lin) and not entry.terms:
+            return Literal(np.int64(entry.const))
+        self.selects.append(entry)  # like a select's, the axis stays a loop of its own
+        dst = self.fresh()
+        out.append(Iota(dst, entry))
         return dst
 
     def _gather(self, eqn: Eqn, imap: IndexMap, scope, out: list, phase: int):
@@ -334,26 +356,28 @@ class Lowerer:
                 continue
             src = self.value(eqn.inputs[0], identity_map(self.domain), scopes[phase], body, phase)
             self.computed.append(eqn)
-            accumulators.append(Accumulator(f"acc{i}", red.combine, dtype, red.identity(dtype)))
+            accumulators.append(Accumulator(f"acc{i}", red.combine, dtype, red.identity(dtype), running=red.scan))
             if eqn.out in partner_of:
                 body.append(OnlineAccumulate(f"acc{i}", f"acc{index_of[partner_of[eqn.out]]}", src))
             else:
                 body.append(Accumulate(f"acc{i}", src))
         # Outputs smaller than the domain are stored where the axes they lack are 0. The guard
         # blocks come after the whole loop body, so their scope sees every value computed there,
-        # while what they compute stays inside them.
+        # while what they compute stays inside them. A value of a scan's running value is stored
+        # in the scan's pass; every other, in the first.
         body, body_scope = phases[0][1], scopes[0]
-        guarded: dict[tuple[int, ...], tuple[list, ChainMap]] = {}
+        guarded: dict[tuple[int, tuple[int, ...]], tuple[list, ChainMap]] = {}
         for var in spec.body_stores:
             imap, missing = broadcast_map(var.aval.shape, self.domain)
+            phase = self._running_phase(var)
             if missing:
-                stmts, scope = guarded.setdefault(missing, ([], ChainMap({}, body_scope)))
+                stmts, scope = guarded.setdefault((phase, missing), ([], ChainMap({}, scopes[phase])))
             else:
-                stmts, scope = body, body_scope
-            src = self.value(var, imap, scope, stmts, 0)
+                stmts, scope = phases[phase][1], scopes[phase]
+            src = self.value(var, imap, scope, stmts, phase)
             self._store(var, imap, src, stmts)
-        for missing, (stmts, _) in guarded.items():
-            body.append(Guard(tuple(missing), tuple(stmts)))
+        for (phase, missing), (stmts, _) in guarded.items():
+            phases[phase][1].append(Guard(tuple(missing), tuple(stmts)))
         final: list = []
         final_scope: dict = {}
         for var in spec.final_stores:
@@ -378,6 +402,27 @@ class Lowerer:
         if spec.update is not None:
             self._lower_update(spec.update, body, body_scope)
         return self._finish(phases, epilogue)
+
+    def _running_phase(self, var: Var) -> int:
+        """The pass of the scans of this kernel whose running value `var` is computed from (0
+        where it reads none): the only pass in which it can be evaluated."""
+        phases, seen, stack = set(), set(), [var]
+        while stack:
+            v = stack.pop()
+            if v in seen or not isinstance(v, Var):
+                continue
+            seen.add(v)
+            eqn = self.info.producers.get(v)
+            if eqn is None or v in self.info.buffer_inputs or self._loads_materialized(v):
+                continue
+            if v in self.owned:
+                if is_scan(eqn.prim):
+                    phases.add(self.phase_of.get(v, 0))
+                continue
+            if is_reduction(eqn.prim):
+                continue
+            stack.extend(eqn.inputs)
+        return max(phases, default=0)
 
     def _lower_update(self, eqn: Eqn, body: list, scope: dict) -> None:
         """`a[region] = v`: v evaluated over the region, stored into a's buffer in place. Safe

@@ -88,6 +88,8 @@ def choose_split(phases, outer_size: int, inner_size: int, target) -> tuple[bool
     per row would leave most of the target idle), and the reason, for `explain`'s "compiled
     for"."""
     max_rows, min_reduced = target.split_max_rows, target.split_min_reduced
+    if any(a.running for p in phases for a in p.accumulators):
+        return False, "split: no (a scan runs through each row in order)"
     if len(phases) != 1 or any(a.partner for a in phases[0].accumulators):
         return False, None  # only single-pass reductions split: phases need the whole row
     if outer_size < max_rows and inner_size >= min_reduced:

@@ -35,9 +35,10 @@ from ..ir.library_ops import IN_PLACE, is_library
 from ..loops.loopnest import LoopNest
 from ..loops.lower import Lowered, Lowerer, reduction_map
 from ..loops.spec import GraphInfo, KernelSpec, NotFusable
-from ..ir.ops import is_reduction
+from ..ir.ops import is_reduction, is_scan
 from .plan_steps import LibraryStep, library_steps_of
 from .horizontal import kernel_runs, merged_kernel
+from .scans import scans_for_target
 from .update_chains import merge_update_chains
 from ..ir.primitives import VIEWS
 from ..ir.indexing import Gathered
@@ -368,20 +369,32 @@ class Planner:
         key = self._row_key(eqn)
         reads = self._row_reads(eqn)
         in_row = {}  # reductions it may read as an earlier phase of its own kernel
+        running = {}  # scans it may read at their own points, in their own pass
         level = 1
         for var, maps in reads.items():
             producer = self.producers[var]
             if not is_reduction(producer.prim):
                 level = max(level, self.depth[var])  # materialized: written by an earlier level
                 continue
-            if self._row_key(producer) == key and maps == {reduction_map(producer, key[0])}:
+            if self._row_key(producer) == key and is_scan(producer.prim) and maps == {identity_map(key[0])}:
+                running[var] = self.depth[var]
+                level = max(level, self.depth[var])
+            elif self._row_key(producer) == key and not is_scan(producer.prim) and \
+                    maps == {reduction_map(producer, key[0])}:
                 in_row[var] = self.depth[var]
                 level = max(level, self.depth[var])
             else:
                 level = max(level, self.depth[var] + 1)
-        self.depth[eqn.out] = level
         earlier = [self.phase[v] + 1 for v, lvl in in_row.items() if lvl == level]
-        self.phase[eqn.out] = max(earlier, default=0)
+        same = [self.phase[v] for v, lvl in running.items() if lvl == level]
+        phase = max(earlier + same, default=0)
+        if same and phase != max(same):
+            # A scan's running value is read in the scan's own pass only: a reduction that also
+            # needs a later pass reads everything of this row from an earlier kernel.
+            level = max([level] + [d + 1 for d in [*in_row.values(), *running.values()]])
+            phase = 0
+        self.depth[eqn.out] = level
+        self.phase[eqn.out] = phase
 
     def _reduction_groups(self) -> None:
         by_key: dict[tuple, KernelSpec] = {}
@@ -399,10 +412,11 @@ class Planner:
             self.info.owner[e.out] = by_key[key].index
 
     def _fits(self, var: Var, spec: KernelSpec, where: str) -> str | None:
-        """None if `var` can be computed in `spec`'s epilogue (where="epilogue") or final pass
-        over the row (where="final"), else the reason it cannot."""
+        """None if `var` can be computed in `spec`'s epilogue (where="epilogue"), final pass
+        over the row (where="final") or first pass (where="body": beside a scan, reading its
+        running value), else the reason it cannot."""
         trial = KernelSpec(
-            spec.index, spec.kind, spec.domain, spec.reduce_axes, spec.reductions, [],
+            spec.index, spec.kind, spec.domain, spec.reduce_axes, spec.reductions, [var] if where == "body" else [],
             [var] if where == "epilogue" else [], [var] if where == "final" else [], spec.phase_of,
         )
         try:
@@ -415,12 +429,22 @@ class Planner:
         eqn = self.producers[var]
         if is_reduction(eqn.prim):
             spec = self._spec_of(self.info.owner[var])
-            if var not in spec.epilogue_stores:
-                spec.epilogue_stores.append(var)
+            stores = spec.body_stores if is_scan(eqn.prim) else spec.epilogue_stores
+            if var not in stores:
+                stores.append(var)
             return
         materialized = var in self.info.materialized
         depth = self.store_level[var] if materialized else self.depth[var]
         refusals = []
+        for spec in self.specs:
+            if spec.kind == "reduction" and spec.index[0] == depth and spec.domain == var.aval.shape and \
+                    any(is_scan(r.prim) for r in spec.reductions):
+                # A value of a scan's points: stored from the scan's own pass, as it runs.
+                why = self._fits(var, spec, "body")
+                if why is None:
+                    spec.body_stores.append(var)
+                    return
+                refusals.append(why)
         for spec in self.specs:
             if spec.kind == "reduction" and spec.index[0] == depth:
                 why = self._fits(var, spec, "epilogue")
@@ -518,8 +542,9 @@ class Planner:
             if not missing:
                 break
             for var, owner in missing:
-                if var not in specs[owner].epilogue_stores:
-                    specs[owner].epilogue_stores.append(var)
+                stores = specs[owner].body_stores if is_scan(self.producers[var].prim) else specs[owner].epilogue_stores
+                if var not in stores:
+                    stores.append(var)
         kernels = [
             Kernel(
                 low.nest, s, low.reads, low.writes, "",
@@ -668,7 +693,8 @@ class Planner:
             what = f"elementwise over {_shape_str(spec.domain)}"
         else:
             prims = ", ".join(f"{e.prim} {n[e.out]}" for e in spec.reductions)
-            what = f"{prims} over axes {spec.reduce_axes} of {_shape_str(spec.domain)}"
+            along = "along" if all(is_scan(e.prim) for e in spec.reductions) else "over"
+            what = f"{prims} {along} axes {spec.reduce_axes} of {_shape_str(spec.domain)}"
         stores = ", ".join(n[v] for v in low.writes)
         text = f"{what}; writes {stores}"
         for v in low.writes:
@@ -755,7 +781,7 @@ def plan(graph: Graph, scalar_inputs: set[int] = frozenset(), strided_inputs: se
     Where the kernels would read an array's values after an update overwrote them in place
     (NumPy read them before), that update writes into a copy instead and the graph is planned
     again: in place where the order allows, a copy only where a later read needs the old values."""
-    graph = merge_update_chains(graph)
+    graph = scans_for_target(merge_update_chains(graph), target)
     for _ in range(len(graph.eqns) + 1):
         try:
             return Planner(graph, set(scalar_inputs), set(strided_inputs), target).plan()

@@ -34,6 +34,15 @@ class Target:
     # up to this many points (may_be_part): see each target's reason. An estimate, not a
     # measurement.
     part_max_points: int = 1 << 12
+    # A scan (np.cumsum) runs fused, each row by one worker in the row's order, when its rows
+    # keep the target busy (split_max_rows of them or more) or are at most this long; otherwise
+    # the library's scan runs it (plan/scans.py), between the kernels of its producers and
+    # consumers.
+    scan_serial_points: int = 1 << 62
+
+    def fuses_scan(self, rows: int, points: int) -> bool:
+        """Whether a scan of `rows` rows of `points` points runs in a fused kernel."""
+        return rows >= self.split_max_rows or points <= self.scan_serial_points
 
     def render(self, nest, header: str = ""):
         """The source of the module holding `nest`'s kernel (a codegen KernelSource)."""

@@ -88,6 +88,16 @@ TEMPLATES = {
     "rows, chunk loops, sin": (lambda x: np.sin(x).sum(axis=1), (30, 400)),
     "split, cos": (lambda x: np.cos(x).sum(), (1 << 16,)),
     "columns cut into chunks, sin": (lambda x: np.sin(x).max(axis=0), (4000, 40)),
+    # arrays made from their indices: the point's own index (an Iota statement) in each loop
+    "pointwise flat, iota": (lambda x: x + np.arange(x.size, dtype=np.float32), (1000,)),
+    "rows, chunk loops, iota": (lambda x: (x * np.arange(x.shape[1], dtype=np.float32)).sum(axis=1), (30, 400)),
+    "columns cut into chunks, iota": (lambda x: (x * np.arange(x.shape[0], dtype=np.float32)[:, None]).max(axis=0), (4000, 40)),
+    "split, iota": (lambda x: (x * np.linspace(0, 1, x.size, dtype=np.float32)).sum(), (1 << 16,)),
+    # scans: a running accumulator, each row in order in one thread
+    "rows, scan": (lambda x: np.cumsum(x * 2, axis=1) - 1, (30, 400)),
+    "columns, scan": (lambda x: np.cumprod(x, axis=0) + x, (400, 40)),
+    "rows, scan in a second pass": (lambda x: np.cumsum(x - x.max(axis=1, keepdims=True), axis=1), (30, 40)),
+    "flattened scan": (lambda x: np.cumsum(x), (1 << 16,)),
 }
 
 

@@ -43,7 +43,7 @@ MAX_STEPS = 30
 LAYOUTS = ["C", "F", "strided", "transposed"]
 KINDS = ["unary", "binary", "reduce", "binary", "unary", "reduce", "where", "astype", "clip",
          "round", "transpose", "fill", "inplace", "slice", "statistic", "setitem",
-         "matmul", "scan", "sort", "gather", "mask", "compose", "matmul", "gather", "compose", "break"]
+         "matmul", "scan", "sort", "gather", "mask", "compose", "matmul", "gather", "compose", "break", "made"]
 
 
 class Drawing:
@@ -839,6 +839,29 @@ def op_compose(d: Drawing) -> bool:
     return d.b.add(("{out} = " + template,), operands, Rules(f"compose {name}", ufunc=u))
 
 
+def op_made(d: Drawing) -> bool:
+    """An array made from its indices (np.arange, np.linspace, np.eye, np.tri, np.indices,
+    np.mgrid: the iota primitive) combined with an operand of a fitting shape."""
+    i = d.pick(lambda v: v.kind == ARRAY and len(v.shape) >= 1, label="made-array operand")
+    if i is None:
+        return False
+    shape = d.values[i].shape
+    n, rows = shape[-1], shape[-2] if len(shape) >= 2 else 1
+    start = d.draw(st.sampled_from([0, 1, -3, 0.5, -2.25]), label="made start")
+    step = d.draw(st.sampled_from([1, 2, -1, 0.5, 0.25, 3]), label="made step")
+    k = d.draw(st.integers(-3, 3), label="made diagonal")
+    forms = [f"np.arange({n})", f"np.arange({start}, {start} + {n} * {step}, {step})[:{n}]",
+             f"np.linspace({start}, {start + 3 * step}, {n})", f"np.linspace({start}, {step}, {n}, endpoint=False)",
+             f"np.indices({shape!r})[{len(shape) - 1}]", f"np.mgrid[{start}:{start} + {n}]"]
+    if len(shape) >= 2:
+        forms += [f"np.eye({rows}, {n}, {k})", f"np.tri({rows}, {n}, {k}, dtype=np.int32)",
+                  f"np.mgrid[0:{rows}, {start}:{start + n * step}:{step}][1][:, :{n}]", f"np.ogrid[0:{rows}, 0:{n}][0]"]
+    made = d.draw(st.sampled_from(forms), label="made array")
+    u = d.draw(st.sampled_from([np.add, np.multiply, np.subtract]), label="made combined by")
+    operator = {np.add: "+", np.multiply: "*", np.subtract: "-"}[u]
+    return d.b.add((f"{{out}} = {{0}} {operator} {made}",), (i,), Rules(f"made {made.split('(')[0]}", ufunc=u))
+
+
 def op_break(d: Drawing) -> bool:
     """Code that needs values, which numfuse runs at a graph break: a branch on a value, a slice
     bound and a size from data, an untraced NumPy function, np.asarray, and loops that update an
@@ -891,7 +914,7 @@ OPS = {"break": op_break, "unary": op_unary, "binary": op_binary, "reduce": op_r
        "astype": op_astype, "clip": op_clip, "round": op_round, "transpose": op_transpose,
        "fill": op_fill, "inplace": op_inplace, "slice": op_slice,
        "statistic": op_statistics, "setitem": op_setitem, "matmul": op_matmul, "scan": op_scan,
-       "sort": op_sort, "gather": op_gather, "mask": op_mask, "compose": op_compose}
+       "sort": op_sort, "gather": op_gather, "mask": op_mask, "compose": op_compose, "made": op_made}
 assert set(OPS) == set(KINDS)
 
 

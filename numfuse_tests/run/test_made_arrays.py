@@ -5,6 +5,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import numfuse
 from numfuse_tests.helpers import assert_same
@@ -118,3 +120,72 @@ def test_meshgrid_indices_mgrid_ogrid(options):
     for g, e in zip(list(got[0]) + list(got[1:]), list(expected[0]) + list(expected[1:])):
         assert g.shape == e.shape and g.dtype == e.dtype
         np.testing.assert_array_equal(g, e)
+
+
+# -- arrays made from their indices (numpy_index_arrays.py): NumPy's values, bit for bit ---------
+
+_INDEXED = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+_MADE_DTYPES = st.sampled_from([None, np.float32, np.float64, np.int32, np.int64, np.int8, np.uint16])
+
+
+def _same_bits(got, expected):
+    got, expected = np.asarray(got), np.asarray(expected)
+    assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, got.shape, expected.dtype, expected.shape)
+    np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
+
+
+@_INDEXED
+@given(start=st.integers(-50, 50) | st.floats(-50, 50, width=32),
+       step=st.sampled_from([1, 2, -3, 0.5, 0.1, -0.25, 1 / 3]), count=st.integers(0, 40), dtype=_MADE_DTYPES)
+def test_arange_is_numpys_bit_for_bit(start, step, count, dtype):
+    stop = start + step * count
+    try:
+        expected = np.arange(start, stop, step, dtype=dtype)
+    except (ValueError, OverflowError):
+        return
+    fn = lambda x: (np.arange(start, stop, step, dtype=dtype), x * np.arange(start, stop, step, dtype=dtype))  # noqa: E731
+    x = np.float64(1.5)
+    got = numfuse.jit(fn)(x)
+    _same_bits(got[0], expected)
+    _same_bits(got[1], x * expected)
+
+
+@_INDEXED
+@given(start=st.floats(-1e3, 1e3), stop=st.floats(-1e3, 1e3), num=st.integers(0, 30), endpoint=st.booleans(),
+       dtype=st.sampled_from([None, np.float32, np.int32]))
+def test_linspace_and_logspace_are_numpys(start, stop, num, endpoint, dtype):
+    fn = lambda: np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype)  # noqa: E731
+    _same_bits(numfuse.jit(fn)(), fn())
+    small = lambda: np.logspace(start / 500, stop / 500, num, endpoint=endpoint)  # noqa: E731
+    assert_same(numfuse.jit(small)(), small())  # a power: within the ulps of np.power
+
+
+@_INDEXED
+@given(rows=st.integers(1, 9), cols=st.integers(1, 9), k=st.integers(-10, 10),
+       dtype=st.sampled_from([np.float64, np.float32, np.int8, np.bool_]))
+def test_eye_tri_triu_tril_are_numpys(rows, cols, k, dtype):
+    x = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols) - 7
+
+    def fn(x):
+        return np.eye(rows, cols, k, dtype=dtype), np.tri(rows, cols, k, dtype=dtype), np.triu(x, k), np.tril(x, k)
+
+    for got, expected in zip(numfuse.jit(fn)(x), fn(x)):
+        _same_bits(got, expected)
+
+
+@_INDEXED
+@given(spec=st.lists(st.tuples(st.integers(-5, 5), st.integers(1, 6), st.sampled_from([1, 2, 0.5, "count"])),
+                     min_size=1, max_size=3))
+def test_mgrid_ogrid_indices_are_numpys(spec):
+    key = tuple(slice(start, start + 2 * n, complex(0, n)) if step == "count" else slice(start, start + n * step, step)
+                for start, n, step in spec)
+    dims = tuple(n for _, n, _ in spec)
+
+    def fn():
+        return np.mgrid[key], np.ogrid[key], np.indices(dims), np.indices(dims, sparse=True)
+
+    got, expected = numfuse.jit(fn)(), fn()
+    _same_bits(got[0], expected[0])
+    _same_bits(got[2], expected[2])
+    for g, e in zip(list(got[1]) + list(got[3]), list(expected[1]) + list(expected[3])):
+        _same_bits(g, e)

@@ -112,6 +112,10 @@ CASES = {
     "cumprod_u8": (lambda a: np.cumprod(a, axis=0), np.ones((3, 4), np.uint8)),
     "cumsum_dtype": (lambda a: np.cumsum(a, dtype=np.float32), np.ones((3, 4), np.int64)),
     "nancumsum": (lambda a: np.nancumsum(a, axis=0), np.ones((3, 4))),
+    # float16 and complex scans are the library's (the others are fused: test_fused_scans.py)
+    "cumsum_f16": (lambda a: np.cumsum(a, axis=1), np.ones((3, 4), np.float16)),
+    "cumprod_complex": (lambda a: np.cumprod(a), np.ones((3, 4), np.complex64)),
+    "nancumsum_complex": (lambda a: np.nancumsum(a, axis=0), np.ones((3, 4), np.complex128)),
     "fft": (lambda a: np.fft.fft(a), np.ones((3, 8), F32)),
     "fft_n": (lambda a: np.fft.fft(a, n=5, axis=0), np.ones((3, 8))),
     "ifft": (lambda a: np.fft.ifft(a), np.ones(8, np.complex64)),
@@ -124,6 +128,7 @@ CASES = {
     "rfft2": (lambda a: np.fft.rfft2(a), np.ones((4, 6))),
     "irfftn": (lambda a: np.fft.irfftn(a, axes=(0, 1)), np.ones((4, 6, 2), np.complex64)),
     "nancumprod": (lambda a: np.nancumprod(a), np.ones((3, 4), F32)),
+    "nancumprod_f16": (lambda a: np.nancumprod(a), np.ones((3, 4), np.float16)),
     "matmul": (lambda a, b: a @ b, np.ones((2, 16, 16)), np.ones((16, 16), F32)),
     "ifftn": (lambda a: np.fft.ifftn(a, axes=(0, 2)), np.ones((2, 3, 4))),
     "rfftn": (lambda a: np.fft.rfftn(a), np.ones((4, 6))),
@@ -280,7 +285,7 @@ def test_the_library_steps_benchmark_plans_without_a_gpu():
 
     rows = {line.split("|")[1].strip(): line for line in plan_rows(large=False)[2:]}
     assert "library matmul → pointwise" in rows["mlp_gelu"]
-    assert "library cumsum" in rows["cumsum_normalized"]
+    assert "library" not in rows["cumsum_normalized"]  # a fused scan
 
 
 def test_library_calls_run_after_the_kernels_that_write_their_inputs():

@@ -275,7 +275,8 @@ def test_check_graph_rederives_every_aval_from_the_registry():
         with pytest.raises(AssertionError, match="the rule gives"):
             check_graph(broken, abstract_eval)
     kinds = {p.kind for p in PRIMITIVES.values()}
-    assert kinds == {"elementwise", "reduction", "view", "convert", "concatenate", "update", "gather", "library"}
+    assert kinds == {"elementwise", "reduction", "scan", "view", "convert", "concatenate", "update", "gather", "iota",
+                     "library"}
 
 
 def test_the_kernel_spec_handed_to_lowering_prints_readably():

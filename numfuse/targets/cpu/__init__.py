@@ -68,6 +68,8 @@ class CpuTarget(Target):
         else:
             what = "outputs (rows)" if nest.schedule == "rows" else "outputs (columns)"
             parts = [f"{nest.schedule}: a prange over the {what}; each output's reduced points in one thread, in order"]
+        if nest.scans:
+            parts.append("a scan: each row's running value in that thread, point by point (NumPy's order)")
         if len(nest.phases) > 1:
             parts.append(f"{len(nest.phases)} passes over each row (phases; a short row stays in cache between them)")
         if nest.split and nest.schedule == "rows":

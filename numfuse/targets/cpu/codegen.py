@@ -141,7 +141,7 @@ def column_chunks(nest: LoopNest, chunk_points: int, max_chunks: int, min_rows: 
     and then combines a row of partial results: short chunks make that the larger part), at
     most max_chunks jobs in all. An online softmax's sum (rescaled as its maximum grows) is not
     cut: 1."""
-    if any(a.partner for a in nest.accumulators):
+    if any(a.partner or a.running for a in nest.accumulators):
         return 1
     block = column_block(nest, 1)
     nblocks = -(-nest.outer_size // block)
@@ -258,7 +258,7 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
     and an online sum's rescaling need one accumulator in point order. `bounds`: the innermost
     loop's range (a split chunk's start and stop), else all of it."""
     accumulators = phase.accumulators
-    if lanes < 2 or not nest.inner or any(a.indexed or a.partner for a in accumulators):
+    if lanes < 2 or not nest.inner or any(a.indexed or a.partner or a.running for a in accumulators):
         return None
     point = body.stmts(phase.body)
     if _mentions(point, "lin"):
@@ -313,7 +313,7 @@ def uses_chunks(nest: LoopNest, phase, lanes: int) -> bool:
     across 8 unrolled lanes. A plain sum of loads vectorizes as lanes already, and faster."""
     if nest.kind != "reduction" or nest.schedule != "rows" or len(nest.inner) != 1 or lanes < 2:
         return False
-    if not phase.accumulators or any(a.indexed or a.partner for a in phase.accumulators):
+    if not phase.accumulators or any(a.indexed or a.partner or a.running for a in phase.accumulators):
         return False
     top = [s for s in phase.body if isinstance(s, Accumulate)]
     every = [s for s in walk(phase.body) if isinstance(s, Accumulate)]

@@ -48,6 +48,9 @@ class CudaTarget(Target):
                        "other threads of a block share each output's reduced points",
         }[nest.schedule]
         parts = [layout]
+        if nest.scans:
+            parts = ["a scan: one thread per row, its points in order (NumPy's order), threads side by side "
+                     "take neighbouring rows"]
         if len(nest.phases) > 1:
             passes = len(nest.phases)
             parts.append(f"{passes} passes over each row (phases)")
@@ -73,4 +76,7 @@ CUDA = CudaTarget(
     # A launch costs microseconds, which a kernel of this many points notices; a larger one
     # would lose more as a part (its loop no longer unrolled, a branch at each point).
     part_max_points=1 << 16,
+    # One thread scans a row: a few long rows would leave the GPU idle for a long time, so
+    # they go to CuPy's scan (CUB's, over the whole GPU). An estimate, not a measurement.
+    scan_serial_points=1 << 13,
 )

@@ -210,6 +210,8 @@ def _reduction_ast(nest: LoopNest, params: list[str]) -> ast.FunctionDef:
         # passes read shared memory, a few cycles away (and unrolling costs compile time).
         reads_memory = any(isinstance(s, Load) and not (s.buffer in body.cache_of and k > body.first_phase[s.buffer])
                            for s in phase.body)
+        # A scan's points run one after another, each reading the running value: not unrolled.
+        reads_memory = reads_memory and not any(a.running for a in phase.accumulators)
         if not phase.accumulators:
             unrolled = unrolled_loop(parts, unravel_inner, "ntr", "nred", persistent, active=True) if reads_memory else []
             phases.extend(fill_body(templates.row_pass, UNRAVEL_INNER=unravel_inner, BODY=main,

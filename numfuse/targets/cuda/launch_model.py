@@ -162,6 +162,10 @@ def reduction_config(nest, props: DeviceProps, threads: int | None = None, rows:
         width = SIM_COLUMN_WIDTH if simulated else props.warp_size
         ntk = min(width, threads, _pow2_at_least(nrows))
         ntr = min(threads // ntk, _pow2_at_least(nred))
+    if nest.scans:
+        # A scan's row runs in one thread, point by point in NumPy's order (a block scan across
+        # a row's threads is not built): the block's threads take neighbouring rows.
+        ntr, ntk = 1, min(threads if rows is None else max(1, min(rows, threads)), _pow2_at_least(nrows))
     item_bytes = sum(nest.buffer(b).dtype.itemsize for b in nest.cached)
 
     # The model's own launches stay within the shared memory a launch gets without opting in.
@@ -176,7 +180,8 @@ def reduction_config(nest, props: DeviceProps, threads: int | None = None, rows:
                                           row_cache_bytes(PLAN_DEVICE)))
     while ntk > fewest and ntk * nred * item_bytes > cache_budget(ntk, ntr):
         ntk //= 2
-        ntr = min(_pow2_at_most(threads // ntk), _pow2_at_least(nred))  # the threads freed go to the row
+        if not nest.scans:
+            ntr = min(_pow2_at_most(threads // ntk), _pow2_at_least(nred))  # the threads freed go to the row
     cache_points = min(nred, max(0, cache_budget(ntk, ntr)) // (ntk * item_bytes)) if item_bytes else 0
     shared = shared_bytes(nest, ntk * ntr, ntk, cache_points)
     row_blocks = -(-nrows // ntk)
@@ -249,6 +254,8 @@ def config_problems(nest, config: LaunchConfig, props: DeviceProps) -> list[str]
         ntr, ntk = config.block if nest.schedule == "rows" else config.block[::-1]
         if ntr & (ntr - 1):
             problems.append(f"{ntr} threads per row, not a power of two (the tree reduction halves them)")
+        if nest.scans and ntr != 1:
+            problems.append(f"{ntr} threads per row of a scan, which one thread runs in order")
         if config.shared_bytes < shared_bytes(nest, config.threads, ntk, config.cache_points):
             problems.append("too little shared memory for the block's tree reduction and cached rows")
         if not nest.cached and config.cache_points:

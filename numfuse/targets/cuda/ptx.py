@@ -21,7 +21,7 @@ import numpy as np
 
 from .codegen import KernelSource
 from ...ir.dtypes import compute_dtype
-from ...loops.loopnest import Compute, Load, Select, walk
+from ...loops.loopnest import Compute, Iota, Load, Select, walk
 from .kernel_cache import load_function
 
 _F64_OP = re.compile(r"^\s*(?:@%p\d+\s+)?([a-z][a-z0-9_.]*\.f64)\b")
@@ -87,6 +87,8 @@ def _expected_types(nest) -> dict[str, np.dtype]:
                 expected[s.dst] = buffers[s.buffer]
             elif isinstance(s, (Compute, Select)):
                 expected[s.dst] = s.dtype
+            elif isinstance(s, Iota):
+                expected[s.dst] = np.dtype(np.int64)
 
     visit(nest.body)
     visit(nest.epilogue)
