@@ -94,7 +94,7 @@ class Tracer(TracedArray):
     """A proxy array seen by the user's function while it is traced."""
 
     __slots__ = ("_ctx", "_var", "_weak", "_numpy_scalar", "_argument", "_view", "_input_position", "_readonly",
-                 "__weakref__")
+                 "_passed_as", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, ctx, var, weak=False, numpy_scalar=False, argument=False):
@@ -108,8 +108,17 @@ class Tracer(TracedArray):
         # NumPy refuses writes (a broadcast view): True; or a str, the refusal of numfuse, where
         # NumPy's result would be a view but numfuse's is a copy (x[k] for a traced index k).
         self._readonly = False
+        self._passed_as = None  # a scalar argument's Python or NumPy type (see __class__)
         if ctx.breaks is not None:
             ctx.breaks.track(self)  # live at a graph break: its value is kept (graph_breaks.py)
+
+    @property
+    def __class__(self):
+        """isinstance(n, int) of a scalar argument answers as for the value passed (a Python
+        int is an int, a np.float32 a np.float32 and so a np.floating), so that the user's
+        `if isinstance(pad, int):` takes NumPy's branch; isinstance consults __class__ after
+        the real type. type(n) is still the tracer's."""
+        return self._passed_as or type(self)
 
     # -- attributes ----------------------------------------------------------------------------
     _aval = property(lambda self: self._var.aval)

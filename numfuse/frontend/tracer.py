@@ -132,6 +132,10 @@ class TraceContext(Layouts):
         if not mutable and self.breaks is None:
             tracer._input_position = len(self.inputs) - 1
         if spec.kind == "python":
+            tracer._passed_as = {"b": bool, "i": int, "f": float, "c": complex}[spec.aval.dtype.kind]
+        elif spec.kind == "scalar":
+            tracer._passed_as = spec.aval.dtype.type
+        if spec.kind == "python":
             self.scalar_positions.add(len(self.inputs) - 1)
         return tracer
 

@@ -416,7 +416,8 @@ class Planner:
         over the row (where="final") or first pass (where="body": beside a scan, reading its
         running value), else the reason it cannot."""
         trial = KernelSpec(
-            spec.index, spec.kind, spec.domain, spec.reduce_axes, spec.reductions, [var] if where == "body" else [],
+            spec.index, spec.kind, spec.domain, spec.reduce_axes, spec.reductions,
+            spec.body_stores + [var] if where == "body" else [],
             [var] if where == "epilogue" else [], [var] if where == "final" else [], spec.phase_of,
         )
         try:
@@ -441,6 +442,13 @@ class Planner:
                     any(is_scan(r.prim) for r in spec.reductions):
                 # A value of a scan's points: stored from the scan's own pass, as it runs.
                 why = self._fits(var, spec, "body")
+                if why is not None:
+                    before = dict(spec.phase_of)
+                    if self._scans_after_rows(var, spec):
+                        why = self._fits(var, spec, "body")
+                        if why is not None:  # something placed before needs the scans where they were
+                            spec.phase_of.update(before)
+                            self.phase.update(before)
                 if why is None:
                     spec.body_stores.append(var)
                     return
@@ -481,6 +489,41 @@ class Planner:
         index = (depth, 1, len(self.specs))
         self.specs.append(KernelSpec(index, "pointwise", shape, (), [], [var], []))
         self.notes[len(self.specs) - 1] = refusals
+
+    def _scans_after_rows(self, var: Var, spec: KernelSpec) -> bool:
+        """Move the scans of `spec` that `var` reads to the pass after the other reductions of
+        `spec` it reads (np.cumsum(x, 1) / x.sum(1, keepdims=True): the total in the first pass,
+        the running sums and the division in the second), where nothing else reads their
+        running values; whether any moved."""
+        scans, rows, seen, stack = [], [], set(), [var]
+        while stack:
+            v = stack.pop()
+            if v in seen or not isinstance(v, Var):
+                continue
+            seen.add(v)
+            eqn = self.producers.get(v)
+            if eqn is None or v in self.info.materialized:
+                continue
+            if is_reduction(eqn.prim):
+                if self.info.owner.get(v) == spec.index:
+                    (scans if is_scan(eqn.prim) else rows).append(v)
+                continue
+            stack.extend(eqn.inputs)
+        if not scans or not rows:
+            return False
+        after = max(spec.phase_of[r] for r in rows) + 1
+        readers = {e.out for e in spec.reductions if any(a in scans for a in e.inputs)}
+        movable = [s for s in scans if spec.phase_of[s] < after and not readers and
+                   not any(spec.phase_of[r] >= spec.phase_of[s] for r in rows if self._reads_running(r, s))]
+        if not movable or len(movable) != len([s for s in scans if spec.phase_of[s] < after]):
+            return False
+        for s in movable:
+            spec.phase_of[s] = self.phase[s] = after
+        return True
+
+    def _reads_running(self, reader: Var, scan: Var) -> bool:
+        """Whether reduction `reader`'s input is computed from `scan`'s running value."""
+        return scan in self._row_reads(self.producers[reader])
 
     def _spec_of(self, index) -> KernelSpec:
         return next(s for s in self.specs if s.index == index)
@@ -632,14 +675,13 @@ class Planner:
         family = self.info.family
         current = {root: root for root in family.values()}
         n = self.names
+        found: list[tuple[str, Var]] = []  # every read of an overwritten version, in order
         for i, k in enumerate(kernels):
             if isinstance(k, LibraryStep):
                 for var in k.buffers_read:
                     if var in family and current[family[var]] is not var:
-                        raise OverwrittenRead(
-                            f"{k.name} would read {n[var]} after its buffer was overwritten in place "
-                            f"by a later version ({n[current[family[var]]]})", var
-                        )
+                        found.append((f"{k.name} would read {n[var]} after its buffer was overwritten in place "
+                                      f"by a later version ({n[current[family[var]]]})", var))
                 for var in k.outputs:
                     if var in family:  # written in place: the array's new version
                         current[family[var]] = var
@@ -647,16 +689,17 @@ class Planner:
             update = k.spec.update
             for var in k.reads:
                 if var in family and current[family[var]] is not var:
-                    raise OverwrittenRead(
-                        f"reading an array's values after they were overwritten in place: "
-                        f"{self._where(var, 'the values')} are read by "
-                        f"{self._readers_text(k, var)}, after {self._where(current[family[var]], 'the write')}", var
-                    )
+                    found.append((f"reading an array's values after they were overwritten in place: "
+                                  f"{self._where(var, 'the values')} are read by "
+                                  f"{self._readers_text(k, var)}, after "
+                                  f"{self._where(current[family[var]], 'the write')}", var))
             if update is not None:
                 current[family[update.out]] = update.out
         for var in list(self.graph.outputs) + list(self.graph.writebacks.values()):
             if var in family and current[family[var]] is not var:
-                raise OverwrittenRead(f"{n[var]} is returned, but its buffer was overwritten by a later update", var)
+                found.append((f"{n[var]} is returned, but its buffer was overwritten by a later update", var))
+        if found:
+            raise OverwrittenRead(found[0][0], [var for _, var in found])
 
     def _where(self, var: Var, what: str) -> str:
         """`what` with the user's line that made `var` (the write, or the values)."""
@@ -750,11 +793,12 @@ def _writer_text(index) -> str:
 
 
 class OverwrittenRead(UnsupportedError):
-    """Internal: the plan would read `var` after an update overwrote its buffer."""
+    """Internal: the plan would read each of `vars` (the first one's read described) after an
+    update overwrote its buffer."""
 
-    def __init__(self, message: str, var: Var):
+    def __init__(self, message: str, vars: list[Var]):
         super().__init__(message)
-        self.var = var
+        self.vars = list(dict.fromkeys(vars))
 
 
 def keep_old_values(graph: Graph, var: Var) -> Graph:
@@ -782,9 +826,17 @@ def plan(graph: Graph, scalar_inputs: set[int] = frozenset(), strided_inputs: se
     (NumPy read them before), that update writes into a copy instead and the graph is planned
     again: in place where the order allows, a copy only where a later read needs the old values."""
     graph = scans_for_target(merge_update_chains(graph), target)
-    for _ in range(len(graph.eqns) + 1):
+    for attempt in range(len(graph.eqns) + 1):
         try:
             return Planner(graph, set(scalar_inputs), set(strided_inputs), target).plan()
         except OverwrittenRead as read:
-            graph = keep_old_values(graph, read.var)
+            # One copy at a time while there are few (a copy may reorder the kernels so that
+            # another is not needed: the fewest bytes); then every read found at once, so that a
+            # loop of many such updates plans a few times, not once per update.
+            for var in read.vars[:1] if attempt < ONE_COPY_AT_A_TIME else read.vars:
+                graph = keep_old_values(graph, var)
     raise AssertionError("keep_old_values did not converge")
+
+
+# Replans that add one copy each before every overwritten read found is copied at once.
+ONE_COPY_AT_A_TIME = 3

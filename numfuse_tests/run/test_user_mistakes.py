@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import numfuse
+from numfuse_tests.helpers import assert_same
 
 
 # -- views returned ----------------------------------------------------------------------------
@@ -252,3 +253,36 @@ def test_a_ufunc_is_jitted_as_the_function_that_calls_it():
     assert add(x, x, out=out) is out
     np.testing.assert_array_equal(out, x + x)
     np.testing.assert_allclose(numfuse.jit(np.sin)(x), np.sin(x), rtol=1e-15)
+
+
+# -- isinstance of scalar arguments ------------------------------------------------------------
+
+
+def _pad(x, pad):
+    # numpy-ml's pad2D: an int pad means the same on every side; a tuple is taken as given.
+    if isinstance(pad, int):
+        pad = (pad, pad)
+    if isinstance(pad, tuple):
+        padded = np.pad(x, ((pad[0], pad[1]),), mode="constant")
+    return padded * 2.0
+
+
+def _by_type(x, s):
+    if isinstance(s, bool):
+        return x * -1.0
+    if isinstance(s, int):
+        return x * s
+    if isinstance(s, np.floating):
+        return x - s
+    if isinstance(s, float):
+        return x + s
+    return x
+
+
+@pytest.mark.parametrize("s", [3, 2.5, True, np.float32(1.5), np.float64(0.25), np.int32(4)])
+def test_isinstance_of_a_scalar_argument_is_numpys(s):
+    x = np.arange(5.0)
+    fn = numfuse.jit(_by_type)
+    assert_same(fn(x, s), _by_type(x, s))
+    assert_same(numfuse.jit(_pad)(x, 2), _pad(x, 2))
+    assert_same(numfuse.jit(_pad)(x, (1, 3)), _pad(x, (1, 3)))

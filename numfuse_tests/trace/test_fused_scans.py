@@ -88,16 +88,24 @@ def test_a_scan_read_at_other_points_is_stored_for_a_later_kernel():
     assert len(p.kernels) == 2 and not p.library_steps
     assert p.kernels[0].reason.startswith("scan_sum b along axes (1,) of [6,40]; writes b")
     assert "split because it reads b from #0" in p.kernels[1].reason
-    # Read at its own points, but beside the row's total: the reason names the running value.
-    p = plan(lambda x: np.cumsum(x, axis=1) / x.sum(axis=1, keepdims=True), X)
-    assert "is a running value: it is read only at its own point" in p.kernels[1].reason
+    # Read at its own points, but beside the row's total where it cannot move to a later pass
+    # (a max reads it in its own): the reason names the running value.
+    p = plan(lambda x: (np.cumsum(x, axis=1) / x.sum(axis=1, keepdims=True), np.cumsum(x, axis=1).max(axis=1)), X)
+    assert "is a running value: it is read only at its own point" in p.kernels[1].reason, str(p)
 
 
-def test_a_scan_beside_a_whole_row_value_takes_a_second_kernel():
-    # The division needs the row's total and the running value at once: the total is complete
-    # only after the pass that computes the running values.
-    p = plan(lambda x: np.cumsum(x, axis=1) / x.sum(axis=1, keepdims=True), X)
-    assert len(p.kernels) == 2 and not p.library_steps, str(p)
+def test_a_scan_beside_a_whole_row_value_runs_in_the_pass_after_it():
+    # The division needs the row's total and the running value at once: the total in the first
+    # pass, the running sums and the division in the second (the row cached between them).
+    for target in ("cpu", "cuda"):
+        p = plan(lambda x: np.cumsum(x, axis=1) / x.sum(axis=1, keepdims=True), X, target=target)
+        assert len(p.kernels) == 1 and not p.library_steps, str(p)
+        nest = p.kernels[0].nest
+        assert [[a.running for a in phase.accumulators] for phase in nest.phases] == [[False], [True]]
+        assert p.bytes_moved == p.min_bytes
+    # Unless another reduction reads the running value in the first pass.
+    p = plan(lambda x: (np.cumsum(x, axis=1) / x.sum(axis=1, keepdims=True), np.cumsum(x, axis=1).max(axis=1)), X)
+    assert len(p.kernels) == 2, str(p)
 
 
 def test_few_long_rows_are_the_librarys_scan_on_a_gpu_and_fused_on_the_cpu():
@@ -135,3 +143,20 @@ def test_explain_says_how_a_scan_runs():
         lambda x: np.cumsum(x, axis=1), target="cuda").explain(x)
     assert "a scan: each row's running value in that thread" in numfuse.jit(
         lambda x: np.cumsum(x, axis=1), target="cpu").explain(x)
+
+
+def test_a_long_reduction_body_folds_into_one_accumulator_on_the_cpu():
+    # Eight lanes of a long body (complex arithmetic here) took minutes to compile.
+    from numfuse.targets.cpu.codegen import LANES_MAX_STATEMENTS
+
+    def long(x, y):
+        z = x
+        for k in range(LANES_MAX_STATEMENTS):
+            z = z * y + k
+        return z.sum(axis=1)
+
+    x = np.ones((4, 64), np.complex128)
+    source = numfuse.jit(long, target="cpu").kernel_sources(x, x)[0]
+    assert "acc0_l1" not in source.source
+    short = numfuse.jit(lambda x, y: (x * y).sum(axis=1), target="cpu").kernel_sources(x, x)[0]
+    assert "acc0_l1" in short.source

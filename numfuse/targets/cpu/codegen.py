@@ -40,6 +40,10 @@ JIT_OPTIONS = dict(nogil=True, cache=True, error_model="numpy")
 # their accumulators take at most COLUMN_BLOCK_BYTES (16 KiB: within a core's L1 data cache),
 # and a row of the block's inputs is then thousands of contiguous bytes, which the hardware
 # prefetchers follow (blocks of 256 float32, 1 KiB a row, ran at half NumPy's speed).
+# A reduction phase of more loop-nest statements per point than this folds into one
+# accumulator, not LANES copies of its body: a long body keeps the core busy on its own, and
+# eight copies of it (of complex arithmetic, say) take Numba and LLVM minutes to compile.
+LANES_MAX_STATEMENTS = 48
 COLUMN_BLOCK_BYTES = 16 * 1024
 COLUMN_BLOCK_MIN = 256
 BIG_FLAG = "nf_big"  # whether a loop met a sin or cos argument past vector_math.TRIG_LIMIT
@@ -260,6 +264,8 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
     accumulators = phase.accumulators
     if lanes < 2 or not nest.inner or any(a.indexed or a.partner or a.running for a in accumulators):
         return None
+    if sum(1 for _ in walk(phase.body)) > LANES_MAX_STATEMENTS:
+        return None
     point = body.stmts(phase.body)
     if _mentions(point, "lin"):
         return None
@@ -315,6 +321,8 @@ def uses_chunks(nest: LoopNest, phase, lanes: int) -> bool:
         return False
     if not phase.accumulators or any(a.indexed or a.partner or a.running for a in phase.accumulators):
         return False
+    if sum(1 for _ in walk(phase.body)) > LANES_MAX_STATEMENTS:
+        return False  # no lanes (lanes_loop)
     top = [s for s in phase.body if isinstance(s, Accumulate)]
     every = [s for s in walk(phase.body) if isinstance(s, Accumulate)]
     if not top or len(top) != len(every) or any(isinstance(s, OnlineAccumulate) for s in walk(phase.body)):
