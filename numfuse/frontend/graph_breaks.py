@@ -13,7 +13,8 @@ literals), so a loop whose body breaks once per iteration plans and compiles its
 
 What Python gets:
 - a value it converts (bool, float, int, an index, `.item()`, `.tolist()`, str): the value;
-- np.asarray of a traced array: a read-only view of its own buffer, which later traced writes
+- np.asarray of a traced array, in another library's code (in the user's own it is the traced
+  array itself, numpy_creation.py): a read-only view of its own buffer, which later traced writes
   into it update at once (`written`), so that it shows what NumPy's would; writing into it,
   which in NumPy would change the traced array, raises rather than is lost (np.array: a copy of
   its own);

@@ -531,6 +531,6 @@ SUPPORTED_METHODS = (
     "round", "transpose", "reshape", "ravel", "flatten", "squeeze", "swapaxes", "copy", "conj", "conjugate",
     "dot", "cumsum", "cumprod", "sort", "argsort", "partition",
 )
-SUPPORTED_ATTRIBUTES = ("T", "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "real", "imag")
+SUPPORTED_ATTRIBUTES = ("T", "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "real", "imag", "flat")
 
 __all__ = ["apply_ufunc", "call_function", "Operand", "OPERATORS", "UNARY_OPERATORS"]

@@ -180,6 +180,10 @@ def _from_sequence(ctx, items, dtype):
 def _make(ctx, name, original, args, kwargs):
 
     if name in ("array", "asarray"):
+        if args and isinstance(args[0], TracedArray):
+            made = _array_of_traced(name, *args, **kwargs)
+            if made is not None:
+                return made
         if not args or not isinstance(args[0], (list, tuple)) or not _holds_tracer(args[0]):
             return original(*args, **kwargs)  # np.asarray(traced): a graph break (proxy.__array__)
         dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
@@ -223,6 +227,24 @@ def _make(ctx, name, original, args, kwargs):
         return tuple(ctx.as_tracer(ctx.operand(a)) if isinstance(a, np.ndarray) else a for a in array)
     result = ctx.as_tracer(ctx.operand(array))
     return ctx.numpy_scalar(result) if array.ndim == 0 else result
+
+
+def _array_of_traced(name, a, dtype=None, *args, copy=None, order=None, ndmin=0, subok=False, device=None,
+                     like=None):
+    """np.asarray(x) and np.array(x) of a traced array in the user's own code, as NumPy gives
+    them: x itself where no copy or cast is asked for (so writes through either show in both),
+    else a traced copy or cast. None (then NumPy's own function, a graph break) for what this
+    does not model: an order that may reorder the copy, ndmin, like=, or a cast that copy=False
+    forbids."""
+    if args or like is not None or ndmin > a.ndim or order not in (None, "K", "A"):
+        return None
+    copy = (True if copy is None else copy) if name == "array" else copy
+    dtype = a.dtype if dtype is None else np.dtype(dtype)
+    if dtype == a.dtype and not copy:
+        return a
+    if copy is False:
+        return None  # NumPy's ValueError: a cast needs a copy
+    return a.astype(dtype) if dtype != a.dtype else a.copy()
 
 
 def _linspace_arguments(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):

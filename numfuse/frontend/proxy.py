@@ -90,6 +90,26 @@ def _method(function: Callable) -> Callable:
     return lambda self, *args, **kwargs: function(self, *args, **kwargs)
 
 
+class _Flat:
+    """A traced array's .flat: its points in C order, through a ravel view of it."""
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array):
+        self._array = array
+
+    def __getitem__(self, key):
+        picked = self._array.ravel()[key]
+        return picked if not picked.shape else picked.copy()  # one point: NumPy's scalar
+
+    def __setitem__(self, key, value):
+        view = self._array.ravel()
+        view[key] = value
+
+    def __len__(self):
+        return self._array.size
+
+
 class Tracer(TracedArray):
     """A proxy array seen by the user's function while it is traced."""
 
@@ -376,6 +396,17 @@ class Tracer(TracedArray):
 
     def ravel(self, order="C"):
         return numpy_api.call_function(self._ctx, np.ravel, (self,), {"order": order})
+
+    @property
+    def flat(self):
+        """x.flat: indexing it reads (a copy, as NumPy's flatiter gives) and writes x's points in
+        C order (sklearn's `cov.flat[::n + 1] += shrink`, the diagonal)."""
+        from .numpy_views import reshape_kind
+
+        if reshape_kind(self.shape, self._ctx.strides_of(self._var), (self.size,), True) != "view":
+            raise unsupported("x.flat of an array that is not C-contiguous (or of unknown layout)",
+                              "index x.ravel() to read, or x itself to write")
+        return _Flat(self)
 
     def flatten(self, order="C"):
         if order != "C":

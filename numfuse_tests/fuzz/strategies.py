@@ -895,7 +895,7 @@ def op_break(d: Drawing) -> bool:
         i = d.pick(lambda v: v.kind == ARRAY, label="asarray operand")
         if i is None:
             return False
-        return d.b.add(("{out} = np.asarray({0}) * 1",), (i,), Rules("graph break: asarray", ufunc=np.multiply))
+        return d.b.add(("{out} = np.asarray({0}) * 1",), (i,), Rules("asarray (no break in the user's code)", ufunc=np.multiply))
     if form == "shift loop":
         i = d.pick(lambda v: v.kind == ARRAY and len(v.shape) >= 1 and v.dtype.kind in "iuf", label="shifted")
         if i is None:

@@ -286,3 +286,19 @@ def test_isinstance_of_a_scalar_argument_is_numpys(s):
     assert_same(fn(x, s), _by_type(x, s))
     assert_same(numfuse.jit(_pad)(x, 2), _pad(x, 2))
     assert_same(numfuse.jit(_pad)(x, (1, 3)), _pad(x, (1, 3)))
+
+
+def _shrunk_covariance(cov, shrinkage):
+    # scikit-learn's shrunk_covariance: the diagonal through .flat
+    n = cov.shape[0]
+    mu = np.trace(cov) / n
+    shrunk = (1.0 - shrinkage) * cov
+    shrunk.flat[:: n + 1] += shrinkage * mu
+    return shrunk, shrunk.flat[::3], cov.flat[5], len(cov.flat)
+
+
+def test_flat_reads_and_writes_in_c_order():
+    cov = np.arange(16.0).reshape(4, 4)
+    assert_same(numfuse.jit(_shrunk_covariance)(cov.copy(), 0.1), _shrunk_covariance(cov.copy(), 0.1))
+    with pytest.raises(numfuse.UnsupportedError, match="not C-contiguous"):
+        numfuse.jit(lambda x: x.T.flat[1])(cov)
