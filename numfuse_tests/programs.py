@@ -177,7 +177,7 @@ def index_arrays(x):
     ramp = np.linspace(0.0, 1.0, m, dtype=np.float32)
     weights = np.arange(1, n + 1, dtype=np.float32)[:, None] * ramp
     diagonal = np.eye(n, m, k=1, dtype=np.float32)
-    return (x * weights + diagonal).sum(axis=1), np.mgrid[0:n, 0:m][1] * x
+    return (x * weights + diagonal).sum(axis=1), np.ogrid[0:n, 0:m][1] * x
 
 
 PROGRAMS = [

@@ -112,6 +112,8 @@ class _TracedGrid:
         made = index_arrays.grid(ctx, result, key, sparse=self._name == "ogrid")
         if made is not None:
             return made
+        if self._name == "mgrid":
+            return result  # NumPy's own array (numpy_index_arrays.grid says why)
         if isinstance(result, tuple):
             return tuple(ctx.as_tracer(ctx.operand(a)) for a in result)
         return ctx.as_tracer(ctx.operand(result))

@@ -185,6 +185,11 @@ def grid(ctx, result, key, sparse: bool):
     NumPy's `result`, from each axis's line."""
     if isinstance(key, slice):
         return arange(ctx, result, [_grid_line_formula(key, result.dtype)])
+    if not sparse:
+        # NumPy's dense grid is one array, and code unpacks it and reshapes the parts in place
+        # (Xi, Yi = np.mgrid[...]; Xi.shape = n): views numfuse cannot reshape in place. It
+        # stays NumPy's own array, as np.mgrid made it before numfuse traced it.
+        return None
     keys = tuple(key)
     arrays = list(result) if sparse else [result[k] for k in range(len(keys))]
     ndim = len(keys)

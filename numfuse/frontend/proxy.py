@@ -138,7 +138,11 @@ class Tracer(TracedArray):
         int is an int, a np.float32 a np.float32 and so a np.floating), so that the user's
         `if isinstance(pad, int):` takes NumPy's branch; isinstance consults __class__ after
         the real type. type(n) is still the tracer's."""
-        return self._passed_as or type(self)
+        try:
+            passed = self._passed_as
+        except AttributeError:  # a view (_View) is never an argument itself
+            passed = None
+        return passed or type(self)
 
     # -- attributes ----------------------------------------------------------------------------
     _aval = property(lambda self: self._var.aval)

@@ -124,7 +124,7 @@ def test_meshgrid_indices_mgrid_ogrid(options):
 
 # -- arrays made from their indices (numpy_index_arrays.py): NumPy's values, bit for bit ---------
 
-_INDEXED = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+_INDEXED = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 _MADE_DTYPES = st.sampled_from([None, np.float32, np.float64, np.int32, np.int64, np.int8, np.uint16])
 
 

@@ -66,7 +66,7 @@ def test_a_long_flattened_scan_matches_numpy():
 _DTYPES = st.sampled_from([np.float32, np.float64, np.int32, np.int8, np.uint8, np.bool_, np.int64])
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(shape=st.lists(st.integers(1, 6), min_size=1, max_size=3), dtype=_DTYPES,
        which=st.sampled_from(["cumsum", "cumprod", "nancumsum", "nancumprod"]), axis_choice=st.integers(-4, 3),
        consumer=st.sampled_from(["none", "add", "multiply", "max"]))

@@ -82,7 +82,6 @@ MADE = [
     ("triu", lambda x: np.triu(x, 1) + np.tril(x, -2)),
     ("indices", lambda x: x + np.indices((6, 6)).sum(axis=0)),
     ("indices sparse", lambda x: x + np.indices((6, 6), sparse=True)[0]),
-    ("mgrid", lambda x: x * np.mgrid[0:6, 0:3:6j][1]),
     ("ogrid", lambda x: x * np.ogrid[1:7, 0:6][0]),
     ("mgrid 1-d", lambda x: x * np.mgrid[-1:1:6j]),
     ("meshgrid", lambda x: x + np.meshgrid(np.arange(6), np.linspace(0, 1, 6))[1]),
