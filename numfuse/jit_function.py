@@ -37,7 +37,7 @@ from .targets.cuda.libraries import describe as describe_array, library_of
 from .targets.cuda.streams import check_stream_option
 from .frontend.aliasing import base_of, external_sharing, find_sharing, overlapping
 from .frontend.arguments import RANDOM_STATES, classify, flatten_containers, has_array_leaf
-from .frontend.captures import captures_of, changed_guard, guards_hold, swapped_arrays
+from .frontend.captures import captures_of, changed_guard, guards_hold, one_trace_at_a_time, swapped_arrays
 from .frontend.captures import traced_function as captures_traced_function
 from . import debug
 from .runtime import fp_modes
@@ -234,7 +234,8 @@ class JitFunction:
             debug.emit("cache", self._label(), ("signature found: no trace" if compiled is not None else
                                                 "new signature: tracing") + f" ({signature_text(names, key_parts)})")
         if compiled is None:
-            compiled = self._compile(names, values, specs, call, sharing)
+            with one_trace_at_a_time():
+                compiled = self._compile(names, values, specs, call, sharing)
             # The key under which it was found may have changed (arguments made static).
             static = self._static | self._auto_static | also_static
             classified = [classify(n, v, n in static, describe_array) for n, v in zip(names, values)]
@@ -410,8 +411,9 @@ class JitFunction:
         specs = [classify(n, v, n in static or (type(v) is int or type(v) is bool), describe_array)[1]
                  for n, v in zip(names, values)]
         fn_name = getattr(self._fn, "__name__", "f")
-        return run_segmented(lambda *vals: call(self._fn, vals), specs, values, names, self._run_segment, fn_name,
-                             describe_array)
+        with one_trace_at_a_time():
+            return run_segmented(lambda *vals: call(self._fn, vals), specs, values, names, self._run_segment,
+                                 fn_name, describe_array)
 
     def _run_segment(self, graph, specs, values, names):
         """Plan (once per structure), compile and run one segment: (outputs, its Compiled)."""

@@ -37,10 +37,12 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Captures", "captures_of", "guards_hold"]
+__all__ = ["Captures", "captures_of", "guards_hold", "one_trace_at_a_time"]
 
 _MISSING = object()
-_SWAPPING = threading.RLock()  # traces that swap arrays in (swapped_arrays) take turns
+# Traces take turns (one_trace_at_a_time): a trace swaps its tracers into attributes and
+# containers that other threads' traces and guards read too (swapped_arrays).
+_TRACING = threading.RLock()
 # Python values compared by value where the object differs (`n = 3` rebinds a new int object).
 _BY_VALUE = (bool, int, float, complex, str, bytes, type(None))
 
@@ -340,13 +342,13 @@ def swapped_arrays(ctx, captures: Captures):
     """While the trace runs, each array reached through an attribute, a container's item or a
     helper function's globals (Captures.swaps) is replaced where it lives by the trace's tracer
     of it, so that what NumPy computes from it (`self.w * 2`, `CONFIG["table"].T`) is traced and
-    runs at each call; each is put back after, whatever happens. Such traces take turns (one
-    lock), so that no trace on another thread meets another's tracer there."""
+    runs at each call; each is put back after, whatever happens. Traces take turns
+    (one_trace_at_a_time), so that no trace on another thread meets this one's tracer there."""
     if not captures.swaps:
         yield
         return
     replaced = []
-    with _SWAPPING:
+    with _TRACING:
         try:
             for holder, key, array in captures.swaps:
                 if _current(holder, _Item(key)) is array:
@@ -386,8 +388,24 @@ def _current(holder, name):
     return holder.get(name, _MISSING)
 
 
+def one_trace_at_a_time():
+    """Held by a trace from its captures to its last tracer, and by a run with graph breaks
+    (whose Python code reads attributes too): while one holds it, a thread's swapped tracers
+    (swapped_arrays) are where another thread's code could read them, so no other trace runs."""
+    return _TRACING
+
+
 def guards_hold(guards: tuple) -> bool:
-    """Whether every guarded global and closure cell holds what it held when traced."""
+    """Whether every guarded global and closure cell holds what it held when traced. A guard
+    that fails is checked again once no other thread's trace has a tracer swapped in its place
+    (one_trace_at_a_time): a call during another thread's trace sees the real array."""
+    if _all_hold(guards):
+        return True
+    with _TRACING:
+        return _all_hold(guards)
+
+
+def _all_hold(guards: tuple) -> bool:
     for holder, name, expected in guards:
         value = _current(holder, name)
         if value is expected:
@@ -405,7 +423,7 @@ def guards_hold(guards: tuple) -> bool:
 def changed_guard(guards: tuple) -> str | None:
     """The name of the first guard that no longer holds (for explain and debugging)."""
     for holder, name, expected in guards:
-        if not guards_hold(((holder, name, expected),)):
+        if not _all_hold(((holder, name, expected),)):
             if isinstance(name, _Item):
                 return f"[{name.key!r}]"
             return name if name is not None else "a closure variable"

@@ -577,16 +577,54 @@ def test_what_numpy_computes_from_attribute_and_helper_arrays_alone_is_fresh_at_
 
 def test_threads_tracing_methods_that_read_array_attributes_at_once():
     import concurrent.futures
+    import sys
 
-    layers = [Weighted() for _ in range(4)]
-    for k, layer in enumerate(layers):
-        layer.w = np.full(3, float(k))
-    xs = [np.full(3, float(k)) for k in range(8)]
-    with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        got = list(pool.map(lambda k: layers[k % 4](xs[k]), range(8)))
-    for k in range(8):
-        np.testing.assert_array_equal(got[k], xs[k] + layers[k % 4].w * 2 + SETTINGS.table[::-1] * 3)
-    assert all(isinstance(layer.w, np.ndarray) for layer in layers)
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch inside each other's traces (the race this checks)
+    try:
+        for _ in range(4):
+            class Fresh(Weighted):  # a new jit function: each round traces again
+                __call__ = numfuse.jit(Weighted.__call__._fn)
+
+            layers = [Fresh() for _ in range(4)]
+            for k, layer in enumerate(layers):
+                layer.w = np.full(3, float(k))
+            xs = [np.full(3, float(k)) for k in range(8)]
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                got = list(pool.map(lambda k: layers[k % 4](xs[k]), range(8)))
+            for k in range(8):
+                np.testing.assert_array_equal(got[k], xs[k] + layers[k % 4].w * 2 + SETTINGS.table[::-1] * 3)
+            assert all(isinstance(layer.w, np.ndarray) for layer in layers)
+    finally:
+        sys.setswitchinterval(switching)
+
+
+def _breaks_then_reads_the_table(x):
+    if float(x.sum()) > 0:  # a graph break: this Python code runs at every call
+        return x * 2 + SETTINGS.table
+    return x - SETTINGS.table
+
+
+def test_runs_with_graph_breaks_meet_no_tracer_of_another_threads_trace():
+    import concurrent.futures
+    import sys
+
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(4):
+            class Fresh(Weighted):
+                __call__ = numfuse.jit(Weighted.__call__._fn)
+
+            layer, breaking = Fresh(), numfuse.jit(_breaks_then_reads_the_table)
+            xs = [np.full(3, float(k)) for k in range(8)]
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                got = list(pool.map(lambda k: layer(xs[k]) if k % 2 else breaking(xs[k]), range(8)))
+            for k in range(8):
+                want = xs[k] + layer.w * 2 + SETTINGS.table[::-1] * 3 if k % 2 else _breaks_then_reads_the_table(xs[k])
+                np.testing.assert_array_equal(got[k], want)
+    finally:
+        sys.setswitchinterval(switching)
 
 
 class WithConstants:
