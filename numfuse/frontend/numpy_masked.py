@@ -213,6 +213,16 @@ def _compact(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return values[mask]
 
 
+def compacted_in_index(index):
+    """`index` with each x[mask] in it compacted (a graph break): an index array whose size
+    depends on the data (`a[xi[xi > 0]]`)."""
+    if isinstance(index, MaskedSelection):
+        return index.compacted("indexing with x[mask] (an index array)")
+    if isinstance(index, tuple) and any(isinstance(item, MaskedSelection) for item in index):
+        return tuple(compacted_in_index(item) for item in index)
+    return index
+
+
 def returned_error(selection: MaskedSelection):
     """The refusal to return x[mask], naming the line that made it."""
     from ..errors import UnsupportedError

@@ -352,6 +352,7 @@ class Tracer(TracedArray):
         ctx = self._ctx
         if self._numpy_scalar and not self.shape:
             raise IndexError(at_user_line("invalid index to scalar variable."))
+        index = numpy_masked.compacted_in_index(index)
         rows = numpy_indexing.rows_selected(ctx, self, index)
         if rows is not None:
             return rows  # x[rows] for rows the data chose: NumPy's array, from a graph break
@@ -374,6 +375,7 @@ class Tracer(TracedArray):
         into the buffer of the array that a is a view of."""
         if self._weak or self._numpy_scalar:
             raise TypeError(at_user_line("a scalar does not support item assignment"))
+        index = numpy_masked.compacted_in_index(index)
         mask = numpy_indexing.mask_of(self._ctx, self, index)
         if mask is not None:
             return numpy_indexing.masked_assign(self._ctx, self, mask, value)

@@ -25,7 +25,7 @@ from .collapse import build_nest
 from .evaluated import Evaluated
 from .spec import GraphInfo, KernelSpec, NotFusable
 from ..ir.dtypes import short_name
-from ..ir.indexing import Gathered, Lin
+from ..ir.indexing import Gathered, Lin, variables
 from ..ir.graph import Atom, Eqn, Literal, SizeConst, Var
 from .loopnest import Accumulate, Accumulator, Check, Compute, Guard, Iota, Load, LoopNest, OnlineAccumulate, Select, Store
 from ..ir.ops import ELEMENTWISE, GATHER_CHECK, REDUCTIONS, is_reduction, is_scan
@@ -308,16 +308,50 @@ class Lowerer:
         if len(pieces) == 1:
             atom, pmap, _, _ = pieces[0]
             return self.value(atom, pmap, scope, out, phase)
+        index = imap[eqn.param("axis")]
+        # What several branches read at points that do not depend on the branch (a row of
+        # the previous step of an unrolled loop: `y = y + f(np.array([y[0], y[1], y[2]]))`) is
+        # computed once, before the branches: else each branch computes it again, and such
+        # steps nest, so the kernel would grow with the square of their number.
+        for var, m in self._shared_by_branches(pieces, variables(index), scope):
+            self.value(var, m, scope, out, phase)
         branches = []
         for atom, pmap, _, _ in pieces:
             body: list = []
             src = self.value(atom, pmap, ChainMap({}, scope), body, phase)
             branches.append((tuple(body), src))
-        index = imap[eqn.param("axis")]
         self.selects.append(index)
         dst = self.fresh()
         out.append(Select(dst, eqn.out.aval.dtype, index, tuple(p[3] for p in pieces[:-1]), tuple(branches)))
         return dst
+
+    def _shared_by_branches(self, pieces, branch_vars: set, scope) -> list[tuple[Var, IndexMap]]:
+        """The values, not yet in `scope`, that more than one piece of a select reads at maps
+        free of the variables it branches on (so in bounds at every point), in the order the
+        first piece reaches them."""
+        seen_by: dict[tuple[Var, IndexMap], int] = {}
+        for k, (atom, pmap, _, _) in enumerate(pieces):
+            reached: set = set()
+            stack = [(atom, pmap)] if isinstance(atom, Var) else []
+            while stack:
+                key = stack.pop()
+                if key in reached or key in scope:
+                    continue
+                reached.add(key)
+                if _free_of(key[1], branch_vars):
+                    seen_by[key] = seen_by.get(key, 0) | (1 << k)
+                stack.extend(reversed(self._reads_of(*key)))
+        return [key for key, branches in seen_by.items() if branches & (branches - 1)]
+
+    def _reads_of(self, var: Var, imap: IndexMap) -> list[tuple[Var, IndexMap]]:
+        """What evaluating `var` at `imap` may read, as _operands says, with every piece of a
+        concatenation and a gather's index arrays (not the gathered array, whose map the
+        kernel computes)."""
+        eqn = self.info.producers.get(var)
+        if eqn is not None and eqn.prim == "concatenate" and not self._loads_materialized(var) \
+                and not self._loads_stored(var):
+            return [(a, m) for a, m, _, _ in concat_pieces(eqn, imap) if isinstance(a, Var)]
+        return [dep for dep in self._operands(var, imap) if isinstance(dep[0], Var)]
 
     def _store(self, var: Var, imap: IndexMap, src, out: list) -> None:
         name = self.buffer_name(var, "out")
@@ -481,3 +515,12 @@ def kernel_name(spec: KernelSpec, computed: list[Eqn]) -> str:
         shown -= 1
     named = ops[:shown] + ([f"{len(ops) - shown}more"] if shown < len(ops) else [])
     return "_".join(["nf", kind] + named)
+
+
+def _free_of(imap: IndexMap, branch_vars: set) -> bool:
+    """Whether a map reads none of `branch_vars` and no computed index."""
+    for entry in imap:
+        found = variables(entry)
+        if found & branch_vars or any(isinstance(v, Gathered) for v in found):
+            return False
+    return True

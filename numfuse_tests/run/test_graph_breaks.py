@@ -307,6 +307,17 @@ def test_selection_then_in_place_on_it():
     check(f, X)
 
 
+def test_a_selection_used_as_an_index_array():
+    def f(a, xi):
+        kept = xi[xi > 0]  # an index array whose size the data decides
+        a[kept[1:]] = -1.0
+        return a[kept] * 2, a[kept, None] + a[:3]
+
+    check(f, np.arange(10.0), np.array([3, -1, 5, 0, 2, 7]))
+    with pytest.raises(numfuse.UnsupportedError, match=r"indexing with x\[mask\] \(an index array\)"):
+        numfuse.jit(lambda a, xi: a[xi[xi > 0]], graph_breaks=False)(np.arange(4.0), np.array([1, 2]))
+
+
 def test_rows_selected_by_the_data():
     # k-means' update: x[labels == j] picks rows; its size comes from the data.
     def kmeans(points, k, iters):

@@ -163,6 +163,31 @@ def test_strided_arguments_keep_their_rank_and_signature():
     assert fortran.buffer("out_b").view == (30,) or fortran.buffer("out_b").view == (5, 6)
 
 
+def test_what_several_branches_of_a_concatenation_read_is_computed_once_before_them():
+    def step(y):
+        return y + 0.5 * np.array([y[1] - y[0], y[0] * y[2], y[1] + y[2]])
+
+    text = nest_text(step, np.zeros((3, 4), np.float32))
+    before, branches = text.split("if i0 < 1:")
+    for load in ("in_a[0, i1]", "in_a[1, i1]", "in_a[2, i1]"):
+        assert f"load {load}" in before and f"load {load}" not in branches, text
+    # What one branch alone reads stays in it: other rows do not compute it.
+    text = nest_text(lambda x: np.concatenate([x[:1] * 3, x[1:] - 1]), X)
+    before, branches = text.split("if i0 < 1:")
+    assert "= multiply" not in before and "= multiply" in branches and "load in_a[0, i1]" in branches, text
+
+
+def test_an_unrolled_loop_of_concatenated_rows_lowers_to_a_kernel_linear_in_its_steps():
+    def euler(y, steps):
+        for _ in range(steps):  # each step reads every row of the last
+            y = y + 0.001 * np.array([10 * (y[1] - y[0]), y[0] * (28 - y[2]) - y[1], y[0] * y[1] - 2.5 * y[2]])
+        return y
+
+    y = np.zeros((3, 50))
+    sizes = [len(str(numfuse.jit(euler, static_argnums=1).plan(y, n).kernels[0].nest)) for n in (4, 8, 16)]
+    assert sizes[2] < 2.5 * sizes[1] < 6.25 * sizes[0], sizes  # (each branch computing it all: x4 a doubling)
+
+
 def test_concatenate_and_stack_shapes_and_errors_follow_numpy():
     f = numfuse.jit(lambda x, y: (np.concatenate([x, y]), np.stack([x, x], axis=-1)))
     graph = f.graph(X, X[:2])
