@@ -25,7 +25,7 @@ from .collapse import build_nest
 from .evaluated import Evaluated
 from .spec import GraphInfo, KernelSpec, NotFusable
 from ..ir.dtypes import short_name
-from ..ir.indexing import Gathered, Lin, variables
+from ..ir.indexing import Gathered, Lin, interval, is_var, variables
 from ..ir.graph import Atom, Eqn, Literal, SizeConst, Var
 from .loopnest import Accumulate, Accumulator, Check, Compute, Guard, Iota, Load, LoopNest, OnlineAccumulate, Select, Store
 from ..ir.ops import ELEMENTWISE, GATHER_CHECK, REDUCTIONS, is_reduction, is_scan
@@ -88,6 +88,7 @@ class Lowerer:
         self.own_stores = set(spec.body_stores) | set(spec.final_stores) | set(spec.epilogue_stores)
         self.checked = False  # whether any statement tests a runtime check
         self.selects: list = []  # the index entry every Select branches on
+        self.ranges: dict[int, dict] = {}  # id of a select branch's scope -> its axes' (lo, hi)
         self.phase_of: dict[Var, int] = dict(spec.phase_of)  # after online softmax merges (lower)
         self.online_notes: list[str] = []
         self.online_choice: str | None = None  # for compiled_for
@@ -309,26 +310,31 @@ class Lowerer:
             atom, pmap, _, _ = pieces[0]
             return self.value(atom, pmap, scope, out, phase)
         index = imap[eqn.param("axis")]
-        # What several branches read at points that do not depend on the branch (a row of
-        # the previous step of an unrolled loop: `y = y + f(np.array([y[0], y[1], y[2]]))`) is
-        # computed once, before the branches: else each branch computes it again, and such
-        # steps nest, so the kernel would grow with the square of their number.
-        for var, m in self._shared_by_branches(pieces, variables(index), scope):
+        ranges = self.ranges.get(id(scope)) or {axis: (0, n - 1) for axis, n in enumerate(self.domain)}
+        # What several branches read at points in bounds wherever this select runs (a row of
+        # the previous step of an unrolled loop, `y = y + f(np.array([y[0], y[1], y[2]]))`; a
+        # point that two rolls of a stencil's time loop both reach) is computed once, before
+        # them: else each branch computes it again, and such steps nest, so the kernel would
+        # grow with the square, or the power, of their number.
+        for var, m in self._shared_by_branches(pieces, ranges, scope):
             self.value(var, m, scope, out, phase)
         branches = []
-        for atom, pmap, _, _ in pieces:
+        for atom, pmap, first, end in pieces:
             body: list = []
-            src = self.value(atom, pmap, ChainMap({}, scope), body, phase)
+            inner = ChainMap({}, scope)
+            self.ranges[id(inner)] = _narrowed(ranges, index, first, end)
+            src = self.value(atom, pmap, inner, body, phase)
+            del self.ranges[id(inner)]  # (an id is reused once its scope is gone)
             branches.append((tuple(body), src))
         self.selects.append(index)
         dst = self.fresh()
         out.append(Select(dst, eqn.out.aval.dtype, index, tuple(p[3] for p in pieces[:-1]), tuple(branches)))
         return dst
 
-    def _shared_by_branches(self, pieces, branch_vars: set, scope) -> list[tuple[Var, IndexMap]]:
+    def _shared_by_branches(self, pieces, ranges: dict, scope) -> list[tuple[Var, IndexMap]]:
         """The values, not yet in `scope`, that more than one piece of a select reads at maps
-        free of the variables it branches on (so in bounds at every point), in the order the
-        first piece reaches them."""
+        in bounds for every point in `ranges` (the axes' values where the select runs), in
+        the order the first piece reaches them."""
         seen_by: dict[tuple[Var, IndexMap], int] = {}
         for k, (atom, pmap, _, _) in enumerate(pieces):
             reached: set = set()
@@ -338,7 +344,7 @@ class Lowerer:
                 if key in reached or key in scope:
                     continue
                 reached.add(key)
-                if _free_of(key[1], branch_vars):
+                if _in_bounds(key[0].aval.shape, key[1], ranges):
                     seen_by[key] = seen_by.get(key, 0) | (1 << k)
                 stack.extend(reversed(self._reads_of(*key)))
         return [key for key, branches in seen_by.items() if branches & (branches - 1)]
@@ -517,10 +523,28 @@ def kernel_name(spec: KernelSpec, computed: list[Eqn]) -> str:
     return "_".join(["nf", kind] + named)
 
 
-def _free_of(imap: IndexMap, branch_vars: set) -> bool:
-    """Whether a map reads none of `branch_vars` and no computed index."""
-    for entry in imap:
-        found = variables(entry)
-        if found & branch_vars or any(isinstance(v, Gathered) for v in found):
+def _in_bounds(shape, imap: IndexMap, ranges: dict) -> bool:
+    """Whether a map reads points of an array of `shape` only, wherever each axis takes the
+    values of its range (and reads no computed index)."""
+    for entry, extent in zip(imap, shape):
+        if any(isinstance(v, Gathered) for v in variables(entry)):
+            return False
+        lo, hi = interval(entry, ranges, extent)
+        if lo < 0 or hi > extent - 1:
             return False
     return True
+
+
+def _narrowed(ranges: dict, index, first: int, end: int) -> dict:
+    """The axes' ranges where a select's branch runs: `first <= index < end`, as a range of
+    the one axis the index steps by +1 or -1 (else the ranges as they were)."""
+    if is_var(index):
+        axis, coef, const = index, 1, 0
+    elif isinstance(index, Lin) and len(index.terms) == 1 and is_var(index.terms[0][0]) \
+            and index.terms[0][1] in (1, -1):
+        (axis, coef), const = index.terms[0], index.const
+    else:
+        return ranges
+    lo, hi = (first - const, end - 1 - const) if coef == 1 else (const - end + 1, const - first)
+    old = ranges.get(axis, (lo, hi))
+    return {**ranges, axis: (max(old[0], lo), min(old[1], hi))}

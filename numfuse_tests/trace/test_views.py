@@ -171,6 +171,10 @@ def test_what_several_branches_of_a_concatenation_read_is_computed_once_before_t
     before, branches = text.split("if i0 < 1:")
     for load in ("in_a[0, i1]", "in_a[1, i1]", "in_a[2, i1]"):
         assert f"load {load}" in before and f"load {load}" not in branches, text
+    # The same points of a value read by two branches (here at each point's own): before them.
+    text = nest_text(lambda x: np.concatenate([(np.sin(x) + 1)[:2] * 2, (np.sin(x) + 1)[2:] * 3]), X)
+    before, branches = text.split("if i0 < 2:")
+    assert before.count("= sin") == 1 and "= sin" not in branches and "= add" in before, text
     # What one branch alone reads stays in it: other rows do not compute it.
     text = nest_text(lambda x: np.concatenate([x[:1] * 3, x[1:] - 1]), X)
     before, branches = text.split("if i0 < 1:")
