@@ -133,6 +133,10 @@ MEASUREMENTS = [
      "cache and with a warm one (target: warm at most 10% of cold)."),
     ("shape-reuse", "Kernels reused across shapes",
      "`python -m benchmarks.shape_reuse`: kernels compiled over 20 sizes against the kernels in the plan."),
+    ("roll-loops", "Time loops through concatenations",
+     "`python -m benchmarks.roll_loops`: np.roll stencils, a game of life and an RK4 integrator whose "
+     "steps read the step before through concatenations: the first call with an empty kernel cache "
+     "(trace, plan, compile), a later call, NumPy (plan/select_nesting.py keeps each kernel's code bounded)."),
     ("ptx-loops", "Instructions per point",
      "`python -m benchmarks.ptx_loops`: PTX instructions per point in each kernel's costliest inner "
      "loop, integer divisions in it, and negative-index wraparounds in the kernel (no GPU needed; "

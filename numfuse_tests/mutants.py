@@ -148,6 +148,11 @@ MUTANTS = (
            "if self.phase_of.get(var, 0) != phase or imap != identity_map(self.domain):",
            "if imap != identity_map(self.domain):",
            ("numfuse_tests/run/test_scans.py::test_scans_match_numpy",)),
+    Mutant("a roll stencil's time loop nests its selects in one kernel, whatever the steps",
+           "numfuse/plan/select_nesting.py",
+           "            if not isinstance(atom, Var) or depth.of(atom, _varying(imap)) < MAX_NESTED_SELECTS:",
+           "            if True:",
+           ("numfuse_tests/trace/test_select_nesting.py",)),
 )
 
 

@@ -180,6 +180,22 @@ def index_arrays(x):
     return (x * weights + diagonal).sum(axis=1), np.ogrid[0:n, 0:m][1] * x
 
 
+def jacobi_roll(u, steps=3):
+    # A stencil's time loop through np.roll: a select reads the step before at each of its
+    # four neighbours; a kernel every two steps (plan/select_nesting.py), of one code.
+    for _ in range(steps):
+        u = 0.25 * (np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 1, 1) + np.roll(u, -1, 1))
+    return u
+
+
+def life(board, steps=2):
+    # Conway's game of life: rolls of rolls (two selects deep) a step, a kernel each step.
+    for _ in range(steps):
+        n = sum(np.roll(np.roll(board, i, 0), j, 1) for i in (-1, 0, 1) for j in (-1, 0, 1) if i or j)
+        board = (n == 3) | (board & (n == 2))
+    return board
+
+
 PROGRAMS = [
     Program("quickstart", quickstart, lambda r: (f32(r, 5, 7), f32(r, 5, 7)), 1, 7, exact_bytes=True),
     Program("chain10", chain10, lambda r: (f32(r, 6, 9),), 1, exact_bytes=True),
@@ -209,4 +225,6 @@ PROGRAMS = [
     Program("joined", joined, lambda r: (f32(r, 3, 4), f32(r, 3, 4)), 2),
     Program("borders", borders, lambda r: (f32(r, 6, 7), f32(r, 6, 7)), 3),
     Program("index_arrays", index_arrays, lambda r: (f32(r, 5, 7),), 1, 7, exact_bytes=True),
+    Program("jacobi_roll", jacobi_roll, lambda r: (f32(r, 6, 7),), 2),
+    Program("life", life, lambda r: (r.random((6, 7)) < 0.4,), 2),
 ]

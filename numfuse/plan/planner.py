@@ -39,6 +39,7 @@ from ..ir.ops import is_reduction, is_scan
 from .plan_steps import LibraryStep, library_steps_of
 from .horizontal import kernel_runs, merged_kernel
 from .scans import scans_for_target
+from .select_nesting import stores_for_nesting
 from .update_chains import merge_update_chains
 from ..ir.primitives import VIEWS
 from ..ir.indexing import Gathered
@@ -324,6 +325,9 @@ class Planner:
                 operand = e.inputs[0]
                 if operand not in info.buffer_inputs and not is_reduction(self.producers[operand].prim):
                     info.materialized.add(operand)
+        # And what a kernel would otherwise copy into the branches of nested selects.
+        self.stored_why = stores_for_nesting(self.eqns, self.producers, info.materialized | info.buffer_inputs)
+        info.materialized.update(self.stored_why)
 
     # -- grouping ------------------------------------------------------------------------------
 
@@ -766,6 +770,7 @@ class Planner:
                 if v in self.info.stored_by
             )
             whys.append(f"it reads {used}, written by an earlier kernel")
+            whys.extend(f"{n[v]} is stored because {self.stored_why[v]}" for v in low.reads if v in self.stored_why)
         whys.extend(notes)
         if not whys and spec.update is not None:
             whys.append("an update writes into the array's buffer after every kernel before it has read the old values")

@@ -143,3 +143,12 @@ def test_device_arguments_strided_and_written_in_place():
     expected = x.copy()
     bump(expected)
     np.testing.assert_array_equal(d.copy_to_host(), expected)
+
+
+def test_time_loops_of_rolls_that_store_every_step_or_two_match_numpy():
+    # plan/select_nesting.py: a kernel every two steps of the stencil, every step of the game.
+    from numfuse_tests.programs import jacobi_roll as jacobi, life
+
+    rng = np.random.default_rng(5)
+    check(jacobi, rng.standard_normal((9, 7)), 5)
+    check(life, rng.random((10, 12)) > 0.6, 3)
