@@ -88,7 +88,6 @@ class Lowerer:
         self.own_stores = set(spec.body_stores) | set(spec.final_stores) | set(spec.epilogue_stores)
         self.checked = False  # whether any statement tests a runtime check
         self.selects: list = []  # the index entry every Select branches on
-        self.ranges: dict[int, dict] = {}  # id of a select branch's scope -> its axes' (lo, hi)
         self.phase_of: dict[Var, int] = dict(spec.phase_of)  # after online softmax merges (lower)
         self.online_notes: list[str] = []
         self.online_choice: str | None = None  # for compiled_for
@@ -310,7 +309,7 @@ class Lowerer:
             atom, pmap, _, _ = pieces[0]
             return self.value(atom, pmap, scope, out, phase)
         index = imap[eqn.param("axis")]
-        ranges = self.ranges.get(id(scope)) or {axis: (0, n - 1) for axis, n in enumerate(self.domain)}
+        ranges = getattr(scope, "ranges", None) or {axis: (0, n - 1) for axis, n in enumerate(self.domain)}
         # What several branches read at points in bounds wherever this select runs (a row of
         # the previous step of an unrolled loop, `y = y + f(np.array([y[0], y[1], y[2]]))`; a
         # point that two rolls of a stencil's time loop both reach) is computed once, before
@@ -321,10 +320,7 @@ class Lowerer:
         branches = []
         for atom, pmap, first, end in pieces:
             body: list = []
-            inner = ChainMap({}, scope)
-            self.ranges[id(inner)] = _narrowed(ranges, index, first, end)
-            src = self.value(atom, pmap, inner, body, phase)
-            del self.ranges[id(inner)]  # (an id is reused once its scope is gone)
+            src = self.value(atom, pmap, _BranchScope(scope, _narrowed(ranges, index, first, end)), body, phase)
             branches.append((tuple(body), src))
         self.selects.append(index)
         dst = self.fresh()
@@ -521,6 +517,15 @@ def kernel_name(spec: KernelSpec, computed: list[Eqn]) -> str:
         shown -= 1
     named = ops[:shown] + ([f"{len(ops) - shown}more"] if shown < len(ops) else [])
     return "_".join(["nf", kind] + named)
+
+
+class _BranchScope(ChainMap):
+    """A select branch's values, over the scope around it, and the axes' (lo, hi) where the
+    branch runs."""
+
+    def __init__(self, outer, ranges: dict):
+        super().__init__({}, outer)
+        self.ranges = ranges
 
 
 def _in_bounds(shape, imap: IndexMap, ranges: dict) -> bool:

@@ -39,7 +39,8 @@ def stores_for_nesting(eqns: list[Eqn], producers: dict, stored: set) -> dict[Va
     for eqn in eqns:
         if eqn.prim != "concatenate":
             continue
-        pieces = concat_pieces(eqn, _representative(range(len(eqn.out.aval.shape))))
+        ndim = len(eqn.out.aval.shape)
+        pieces = concat_pieces(eqn, _representative(range(ndim), ndim))
         if len(pieces) < 2:
             continue
         for atom, imap, _, _ in pieces:
@@ -103,10 +104,9 @@ class _Depth:
                 for a in eqn.inputs if isinstance(a, Var)], 0
 
 
-def _representative(varying, ndim: int | None = None) -> tuple:
-    """A map over dimensions `varying` (each its own variable), the others fixed."""
+def _representative(varying, ndim: int) -> tuple:
+    """A map over `ndim` dimensions, those in `varying` each its own variable, the others fixed."""
     varying = frozenset(varying)
-    ndim = ndim if ndim is not None else len(varying)
     return tuple(d if d in varying else None for d in range(ndim))
 
 
