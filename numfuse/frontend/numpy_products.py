@@ -199,6 +199,30 @@ def parse_einsum(subscripts: str, shapes):
     return expanded, out, sizes
 
 
+def _sum_before_broadcast_factor(ctx, arrays, terms, result, sizes, dtype):
+    """Two einsum operands where one has size 1 on a summed letter the other spans: NumPy sums
+    the other over that letter first, then multiplies once (its stride-0 inner loop), which
+    decides inf * (a sum whose signs mix): inf, not the NaN of summing inf * each term. Do the
+    same; the letter then leaves both terms."""
+    arrays, terms = list(arrays), list(terms)
+    for k in (0, 1):
+        factor, other = k, 1 - k
+        for c in list(terms[factor]):
+            if c in result or sizes[c] <= 1 or c not in terms[other]:
+                continue
+            if arrays[factor].shape[terms[factor].index(c)] != 1:
+                continue
+            axis = terms[other].index(c)
+            x = ctx.convert(arrays[other], dtype)
+            prim = "reduce_or" if dtype.kind == "b" else "reduce_sum"
+            rshape = tuple(s for i, s in enumerate(x.shape) if i != axis)
+            arrays[other] = ctx.bind(prim, [x._var], rshape, dtype, params=(("axes", (axis,)), ("keepdims", False)))
+            arrays[factor] = np.squeeze(arrays[factor], axis=terms[factor].index(c))
+            terms[other] = terms[other].replace(c, "")
+            terms[factor] = terms[factor].replace(c, "")
+    return arrays, terms
+
+
 def einsum(ctx, *operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
     if out is not None or dtype is not None:
         raise unsupported("np.einsum(..., out=... or dtype=...)")
@@ -216,6 +240,9 @@ def einsum(ctx, *operands, out=None, optimize=False, dtype=None, order="K", cast
     if not repeated and len(arrays) <= 2 and _fusable(dtype_, sizes_all, space):
         note(ctx, f"np.einsum('{subscripts}') fused as a sum of products: its iteration space "
                    f"({space} points) is at most {FUSE_PRODUCT_RATIO}x its largest array")
+        if len(arrays) == 2:
+            arrays, terms = _sum_before_broadcast_factor(ctx, arrays, terms, result, sizes, dtype_)
+            letters = [c for c in letters if any(c in t for t in terms)]
         summed = [i for i, c in enumerate(letters) if c not in result]
         if len(arrays) == 1:
             x = ctx.convert(arrays[0], dtype_)

@@ -85,6 +85,17 @@ def test_dot_vdot_inner_tensordot_einsum_match_numpy():
     check(lambda x, y: np.einsum("i,j->ij", x, y), rand(5), rand(3))
 
 
+def test_einsum_of_a_broadcast_factor_sums_first_as_numpy():
+    # NumPy sums x over j, then multiplies by v's one value: inf * (1 - 2 + 3) is inf, where
+    # inf * each term, summed, would be NaN. Sizes one and zero on j keep NumPy's order too.
+    x = np.array([[1.0, -2.0, 3.0], [4.0, 5.0, 6.0]])
+    check(lambda a, v: np.einsum("ij,j->i", a, v), x, np.array([np.inf]), reduced=3)
+    check(lambda a, v: np.einsum("j,ij->i", v, a) + 1.0, x, np.array([-np.inf]), reduced=3)
+    check(lambda a, v: np.einsum("ij,j->", a, v), x, np.array([2.5]), reduced=6)
+    check(lambda a, v: np.einsum("ij,j->i", a, v), np.ones((2, 0)), np.array([np.inf]))
+    check(lambda a, v: np.einsum("ij,jk->ik", a, v), x, np.full((1, 2), np.inf), reduced=3)
+
+
 def test_product_with_producers_and_consumers_matches_numpy():
     def layer(x, w, b):
         h = np.maximum(x * 0.5 + 1.0, 0.0) @ w + b
