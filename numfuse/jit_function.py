@@ -39,6 +39,7 @@ from .frontend.aliasing import base_of, external_sharing, find_sharing, overlapp
 from .frontend.arguments import RANDOM_STATES, classify, flatten_containers, has_array_leaf
 from .frontend.captures import captures_of, changed_guard, guards_hold, one_trace_at_a_time, swapped_arrays
 from .frontend.captures import traced_function as captures_traced_function
+from .frontend.type_builtin import numpy_type_visible
 from . import debug
 from .runtime import fp_modes
 from .targets import Target, choose as choose_target, requested as requested_target
@@ -358,9 +359,10 @@ class JitFunction:
         from .frontend.numpy_creation import current_context
 
         ctx = current_context()
-        fn, check = captures_traced_function(self._fn, ctx, captured)
-        with swapped_arrays(ctx, captured):
-            result = call(fn, values[:real])
+        with numpy_type_visible(captured.type_holders):
+            fn, check = captures_traced_function(self._fn, ctx, captured)
+            with swapped_arrays(ctx, captured):
+                result = call(fn, values[:real])
         check()
         return result
 
@@ -411,7 +413,7 @@ class JitFunction:
         specs = [classify(n, v, n in static or (type(v) is int or type(v) is bool), describe_array)[1]
                  for n, v in zip(names, values)]
         fn_name = getattr(self._fn, "__name__", "f")
-        with one_trace_at_a_time():
+        with one_trace_at_a_time(), numpy_type_visible(captures_of(self._fn).type_holders):
             return run_segmented(lambda *vals: call(self._fn, vals), specs, values, names, self._run_segment,
                                  fn_name, describe_array)
 

@@ -15,6 +15,7 @@ import numpy as np
 from ..ir.dtypes import check_supported
 from ..errors import UnsupportedError
 from ..ir.graph import Aval
+from .traced import is_host_array
 from .tracer import ArgSpec
 
 # Generators whose state changes at each draw: never a static value keyed by identity.
@@ -48,7 +49,7 @@ def classify(name: str, value, static: bool, describe_array):
             return ("np", info.shape, dtype.str, layout, readonly, strides), spec
         # The library is not part of the key: the same kernels serve every kind of device array.
         # A non-contiguous one is read in place through its strides.
-        return ("dev", info.shape, dtype.str, layout), ArgSpec("array", Aval(info.shape, dtype), False, layout)
+        return ("dev", info.shape, dtype.str, layout), ArgSpec("array", Aval(info.shape, dtype), False, layout, on_host=False)
     # NumPy strings are str and bytes: static like them.
     if isinstance(value, (np.str_, np.bytes_)):
         return ("static", type(value), value), ("static", value)
@@ -83,7 +84,7 @@ def classify(name: str, value, static: bool, describe_array):
 
 
 def _is_array(value, describe_array) -> bool:
-    if isinstance(value, np.ndarray):
+    if is_host_array(value):
         return True
     if value is None or isinstance(value, (list, tuple, dict, str, bytes, int, float, complex, np.generic)):
         return False

@@ -37,6 +37,9 @@ from typing import Callable
 
 import numpy as np
 
+from .traced import is_host_array
+from .type_builtin import calls_builtin_type
+
 __all__ = ["Captures", "captures_of", "guards_hold", "one_trace_at_a_time"]
 
 _MISSING = object()
@@ -51,7 +54,8 @@ class Captures:
     """The candidate arrays (id -> (name, array)), the guards of one trace, and the globals
     and closure cells holding arrays that the function's code names (`traced_function`)."""
 
-    def __init__(self, arrays: dict, guards: tuple, named: tuple = (), assigns: bool = False, swaps: tuple = ()):
+    def __init__(self, arrays: dict, guards: tuple, named: tuple = (), assigns: bool = False, swaps: tuple = (),
+                 type_holders: tuple = ()):
         self.arrays = arrays
         self.guards = guards
         # (holder, key, array): arrays reached through an attribute, an item or a helper's
@@ -59,6 +63,8 @@ class Captures:
         self.swaps = swaps
         self.named = named  # ("global", name) or ("closure", index) of each array the code names
         self.assigns = assigns  # the code assigns to a global or closure variable
+        # Module globals of followed functions that call the builtin `type` (type_builtin.py).
+        self.type_holders = type_holders
 
 
 def _assigns(code: types.CodeType) -> bool:
@@ -95,25 +101,27 @@ def captures_of(fn: Callable, statics=()) -> Captures:
         # Every array and Python scalar attribute: what the function, or a method it calls,
         # reads of `self` (a guard is a dict lookup and a comparison).
         for name, attribute in attributes.items():
-            if isinstance(attribute, np.ndarray):
+            if is_host_array(attribute):
                 found.array(f"{argument}.{name}", attribute, attributes, name)
-            if isinstance(attribute, (np.ndarray, *_BY_VALUE, np.generic)):
+            if (is_host_array(attribute) or isinstance(attribute, (*_BY_VALUE, np.generic))):
                 found.guard(attributes, name, attribute)
     for name, value in module_globals.items():
-        if isinstance(value, np.ndarray):
+        if is_host_array(value):
             found.array(f"global {name}", value)
     named = []
     for name in sorted(_names_read(code, set())):
-        if isinstance(module_globals.get(name), np.ndarray):
+        if is_host_array(module_globals.get(name)):
             named.append(("global", name))
     for k, (name, cell) in enumerate(zip(code.co_freevars, fn.__closure__ or ())):
-        if isinstance(_cell(cell), np.ndarray):
+        if is_host_array(_cell(cell)):
             found.array(f"closure {name}", cell.cell_contents)
             named.append(("closure", k))
     found.function(fn, dict(statics), top=True)
+    type_holders = tuple(found.type_holders.values())
     if not isinstance(fn, types.FunctionType):
-        return Captures(found.arrays, tuple(found.guards))
-    return Captures(found.arrays, tuple(found.guards), tuple(named), _assigns(code), tuple(found.swaps))
+        return Captures(found.arrays, tuple(found.guards), type_holders=type_holders)
+    return Captures(found.arrays, tuple(found.guards), tuple(named), _assigns(code), tuple(found.swaps),
+                    type_holders)
 
 
 # Modules whose functions are not followed: their globals are the library's, not the user's.
@@ -132,6 +140,7 @@ class _Found:
         self.swaps: list = []
         self._guarded: set = set()
         self._functions: set = set()
+        self.type_holders: dict = {}  # id -> module globals (calls_builtin_type)
 
     def array(self, name, value, holder=None, key=None) -> None:
         self.arrays.setdefault(id(value), (name, value))
@@ -155,6 +164,8 @@ class _Found:
         if not top and (len(self._functions) >= _MAX_FUNCTIONS or module in _LIBRARIES):
             return
         self._functions.add(seen)
+        if calls_builtin_type(code, module_globals):
+            self.type_holders[id(module_globals)] = module_globals
         roots = {}
         for name in _names_read(code, set()):
             value = module_globals.get(name, _MISSING)
@@ -164,7 +175,7 @@ class _Found:
             if isinstance(value, types.ModuleType):
                 continue
             self.guard(module_globals, name, value)
-            if isinstance(value, np.ndarray):
+            if is_host_array(value):
                 # (The jitted function's own globals are replaced in a copy: traced_function.)
                 self.array(f"global {name}", value, None if top else module_globals, name)
             self._follow(value)
@@ -193,7 +204,7 @@ class _Found:
         value = _current(owner, _Item(key))
         if value is _MISSING:
             return _MISSING
-        if isinstance(value, np.ndarray):
+        if is_host_array(value):
             self.array(f"global {path}", value, owner, key)
         if type(owner) is not tuple:  # (a tuple's items are fixed: guarding the tuple serves)
             self.guard(owner, _Item(key), value)
@@ -207,9 +218,9 @@ class _Found:
         if isinstance(owner, type) or not isinstance(holder, dict) or attribute not in holder:
             return self._class_attribute(owner, attribute, holder)
         value = holder[attribute]
-        if isinstance(value, np.ndarray):
+        if is_host_array(value):
             self.array(f"global {path}", value, holder, attribute)
-        if isinstance(owner, types.ModuleType) and not isinstance(value, (np.ndarray, *_BY_VALUE, np.generic)):
+        if isinstance(owner, types.ModuleType) and not (is_host_array(value) or isinstance(value, (*_BY_VALUE, np.generic))):
             # (np.exp, np.linalg: a module's functions are not guarded, only its arrays and
             # scalars, as a function's globals are; its submodules are looked into.)
             if isinstance(value, types.FunctionType):
@@ -233,14 +244,14 @@ class _Found:
                 break
         else:
             return _MISSING
-        if not isinstance(value, (np.ndarray, *_BY_VALUE, np.generic)):
+        if not (is_host_array(value) or isinstance(value, (*_BY_VALUE, np.generic))):
             if not isinstance(owner, type):
                 self._method(owner, attribute)
             return _MISSING
         if isinstance(holder, dict) and not isinstance(owner, type):
             self.guard(holder, attribute, _MISSING)  # an instance attribute set later would hide it
         self.guard(klass.__dict__, attribute, value)
-        if isinstance(value, np.ndarray):
+        if is_host_array(value):
             self.array(f"global {klass.__name__}.{attribute}", value)
         return value
 

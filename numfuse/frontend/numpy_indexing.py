@@ -244,13 +244,21 @@ def masked_assign(ctx, x, mask, value) -> None:
         x[...] = np.where(mask, value.values, x)
         return
     operand = ctx.operand(value)
-    trailing = x.shape[_mask_rank(mask, x):]
+    rank = _mask_rank(mask, x)
+    trailing = x.shape[rank:]
     if operand.shape and tuple(operand.shape) not in ((1,), tuple(trailing)) and int(np.prod(operand.shape)) != 1:
-        raise unsupported(
-            "x[mask] = values with one value per selected element",
-            "the number of selected elements depends on the data; assign a scalar, or write "
-            "x = np.where(mask, values, x) with values of x's shape",
-        )
+        # One value per selected element: where each goes depends on the data. The selected
+        # points come from np.nonzero at a graph break, then a scatter writes them, as NumPy
+        # assigns them, in C order (and raises its error for a count that differs).
+        selected = int(np.prod(operand.shape[:1] or (1,)))
+        points = np.nonzero(np.reshape(mask, mask.shape[:rank]))
+        count = int(points[0].shape[0])
+        if operand.shape[0] != count and int(np.prod(operand.shape)) != count * int(np.prod(trailing)):
+            raise ValueError(at_user_line(
+                f"NumPy boolean array indexing assignment cannot assign {selected} input values to the "
+                f"{count} output values where the mask is true"))
+        scatter(ctx, x, points, value)
+        return
     if operand.shape and int(np.prod(operand.shape)) == 1:
         value = np.reshape(value, ())
     x[...] = np.where(mask, _cast_for_assignment(ctx, value, x.dtype), x)
@@ -317,7 +325,8 @@ def scatter(ctx, x, index, value, ufunc: str | None = None, name: str = "x[idx] 
     writes into x's buffer in place (library_ops.py's scatter), x then its new version."""
 
     if isinstance(x, TracedView):
-        raise unsupported(f"{name} into a view", "write into the array itself (x[:, idx] rather than x[1:][idx])")
+        _through_copy(x, lambda copy: scatter(ctx, copy, index, value, ufunc, name))
+        return
     items = list(index) if isinstance(index, tuple) else [index]
     at = next((k for k, i in enumerate(items) if i is Ellipsis), None)
     if at is not None:
@@ -326,9 +335,13 @@ def scatter(ctx, x, index, value, ufunc: str | None = None, name: str = "x[idx] 
         raise IndexError(at_user_line(
             f"too many indices for array: array is {x.ndim}-dimensional, but {len(items)} were indexed"))
     advanced_at = [k for k, i in enumerate(items) if not isinstance(i, slice)]
-    if any(isinstance(i, slice) and i != slice(None) for i in items) or any(i is None for i in items) \
-            or advanced_at != list(range(advanced_at[0], advanced_at[0] + len(advanced_at))):
-        raise unsupported(f"{name} with slices or np.newaxis beside the index arrays, or index arrays apart",
+    if any(isinstance(i, slice) and i != slice(None) for i in items) and not any(i is None for i in items):
+        # x[idx, 1:] = v is x[:, 1:][idx] = v: the slices' view, scattered into at the same axes.
+        view = x[tuple(i if isinstance(i, slice) else slice(None) for i in items)]
+        scatter(ctx, view, tuple(slice(None) if isinstance(i, slice) else i for i in items), value, ufunc, name)
+        return
+    if any(i is None for i in items) or advanced_at != list(range(advanced_at[0], advanced_at[0] + len(advanced_at))):
+        raise unsupported(f"{name} with np.newaxis beside the index arrays, or index arrays apart",
                           "index arrays next to each other, with ':' for the other axes")
     arrays = [_index_tracer(ctx, items[k]) for k in advanced_at]
     try:
@@ -353,6 +366,17 @@ def scatter(ctx, x, index, value, ufunc: str | None = None, name: str = "x[idx] 
     write_in_place(ctx, x, "scatter", [v] + arrays, (("axis", axis), ("ufunc", ufunc)))
 
 
+def _through_copy(view, write) -> None:
+    """A scatter (or np.put, np.place) into a traced view: `write` into a copy of the view's
+    values, then the copy written back through the view, which NumPy's writes reach its base
+    as (a strided view's np.put works on such a copy in NumPy too). The view's own refusals
+    (read-only, a reshape that may copy) come first."""
+    view._check_writable()  # the view's refusal, before anything is traced for the write
+    copy = view.copy()
+    write(copy)
+    view[...] = copy
+
+
 def write_in_place(ctx, x, prim: str, operands, params) -> None:
     """x becomes `prim[params] x operands...`, an in-place library call (library_ops.IN_PLACE):
     a new version of x in x's buffer."""
@@ -372,8 +396,11 @@ def write_in_place(ctx, x, prim: str, operands, params) -> None:
 def put(ctx, a, ind, v, mode="raise"):
     """np.put: values written at flat indices of `a`, in place (NumPy's order and modes)."""
 
-    if not isinstance(a, TracedArray) or isinstance(a, TracedView):
-        raise unsupported("np.put into a view or an array the function did not receive or make")
+    if not isinstance(a, TracedArray):
+        raise unsupported("np.put into an array the function did not receive or make")
+    if isinstance(a, TracedView):
+        _through_copy(a, lambda copy: put(ctx, copy, ind, v, mode))
+        return
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(at_user_line(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})"))
     indices = _index_tracer(ctx, ind)
@@ -384,8 +411,11 @@ def put(ctx, a, ind, v, mode="raise"):
 def place(ctx, arr, mask, vals):
     """np.place: the selected elements set to vals in order, repeated as needed, in place."""
 
-    if not isinstance(arr, TracedArray) or isinstance(arr, TracedView):
-        raise unsupported("np.place into a view or an array the function did not receive or make")
+    if not isinstance(arr, TracedArray):
+        raise unsupported("np.place into an array the function did not receive or make")
+    if isinstance(arr, TracedView):
+        _through_copy(arr, lambda copy: place(ctx, copy, mask, vals))
+        return
     m = ctx.as_tracer(ctx.operand(mask))
     if m.size != arr.size:
         raise ValueError(at_user_line("place: mask and data must be the same size"))

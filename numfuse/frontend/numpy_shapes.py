@@ -20,6 +20,7 @@ from numpy.lib._arraypad_impl import _as_pairs
 
 from ..errors import unsupported, user_line_noted
 from .numpy_views import normalize_axis, stand_in
+from .traced import is_host_array
 
 # A composition is one concatenate of this many pieces at most (a tile by 1000 would be a
 # value of 1000 branches): beyond it, a broadcast that a reshape materializes.
@@ -193,7 +194,7 @@ def _split_like(numpy_split):
 
     def handler(ctx, ary, indices_or_sections, axis=0):
         x = as_array(ctx, ary)
-        if not isinstance(indices_or_sections, (list, tuple, np.ndarray)):
+        if not (isinstance(indices_or_sections, (list, tuple)) or is_host_array(indices_or_sections)):
             # A count must be a Python value: a traced one (a scalar argument) raises the
             # TracingError that makes it static, before NumPy dispatches back here with it.
             indices_or_sections = operator.index(indices_or_sections)

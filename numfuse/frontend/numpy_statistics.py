@@ -11,6 +11,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..errors import at_user_line, unsupported, user_line_noted
+from .traced import is_traced_value
 
 
 def _tracer(ctx, a):
@@ -154,7 +155,7 @@ def quantile(ctx, a, q, axis=None, out=None, overwrite_input=False, method="line
     if method != "linear":
         raise unsupported(f"{_name}(method={method!r})", "the default method='linear' is traced")
     t = _tracer(ctx, a)
-    if not isinstance(q, (int, float, list, tuple, np.ndarray, np.generic)):
+    if is_traced_value(q) or not isinstance(q, (int, float, list, tuple, np.ndarray, np.generic)):
         raise unsupported(f"{_name} with a traced q", "pass q as a Python number or list")
     qs = np.asarray(q, dtype=np.float64) / _scale
     with user_line_noted():

@@ -134,15 +134,24 @@ class Tracer(TracedArray):
 
     @property
     def __class__(self):
-        """isinstance(n, int) of a scalar argument answers as for the value passed (a Python
-        int is an int, a np.float32 a np.float32 and so a np.floating), so that the user's
-        `if isinstance(pad, int):` takes NumPy's branch; isinstance consults __class__ after
-        the real type. type(n) is still the tracer's."""
+        """What isinstance (which consults __class__ after the real type) answers as for the
+        value NumPy would have: a scalar argument's type as passed (a Python int is an int, a
+        np.float32 a np.floating), and an array NumPy's ndarray (for a trace of NumPy arrays;
+        of device arrays, whose library one trace does not know, the tracer). So the user's
+        `if isinstance(pad, int):` and `if not isinstance(x, np.ndarray): x = np.asarray(x)`
+        take NumPy's branch. Scalars computed in the trace answer as the tracer. numfuse's
+        own checks ask the real type (traced.is_host_array). type(x) is the tracer's."""
+        cls = type(self)
+        passed = getattr(self, "_passed_as", None)  # (a view has none)
+        if passed is not None:
+            return passed
         try:
-            passed = self._passed_as
-        except AttributeError:  # a view (_View) is never an argument itself
-            passed = None
-        return passed or type(self)
+            scalar, ctx = self._weak or self._numpy_scalar, self._ctx
+        except AttributeError:  # not initialized yet
+            return cls
+        if scalar and not self._aval.shape:
+            return cls
+        return ctx.array_class or cls
 
     # -- attributes ----------------------------------------------------------------------------
     _aval = property(lambda self: self._var.aval)
@@ -268,11 +277,15 @@ class Tracer(TracedArray):
         self._var = self._ctx.convert(result, self.dtype)._var
         return self
 
+    def _check_writable(self) -> None:
+        """Raise what a write into this array raises (NumPy's read-only error), writing nothing."""
+        if self._readonly:
+            _refuse_write(self, "assignment destination is read-only")
+
     def _assign_at(self, at, shape, value) -> None:
         """Write `value` into this array at the points `at` (an index into it for each point
         of a region of `shape`; see viewmaps.At)."""
-        if self._readonly:
-            _refuse_write(self, "assignment destination is read-only")
+        self._check_writable()
         ctx = self._ctx
         var = self._var
         if not ctx.owns(self, var):
@@ -559,12 +572,16 @@ class _View(Tracer, TracedView):
             self._seen = (base_var, self._make(base_var))
         return self._seen[1]
 
-    def _assign_at(self, at, shape, value) -> None:
+    def _check_writable(self) -> None:
         if self._readonly:
             raise ValueError(at_user_line("assignment destination is read-only"))
         if self._refusal is not None:
             raise unsupported(*self._refusal)
         if self._unsure is not None:
             raise unsupported(f"writing through a {self._unsure}", _UNSURE_HINT)
+        self._base._check_writable()
+
+    def _assign_at(self, at, shape, value) -> None:
+        self._check_writable()
         self._base._assign_at(self._unmap(at), shape, value)
 

@@ -7,6 +7,8 @@ test against these bases, which Tracer and its views derive from."""
 
 from __future__ import annotations
 
+import numpy as np
+
 
 class TracedArray:
     """A traced array: a Tracer (proxy.py). Attributes: `_ctx` its TraceContext, `_var` the
@@ -19,3 +21,15 @@ class TracedView(TracedArray):
     """A traced view of another traced array (proxy._View): writes through it reach its base."""
 
     __slots__ = ()
+
+
+def is_host_array(value) -> bool:
+    """A real NumPy array (a Tracer answers isinstance(x, np.ndarray) as NumPy would: see
+    Tracer.__class__; numfuse's own checks ask this)."""
+    return isinstance(value, np.ndarray) and not isinstance(value, TracedArray)
+
+
+def is_traced_value(value) -> bool:
+    """A traced value other than a scalar argument (which answers isinstance as the Python or
+    NumPy scalar passed, and is made static where Python needs its value)."""
+    return isinstance(value, TracedArray) and getattr(value, "_passed_as", None) is None

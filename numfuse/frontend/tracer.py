@@ -37,6 +37,7 @@ class ArgSpec:
     readonly: bool = False  # an array NumPy will not write into (a broadcast view, say)
     layout: str = "C"  # "C", "F" (Fortran-contiguous), or "A" (neither)
     strides: tuple[int, ...] | None = None  # element strides of an "A" array, where known
+    on_host: bool = True  # a NumPy array (False: a device array of some library)
 
     @property
     def weak(self) -> bool:
@@ -92,6 +93,10 @@ class TraceContext(Layouts):
         # An external array that is an argument, or a view of one (`f(W)` reading the global W):
         # id -> (the argument's tracer, Recipe or None); read through the argument (aliasing.py).
         self.external_arguments: dict[int, tuple] = {}
+        # What isinstance(a traced array, ...) answers as (Tracer.__class__): NumPy's ndarray
+        # while every array argument is one; None once a device array, whose library the
+        # trace does not know (one trace serves them all), is an argument.
+        self.array_class: type | None = np.ndarray
         super().__init__()  # strides, family, latest, owner: see layouts.py
 
     # -- values --------------------------------------------------------------------------------
@@ -100,6 +105,8 @@ class TraceContext(Layouts):
         """A new input of the graph, laid out as `spec` says."""
         var = Var(spec.aval)
         self.inputs.append(var)
+        if spec.kind == "array" and not spec.on_host:
+            self.array_class = None
         if spec.kind != "array":
             self.by_value.add(var)
         elif spec.layout == "F":

@@ -128,6 +128,36 @@ def _int_truncates(x):
     return x
 
 
+def _unit_then_scaled(x, top):
+    # py/clip2.py's clip: the selection's values through a helper that makes an array of its
+    # size, written back one value per selected element.
+    def limit(v, epsilon=1e-6):
+        out = np.empty(shape=v.shape, dtype=v.dtype)
+        small = np.abs(v) < epsilon
+        out[small] = 0
+        out[~small] = v[~small] / np.abs(v[~small])
+        return out
+
+    mask = np.abs(x) > top
+    x[mask] = limit(x[mask]) * top
+    return x
+
+
+def _row_per_selected_row(x):
+    m = x.sum(axis=1) > 0
+    x[m] = np.arange(m.sum() * x.shape[1], dtype=x.dtype).reshape(-1, x.shape[1])
+    return x
+
+
+def test_one_value_per_selected_element_is_written_in_numpys_order():
+    z = RNG.standard_normal(50) + 1j * RNG.standard_normal(50)
+    z[3] = 0
+    check_in_place(_unit_then_scaled, z, np.float64(0.5))
+    check_in_place(_row_per_selected_row, X)
+    with pytest.raises(ValueError, match="cannot assign 7 input values"):
+        numfuse.jit(lambda x: x.__setitem__(x > 0, np.arange(7.0)))(np.ones(5))
+
+
 @pytest.mark.parametrize("fn, args", [
     (_zero_positive, (X,)),
     (_clip_local, (X,)),
@@ -192,6 +222,53 @@ def _int_subtract_at(x, i):
                                 _histogram_like, _int_subtract_at])
 def test_scatters_match_numpy(fn):
     check_in_place(fn, X, IDX)
+
+
+def _into_a_slice(x, i):
+    x[1:][i % 3] = -2.0
+    return x
+
+
+def _into_a_reshape(x, i):
+    v = x.reshape(-1, 3)
+    v[:, i % 3] += 1.0  # duplicates: NumPy's last write
+    return x
+
+
+def _at_into_a_strided_view(x, i):
+    np.add.at(x[::2, ::-1], i % 2, 10.0)  # duplicates accumulate
+    return x
+
+
+def _into_a_transpose_of_a_local(x, i):
+    y = x * 2.0
+    y.T[i % 4] = 0.5
+    return y
+
+
+def _put_and_place_into_views(x):
+    y = x + 1.0
+    np.put(y[1:, ::2], [0, 4, -1], [7.0, 8.0])
+    np.place(y[::-1], y[::-1] > 5.0, [1.0, 2.0, 3.0])
+    return y
+
+
+def _slices_beside_the_index_arrays(x, i):
+    x[i % 5, 1:] = -1.0
+    x[1:4, i] += 2.0
+    np.add.at(x, (slice(None, None, 2), i), 1.0)
+    x[i % 5, ::-2] = np.arange(3.0, dtype=x.dtype)
+    return x
+
+
+@pytest.mark.parametrize("fn", [_into_a_slice, _into_a_reshape, _at_into_a_strided_view, _into_a_transpose_of_a_local,
+                                _slices_beside_the_index_arrays])
+def test_scatters_into_views_match_numpy(fn):
+    check_in_place(fn, X, IDX)
+
+
+def test_put_and_place_into_views_match_numpy():
+    check_in_place(_put_and_place_into_views, X)
 
 
 def test_a_scatter_is_one_library_call_in_the_arrays_buffer():

@@ -288,6 +288,55 @@ def test_isinstance_of_a_scalar_argument_is_numpys(s):
     assert_same(numfuse.jit(_pad)(x, (1, 3)), _pad(x, (1, 3)))
 
 
+def _validated(x, s):
+    # The checks of library code: an array argument is an ndarray, as its views and results.
+    if not isinstance(x, np.ndarray):
+        x = np.asarray(x, dtype=float)
+    assert isinstance(x.T, np.ndarray) and isinstance(x * 2, np.ndarray)
+    scale = x.sum()
+    if isinstance(scale, np.ndarray):  # NumPy's sum is a scalar, not an array
+        return x
+    return x * s + (1.0 if np.isscalar(s) else 2.0)
+
+
+def _type_of(x, s):
+    # type(), which isinstance's __class__ cannot answer, in the function and a helper.
+    if type(s) is float:
+        x = x * s
+    elif type(s) == np.float32:
+        x = x - s
+    if type(x) is not np.ndarray:
+        return x
+    return _helper_type_of(x), type(s).__name__
+
+
+def _helper_type_of(v):
+    return v + 1.0 if type(v) is np.ndarray and type(v.T) is np.ndarray else v
+
+
+@pytest.mark.parametrize("s", [3, 2.5, np.float32(1.5)])
+def test_isinstance_and_type_of_arrays_and_scalars_are_numpys(s):
+    x = np.arange(5.0)
+    assert_same(numfuse.jit(_validated)(x, s), _validated(x, s))
+    got, expected = numfuse.jit(_type_of)(x, s), _type_of(x, s)
+    assert_same(got[0], expected[0])
+    assert got[1] == expected[1]
+    # The module binds no `type` of its own once the trace is over.
+    assert "type" not in globals()
+
+
+def test_type_answers_as_numpys_at_graph_breaks_too():
+    def fn(x):
+        total = float(x.sum())  # a graph break: the rest runs segment by segment
+        if type(x) is np.ndarray and type(total) is float:
+            return x + total
+        return x
+
+    x = np.arange(4.0)
+    assert_same(numfuse.jit(fn)(x), fn(x))
+    assert "type" not in globals()
+
+
 def _shrunk_covariance(cov, shrinkage):
     # scikit-learn's shrunk_covariance: the diagonal through .flat
     n = cov.shape[0]

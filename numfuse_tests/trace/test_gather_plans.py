@@ -93,12 +93,28 @@ def test_mask_reads_and_scatters_into_views_are_refused_clearly():
     with pytest.raises(numfuse.TracingError, match=r"returning x\[mask\]: x\[mask\]'s size depends on the data"):
         numfuse.jit(lambda x: x[x > 0]).graph(X3)
 
+
+
+def test_a_scatter_into_a_view_scatters_into_its_values_then_writes_them_back():
     def write(x, i):
         x[1:][i] = 0.0
         return x
 
-    with pytest.raises(numfuse.UnsupportedError, match="into a view"):
-        numfuse.jit(write).graph(X3.copy(), I % 2)
+    assert str(numfuse.jit(write).graph(X3.copy(), I % 2)) == """\
+{ lambda a:f32[3,4,5] b:i64[3] .
+  let c:f32[2,4,5] = slice[start=(1,0,0) step=(1,1,1) drop=()] a    # test_gather_plans.py:100
+      d:f64[] = broadcast[shape=()] 0.0:f64                         # test_gather_plans.py:100
+      e:f32[] = convert[dtype=f32] d                                # test_gather_plans.py:100
+      f:f32[2,4,5] = convert[dtype=f32] c                           # test_gather_plans.py:100
+      g:f32[2,4,5] = scatter[axis=0 ufunc=None] f e b               # test_gather_plans.py:100
+      h:f32[3,4,5] = update[at=[i0 + 1, i1, i2] shape=(2,4,5)] a g  # test_gather_plans.py:100
+  in (h)  writes a<-h }"""
+
+    def through_broadcast(x, i):
+        np.broadcast_to(x, (2,) + x.shape)[:, i] = 0.0
+
+    with pytest.raises(ValueError, match="read-only"):
+        numfuse.jit(through_broadcast).graph(X3.copy(), I % 2)
 
 
 def test_a_scatter_prints_as_one_in_place_primitive():

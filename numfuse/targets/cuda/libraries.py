@@ -186,7 +186,8 @@ class NumpyArrays(Library):
     needs_gpu = False
 
     def owns(self, value) -> bool:
-        return isinstance(value, np.ndarray)
+        # The real type: a tracer answers isinstance(x, np.ndarray) as NumPy would.
+        return issubclass(type(value), np.ndarray)
 
     def describe(self, name, value) -> ArrayInfo:
         # Without numpy.ma imported no masked array exists (and importing it takes 0.1 s).
@@ -426,7 +427,7 @@ def library_of(value) -> Library | None:
 def describe(name: str, value) -> ArrayInfo | None:
     """Shape, dtype and layout of array argument `name`, or None if `value` is not an array.
     Raises UnsupportedError for arrays numfuse cannot take (host tensors, masked arrays)."""
-    if isinstance(value, np.ndarray):
+    if issubclass(type(value), np.ndarray):
         return NUMPY.describe(name, value)
     library = library_of(value)
     return None if library is None else library.describe(name, value)
