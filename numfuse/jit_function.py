@@ -126,6 +126,9 @@ class JitFunction:
         self._graph_breaks = bool(graph_breaks)
         # Segments of functions run with graph breaks, by structure (graph_breaks.structure_key).
         self._segments: dict[tuple, Compiled] = {}
+        # Modules whose code calls the builtin `type` (type_builtin.py), for runs with graph
+        # breaks: found once, with the first.
+        self._type_holders: tuple | None = None
         self._signature = inspect.signature(fn)
         params = list(self._signature.parameters.values())
         self._names = [p.name for p in params]
@@ -413,7 +416,9 @@ class JitFunction:
         specs = [classify(n, v, n in static or (type(v) is int or type(v) is bool), describe_array)[1]
                  for n, v in zip(names, values)]
         fn_name = getattr(self._fn, "__name__", "f")
-        with one_trace_at_a_time(), numpy_type_visible(captures_of(self._fn).type_holders):
+        if self._type_holders is None:
+            self._type_holders = captures_of(self._fn).type_holders
+        with one_trace_at_a_time(), numpy_type_visible(self._type_holders):
             return run_segmented(lambda *vals: call(self._fn, vals), specs, values, names, self._run_segment,
                                  fn_name, describe_array)
 

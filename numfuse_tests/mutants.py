@@ -153,6 +153,16 @@ MUTANTS = (
            "            if not isinstance(atom, Var) or depth.of(atom, _varying(imap)) < MAX_NESTED_SELECTS:",
            "            if True:",
            ("numfuse_tests/trace/test_select_nesting.py",)),
+    Mutant("a traced array answers isinstance(x, np.ndarray) as numfuse's tracer, not as NumPy's array",
+           "numfuse/frontend/proxy.py",
+           "        return ctx.array_class or cls\n",
+           "        return cls\n",
+           ("numfuse_tests/run/test_user_mistakes.py::test_isinstance_and_type_of_arrays_and_scalars_are_numpys",)),
+    Mutant("a scatter into a view writes into a copy that never reaches the view's base",
+           "numfuse/frontend/numpy_indexing.py",
+           "    write(copy)\n    view[...] = copy\n",
+           "    write(copy)\n",
+           ("numfuse_tests/run/test_gathers.py::test_scatters_into_views_match_numpy",)),
 )
 
 

@@ -289,7 +289,7 @@ def _power_fast_path(ctx, operands, ins, python_operator):
     value = exponent.value
     if python_operator and base.weak and exponent.weak:
         return None  # two Python scalars: Python's pow, not NumPy's square and sqrt shortcuts
-    if ins[0].kind in "iu" and value < 0:
+    if ins[0].kind in "iu" and value < 0 and base.tracer.size != 0:  # NumPy's loop checks each element
         raise ValueError(at_user_line("Integers to negative integer powers are not allowed."))
     if value == 2:
         if python_operator and type(value) is int:

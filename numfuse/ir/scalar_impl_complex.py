@@ -374,3 +374,182 @@ def power_complex(a, b):
         re = R(1)
         im = R(0)
     return complex(re, im)
+
+
+# -- trigonometric and hyperbolic: glibc's csinh, ccosh and ctanh, which NumPy calls (npymath's
+# npy_csinh, ...), with their C99 Annex G special values; csin, ccos and ctan are glibc's own
+# identities of them (csin z = -i csinh(iz), ccos z = ccosh(iz), ctan z = -i ctanh(iz)), exact
+# in floating point. Where sinh x alone overflows the product need not: glibc then scales by
+# e^t, t = (MAX_EXP - 1) ln 2 (709 in float64, 88 in float32; R(2**24 + 1) == R(2**24) only in
+# float32). glibc's branches for a subnormal part (sin y = y, cos y = 1) and for a negligible
+# sinh in ctanh's denominator give what the plain formulas give, so they are left out. The
+# parts' functions return complex(re, im), whose parts the callers narrow back to R exactly.
+def sinh_parts(x, y):
+    single = R(16777217.0) == R(16777216.0)
+    t = R(88.0) if single else R(709.0)
+    negative = math.copysign(R(1), x) < R(0)
+    rx = math.fabs(x)
+    s = math.sin(y)
+    c = math.cos(y)
+    re = x - x
+    im = y - y
+    if math.isfinite(x) and math.isfinite(y):
+        if negative:
+            c = -c
+        if rx > t:
+            et = math.exp(t)
+            r = rx - t
+            s = s * (et / R(2))
+            c = c * (et / R(2))
+            if r > t:
+                r = r - t
+                s = s * et
+                c = c * et
+            if r > t:
+                big = R(3.4028234663852886e38) if single else R(1.7976931348623157e308)
+                re = big * c
+                im = big * s
+            else:
+                e = math.exp(r)
+                re = e * c
+                im = e * s
+        else:
+            re = math.sinh(rx) * c
+            im = math.cosh(rx) * s
+    elif math.isfinite(x):
+        re = x if x == R(0) else y - y
+    elif math.isinf(x):
+        if math.isfinite(y) and y != R(0):
+            re = math.copysign(rx, c)
+            im = math.copysign(rx, s)
+            if negative:
+                re = -re
+        elif y == R(0):
+            re = x
+            im = y
+        else:
+            re = rx
+    else:
+        re = x
+        im = y if y == R(0) else x
+    return complex(re, im)
+
+
+def cosh_parts(x, y):
+    single = R(16777217.0) == R(16777216.0)
+    t = R(88.0) if single else R(709.0)
+    rx = math.fabs(x)
+    s = math.sin(y)
+    c = math.cos(y)
+    re = y - y
+    im = y - y
+    if math.isfinite(x) and math.isfinite(y):
+        if rx > t:
+            if math.copysign(R(1), x) < R(0):
+                s = -s
+            et = math.exp(t)
+            r = rx - t
+            s = s * (et / R(2))
+            c = c * (et / R(2))
+            if r > t:
+                r = r - t
+                s = s * et
+                c = c * et
+            if r > t:
+                big = R(3.4028234663852886e38) if single else R(1.7976931348623157e308)
+                re = big * c
+                im = big * s
+            else:
+                e = math.exp(r)
+                re = e * c
+                im = e * s
+        else:
+            re = math.cosh(x) * c
+            im = math.sinh(x) * s
+    elif math.isfinite(x):
+        if x == R(0):
+            im = R(0)
+    elif math.isinf(x):
+        if math.isfinite(y) and y != R(0):
+            re = math.copysign(rx, c)
+            im = math.copysign(rx, s) * math.copysign(R(1), x)
+        elif y == R(0):
+            re = rx
+            im = y * math.copysign(R(1), x)
+        else:
+            re = rx
+    else:
+        re = x
+        im = y if y == R(0) else x
+    return complex(re, im)
+
+
+def tanh_parts(x, y):
+    single = R(16777217.0) == R(16777216.0)
+    t = R(44.0) if single else R(354.0)
+    s = math.sin(y)
+    c = math.cos(y)
+    re = x
+    im = y
+    if math.isfinite(x) and math.isfinite(y):
+        if math.fabs(x) > t:
+            e2t = math.exp(R(2) * t)
+            re = math.copysign(R(1), x)
+            im = R(4) * s * c
+            r = math.fabs(x) - t
+            im = im / e2t
+            if r > t:
+                im = im / e2t
+            else:
+                im = im / math.exp(R(2) * r)
+        else:
+            sh = math.sinh(x)
+            ch = math.cosh(x)
+            den = sh * sh + c * c
+            re = sh * ch / den
+            im = s * c / den
+    elif math.isinf(x):
+        re = math.copysign(R(1), x)
+        if math.isfinite(y) and math.fabs(y) > R(1):
+            im = math.copysign(R(0), s * c)
+        else:
+            im = math.copysign(R(0), y)
+    elif y != R(0):
+        nan = (x - x) + (y - y)  # a part is infinite or NaN here
+        if x != R(0):
+            re = nan
+        im = nan
+    return complex(re, im)
+
+
+def sinh_complex(a):
+    h = sinh_parts(a.real, a.imag)
+    return complex(R(h.real), R(h.imag))
+
+
+def cosh_complex(a):
+    h = cosh_parts(a.real, a.imag)
+    return complex(R(h.real), R(h.imag))
+
+
+def tanh_complex(a):
+    h = tanh_parts(a.real, a.imag)
+    return complex(R(h.real), R(h.imag))
+
+
+def sin_complex(a):
+    h = sinh_parts(-a.imag, a.real)
+    im = -R(h.real)
+    if math.isinf(a.imag) and not math.isfinite(a.real):
+        im = math.fabs(im)  # glibc's csin: NaN + i inf there, where -i csinh(iz) is NaN - i inf
+    return complex(R(h.imag), im)
+
+
+def cos_complex(a):
+    h = cosh_parts(-a.imag, a.real)
+    return complex(R(h.real), R(h.imag))
+
+
+def tan_complex(a):
+    h = tanh_parts(-a.imag, a.real)
+    return complex(R(h.imag), -R(h.real))

@@ -13,7 +13,8 @@ from numfuse_tests.compile.test_ptx import assert_no_spills, compile_all
 C64 = np.dtype(np.complex64)
 UNARY = {np.sqrt: False, np.log: False, np.log10: False, np.log2: False, np.log1p: False, np.expm1: True,
          np.exp2: True, np.isnan: False, np.isinf: False, np.isfinite: False, np.sign: False,
-         np.reciprocal: False, np.rint: False, np.logical_not: False}
+         np.reciprocal: False, np.rint: False, np.logical_not: False, np.sin: True, np.cos: True, np.tan: True,
+         np.sinh: True, np.cosh: True, np.tanh: True}
 BINARY = {np.power: True, np.less: False, np.less_equal: False, np.greater: False, np.greater_equal: False,
           np.logical_and: False, np.logical_or: False, np.logical_xor: False}
 

@@ -24,7 +24,7 @@ from numfuse.ir.dtypes import COMPLEX
 
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -2.0, 1.0]
 UNARY = [np.sqrt, np.log, np.log10, np.log2, np.log1p, np.expm1, np.exp2, np.isnan, np.isinf, np.isfinite,
-         np.sign, np.reciprocal, np.rint, np.logical_not]
+         np.sign, np.reciprocal, np.rint, np.logical_not, np.sin, np.cos, np.tan, np.sinh, np.cosh, np.tanh]
 BINARY = [np.power, np.less, np.less_equal, np.greater, np.greater_equal, np.logical_and, np.logical_or,
           np.logical_xor]
 ULPS = 4

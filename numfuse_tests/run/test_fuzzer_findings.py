@@ -46,6 +46,10 @@ FINDINGS = {
     "einsum_one_against_zero": (lambda a: np.einsum("ij,jk->ik", a, a), (np.zeros((1, 0)),)),
     "scan_of_scalar_argument": (lambda s: np.cumsum(s), (np.int64(3),)),
     "scan_of_0d_along_axis": (lambda x: (np.cumsum(x, axis=0), np.argsort(x)), (np.array(3.0),)),
+    # NumPy's power loop checks each element for a negative integer exponent: none, none raised
+    "empty_int_to_negative_power": (lambda x: (x[:, :0] ** -1, np.power(x[:0], -2)), (np.ones((2, 3), np.int64),)),
+    "einsum_broadcast_factor_inf": (lambda x, s: np.einsum("ij,j->i", x, np.cumsum(s)),
+                                    (np.array([[1.0, -2.0, 3.0], [4.0, 5.0, 6.0]]), np.float64(np.inf))),
     "python_int_negative_power_argument": (lambda s: ((-1) ** s, 2 ** s), (-5,)),
     # The CPU target: Numba's np.exp2 and np.log2 for float32 (a float16's) and float64 in one
     # function failed to compile ("Type of #1 arg mismatch: float != double").

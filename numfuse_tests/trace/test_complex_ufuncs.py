@@ -47,8 +47,7 @@ def test_python_operators_on_complex(dtype):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX, ids=str)
-@pytest.mark.parametrize("ufunc", [np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh,
-                                   np.tanh, np.arcsinh, np.arccosh, np.arctanh, np.maximum, np.minimum,
+@pytest.mark.parametrize("ufunc", [np.arcsin, np.arccos, np.arctan, np.arcsinh, np.arccosh, np.arctanh, np.maximum, np.minimum,
                                    np.fmax, np.fmin], ids=lambda u: u.__name__)
 def test_ufuncs_without_a_complex_loop_are_refused(ufunc, dtype):
     z = Z.astype(dtype)
