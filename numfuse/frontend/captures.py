@@ -67,6 +67,11 @@ class Captures:
         self.type_holders = type_holders
 
 
+def _guarded_value(value) -> bool:
+    """An array or a Python or NumPy scalar: what a guard compares at each call."""
+    return is_host_array(value) or isinstance(value, (*_BY_VALUE, np.generic))
+
+
 def _assigns(code: types.CodeType) -> bool:
     """Whether `code` (or code nested in it) assigns to a global or to a closure variable."""
     for instruction in dis.get_instructions(code):
@@ -103,7 +108,7 @@ def captures_of(fn: Callable, statics=()) -> Captures:
         for name, attribute in attributes.items():
             if is_host_array(attribute):
                 found.array(f"{argument}.{name}", attribute, attributes, name)
-            if (is_host_array(attribute) or isinstance(attribute, (*_BY_VALUE, np.generic))):
+            if _guarded_value(attribute):
                 found.guard(attributes, name, attribute)
     for name, value in module_globals.items():
         if is_host_array(value):
@@ -220,7 +225,7 @@ class _Found:
         value = holder[attribute]
         if is_host_array(value):
             self.array(f"global {path}", value, holder, attribute)
-        if isinstance(owner, types.ModuleType) and not (is_host_array(value) or isinstance(value, (*_BY_VALUE, np.generic))):
+        if isinstance(owner, types.ModuleType) and not _guarded_value(value):
             # (np.exp, np.linalg: a module's functions are not guarded, only its arrays and
             # scalars, as a function's globals are; its submodules are looked into.)
             if isinstance(value, types.FunctionType):
@@ -244,7 +249,7 @@ class _Found:
                 break
         else:
             return _MISSING
-        if not (is_host_array(value) or isinstance(value, (*_BY_VALUE, np.generic))):
+        if not _guarded_value(value):
             if not isinstance(owner, type):
                 self._method(owner, attribute)
             return _MISSING

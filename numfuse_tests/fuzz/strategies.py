@@ -43,7 +43,8 @@ MAX_STEPS = 30
 LAYOUTS = ["C", "F", "strided", "transposed"]
 KINDS = ["unary", "binary", "reduce", "binary", "unary", "reduce", "where", "astype", "clip",
          "round", "transpose", "fill", "inplace", "slice", "statistic", "setitem",
-         "matmul", "scan", "sort", "gather", "mask", "compose", "matmul", "gather", "compose", "break", "made"]
+         "matmul", "scan", "sort", "gather", "mask", "compose", "matmul", "gather", "compose", "break", "made",
+         "scatter"]
 
 
 class Drawing:
@@ -810,6 +811,44 @@ def op_mask(d: Drawing) -> bool:
                    Rules(f"mask {write.split('(')[0] if '(' in write else 'setitem'}", domain=domain))
 
 
+# Scatters into a copy or a view of it; np.put's indices are flat, the others index the view's
+# first axis (or its second, `[:, idx]`). Repeated indices: NumPy's last write, or every add.
+SCATTER_VIEWS = ["{out}", "{out}", "{out}[1:]", "{out}[::-1]", "{out}.T", "{out}.reshape(-1)"]
+SCATTER_FORMS = ["{view}[{idx}] = {value}", "{view}[{idx}] += {value}", "np.add.at({view}, {idx}, {value})",
+                 "{view}[:, {idx}] = {value}", "np.put({view}, {idx}, {value})", "{view}[{idx}, 1:] = {value}"]
+
+
+def op_scatter(d: Drawing) -> bool:
+    """Writes through index arrays (constants in bounds, negative ones included) into a copy of
+    a value or a view of the copy: x[idx] = v, x[idx] += v, np.add.at, np.put, x[:, idx] = v."""
+    i = d.pick(lambda v: v.kind == ARRAY and len(v.shape) >= 1, label="scattered array")
+    if i is None:
+        return False
+    x = d.values[i]
+    view = d.draw(st.sampled_from(SCATTER_VIEWS), label="scattered view")
+    form = d.draw(st.sampled_from(SCATTER_FORMS), label="scatter form")
+    viewed = eval(view.replace("{out}", "v"), {"v": np.empty(x.shape)})  # noqa: S307
+    axis = 1 if "[:, " in form else 0
+    if "put" in form:
+        bound = viewed.size
+    elif viewed.ndim > axis and not ("1:]" in form and viewed.ndim < 2):
+        bound = viewed.shape[axis]
+    else:
+        return False
+    shape = d.draw(st.sampled_from([(1,), (2,), (3,), (2, 2)]), label="scatter index shape")
+    if bound == 0:
+        return False
+    index = index_array(d.draw, shape, np.dtype(np.int64), bound, "scatter index")
+    constant = d.constant_for(x.dtype, "scattered value")
+    line = form.replace("{view}", view).replace("{idx}", f"np.array({index.tolist()!r})").replace("{value}", literal(constant))
+
+    def domain(args, result):
+        return C.cast_defined(constant, np.asarray(result).dtype)
+
+    label = form.split("(")[0] if form.startswith("np.") else "setitem [idx]"
+    return d.b.add(("{out} = ({0} * 1).copy()", line), (i,), Rules(f"scatter {label}", domain=domain))
+
+
 COMPOSED = ["np.flip({0})", "np.flip({0}, axis={axis})", "np.roll({0}, {shift})", "np.roll({0}, {shift}, axis={axis})",
             "np.diff({0})", "np.diff({0}, n=2, axis={axis})", "np.diff({0}, axis={axis})", "np.outer({0}, {1})",
             "np.concatenate([{0}, {1}], axis={axis})", "np.concatenate(({0}, {1}), axis=None)", "np.hstack([{0}, {1}])",
@@ -914,7 +953,8 @@ OPS = {"break": op_break, "unary": op_unary, "binary": op_binary, "reduce": op_r
        "astype": op_astype, "clip": op_clip, "round": op_round, "transpose": op_transpose,
        "fill": op_fill, "inplace": op_inplace, "slice": op_slice,
        "statistic": op_statistics, "setitem": op_setitem, "matmul": op_matmul, "scan": op_scan,
-       "sort": op_sort, "gather": op_gather, "mask": op_mask, "compose": op_compose, "made": op_made}
+       "sort": op_sort, "gather": op_gather, "mask": op_mask, "compose": op_compose, "made": op_made,
+       "scatter": op_scatter}
 assert set(OPS) == set(KINDS)
 
 

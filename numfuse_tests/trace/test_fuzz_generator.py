@@ -41,7 +41,7 @@ def sample():
     # A seed whose 250 programs draw every dtype, an empty, a 0-d and a 4-d array, every op kind
     # and a library-call product with today's op mix (test_programs_are_varied and the tests of
     # kinds below); the op mix changes the draws.
-    return generated(250, 3)
+    return generated(250, 5)
 
 
 def test_programs_use_every_kind_of_operation(sample):
@@ -61,7 +61,7 @@ def test_programs_use_library_calls_gathers_and_masks(sample):
     assert {"matmul", "@", "np.matmul", "np.dot", "einsum", "scan", "cumsum", "cumprod", "sort", "argsort",
             "gather", "np.take", "np.take_along_axis", "mask", "np.putmask", "np.copyto", "setitem",
             "compose", "flip", "roll", "diff", "outer", "concatenate", "hstack", "break:", "branch", "bound",
-            "np.unique", "asarray", "loop:", "shift", "halving"} <= words, sorted(words)
+            "np.unique", "asarray", "loop:", "shift", "halving", "scatter", "np.add.at", "np.put"} <= words, sorted(words)
     # Inputs passed one by one and in containers (a dict, a list, a list and a dict).
     assert {p.packing for p in sample} == {"", "dict", "list", "nested"}
     # Several writes into one array, whose regions may be disjoint (one kernel) or not.
