@@ -51,7 +51,7 @@ def test_random_programs_match_numpy(chunk):
 # Each patches numfuse in a subprocess: a wrong identity (every sum starts from 1), and a wrong
 # NaN rule (np.maximum, and so max reductions and clip, ignore NaN as np.fmax does). With its
 # seed the fuzzer meets each within the first programs (the op mix decides which seed does).
-SEEDS = {"sum identity": 1, "maximum NaN rule": 8}
+SEEDS = {"sum identity": 1, "maximum NaN rule": 3}
 PLANTED = {
     "sum identity": """
 import numpy as np
