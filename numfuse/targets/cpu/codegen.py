@@ -49,7 +49,7 @@ COLUMN_BLOCK_MIN = 256
 BIG_FLAG = "nf_big"  # whether a loop met a sin or cos argument past vector_math.TRIG_LIMIT
 GPU_INTRINSICS = ("popc", "cbrt")  # what scalar templates call as cuda.<name>
 INTRINSICS = GPU_INTRINSICS + ("float16", "float16_load", "float16_bits", "float32_from_bits", "float64_from_bits",
-                             "float32_bits", "float64_bits")
+                             "float32_bits", "float64_bits", "fma")
 
 
 class _Statements(StatementRenderer):

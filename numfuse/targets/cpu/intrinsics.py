@@ -105,3 +105,24 @@ float32_from_bits = _bitcast("float32_from_bits", numba.types.int32, numba.types
 float64_from_bits = _bitcast("float64_from_bits", numba.types.int64, numba.types.float64, llvmlite.ir.DoubleType())
 float32_bits = _bitcast("float32_bits", numba.types.float32, numba.types.int32, llvmlite.ir.IntType(32))
 float64_bits = _bitcast("float64_bits", numba.types.float64, numba.types.int64, llvmlite.ir.IntType(64))
+
+
+# -- fused multiply-add --------------------------------------------------------------------------
+# fma(a, b, c) = a * b + c with one rounding: LLVM's llvm.fma, one vfmadd instruction where the
+# CPU has FMA (and libm's correctly rounded fma where it has not: the same bits, slower). Numba
+# never contracts a * b + c by itself (that needs fast-math flags, which would also contract the
+# user's own arithmetic and part from NumPy's results), so vector_math.py's polynomials ask for it.
+
+
+@numba.extending.intrinsic
+def fma(typingctx, a, b, c):
+    if not (isinstance(a, numba.types.Float) and a == b == c):
+        return None
+
+    def codegen(context, builder, signature, args):
+        llvm_type = args[0].type
+        function = builder.module.declare_intrinsic(
+            "llvm.fma", [llvm_type], llvmlite.ir.FunctionType(llvm_type, [llvm_type] * 3))
+        return builder.call(function, args)
+
+    return a(a, b, c), codegen

@@ -20,15 +20,15 @@ benchmarks/vector_math_accuracy.py (all float32 inputs).
 def exp32(a):
     x = T(88.8) if a > T(88.8) else a
     x = T(-104.0) if x < T(-104.0) else x
-    n = (x * T(1.4426950408889634) + T(12582912.0)) - T(12582912.0)
-    r = x - n * T(0.693359375)
-    r = r - n * T(-2.12194440e-4)
-    p = T(1.9875691500e-4) * r + T(1.3981999507e-3)
-    p = p * r + T(8.3334519073e-3)
-    p = p * r + T(4.1665795894e-2)
-    p = p * r + T(1.6666665459e-1)
-    p = p * r + T(5.0000001201e-1)
-    p = p * (r * r) + r + T(1.0)
+    n = fma(x, T(1.4426950408889634), T(12582912.0)) - T(12582912.0)
+    r = fma(n, T(-0.693359375), x)
+    r = fma(n, T(2.12194440e-4), r)
+    p = fma(T(1.9875691500e-4), r, T(1.3981999507e-3))
+    p = fma(p, r, T(8.3334519073e-3))
+    p = fma(p, r, T(4.1665795894e-2))
+    p = fma(p, r, T(1.6666665459e-1))
+    p = fma(p, r, T(5.0000001201e-1))
+    p = fma(p, r * r, r) + T(1.0)
     # n is within [-150, 128]: converted to int32, which vectorizes (packed float32 to int64
     # conversions do not, before AVX-512); 2**n's two halves stay within int32 too. (Numba
     # widens int32 arithmetic to int64; the int32 casts let LLVM keep it narrow.)
@@ -43,21 +43,21 @@ def exp32(a):
 def exp64(a):
     x = T(709.8) if a > T(709.8) else a
     x = T(-746.0) if x < T(-746.0) else x
-    n = (x * T(1.4426950408889634) + T(6755399441055744.0)) - T(6755399441055744.0)
-    r = x - n * T(6.93147180369123816490e-01)
-    r = r - n * T(1.90821492927058770002e-10)
-    p = T(1.6059043836821613e-10) * r + T(2.08767569878681e-09)
-    p = p * r + T(2.505210838544172e-08)
-    p = p * r + T(2.755731922398589e-07)
-    p = p * r + T(2.7557319223985893e-06)
-    p = p * r + T(2.48015873015873e-05)
-    p = p * r + T(0.0001984126984126984)
-    p = p * r + T(0.001388888888888889)
-    p = p * r + T(0.008333333333333333)
-    p = p * r + T(0.041666666666666664)
-    p = p * r + T(0.16666666666666666)
-    p = p * r + T(0.5)
-    p = p * (r * r) + r + T(1.0)
+    n = fma(x, T(1.4426950408889634), T(6755399441055744.0)) - T(6755399441055744.0)
+    r = fma(n, T(-6.93147180369123816490e-01), x)
+    r = fma(n, T(-1.90821492927058770002e-10), r)
+    p = fma(T(1.6059043836821613e-10), r, T(2.08767569878681e-09))
+    p = fma(p, r, T(2.505210838544172e-08))
+    p = fma(p, r, T(2.755731922398589e-07))
+    p = fma(p, r, T(2.7557319223985893e-06))
+    p = fma(p, r, T(2.48015873015873e-05))
+    p = fma(p, r, T(0.0001984126984126984))
+    p = fma(p, r, T(0.001388888888888889))
+    p = fma(p, r, T(0.008333333333333333))
+    p = fma(p, r, T(0.041666666666666664))
+    p = fma(p, r, T(0.16666666666666666))
+    p = fma(p, r, T(0.5))
+    p = fma(p, r * r, r) + T(1.0)
     k = int64(n)
     k1 = k >> int64(1)
     s1 = float64_from_bits((k1 + int64(1023)) << int64(52))
@@ -70,11 +70,11 @@ def tanh32(a):
     # |a| < 0.625: Cephes' odd polynomial; beyond, 1 - 2 / (exp(2|a|) + 1) (no cancellation
     # there: the result is past 0.55). Both are computed and one selected: no branch.
     z = a * a
-    p = T(-5.70498872745e-3) * z + T(2.06390887954e-2)
-    p = p * z - T(5.37397155531e-2)
-    p = p * z + T(1.33314422036e-1)
-    p = p * z - T(3.33332819422e-1)
-    small = p * z * a + a
+    p = fma(T(-5.70498872745e-3), z, T(2.06390887954e-2))
+    p = fma(p, z, -T(5.37397155531e-2))
+    p = fma(p, z, T(1.33314422036e-1))
+    p = fma(p, z, -T(3.33332819422e-1))
+    small = fma(p * z, a, a)
     e = exp32(T(2.0) * math.fabs(a))
     large = math.copysign(T(1.0) - T(2.0) / (e + T(1.0)), a)
     y = small if math.fabs(a) < T(0.625) else large
@@ -85,7 +85,7 @@ def tanh64(a):
     z = a * a
     p = (T(-9.64399179425052238628e-1) * z + T(-9.92877231001918586564e1)) * z + T(-1.61468768441708447952e3)
     q = ((z + T(1.12811678491632931402e2)) * z + T(2.23548839060100448583e3)) * z + T(4.84406305325125486048e3)
-    small = a + a * z * (p / q)
+    small = fma(a * z, p / q, a)
     e = exp64(T(2.0) * math.fabs(a))
     large = math.copysign(T(1.0) - T(2.0) / (e + T(1.0)), a)
     y = small if math.fabs(a) < T(0.625) else large
@@ -105,12 +105,12 @@ def log32(a):
     e = int32(e + int32(1)) if big else e
     s = (m - T(1.0)) / (m + T(1.0))
     z = s * s
-    p = T(0.09090909) * z + T(0.11111111)
-    p = p * z + T(0.14285715)
-    p = p * z + T(0.2)
-    p = p * z + T(0.33333334)
+    p = fma(T(0.09090909), z, T(0.11111111))
+    p = fma(p, z, T(0.14285715))
+    p = fma(p, z, T(0.2))
+    p = fma(p, z, T(0.33333334))
     f = T(e)
-    y = f * T(0.693359375) + (f * T(-2.12194440e-4) + (T(2.0) * s + T(2.0) * s * z * p))
+    y = fma(f, T(0.693359375), fma(f, T(-2.12194440e-4), fma(T(2.0) * s * z, p, T(2.0) * s)))
     y = T(math.inf) if a == T(math.inf) else y
     y = -T(math.inf) if a == T(0.0) else y
     return T(math.nan) if a < T(0.0) or a != a else y
@@ -127,18 +127,18 @@ def log64(a):
     e = e + int64(1) if big else e
     s = (m - T(1.0)) / (m + T(1.0))
     z = s * s
-    p = T(1.0 / 23.0) * z + T(1.0 / 21.0)
-    p = p * z + T(1.0 / 19.0)
-    p = p * z + T(1.0 / 17.0)
-    p = p * z + T(1.0 / 15.0)
-    p = p * z + T(1.0 / 13.0)
-    p = p * z + T(1.0 / 11.0)
-    p = p * z + T(1.0 / 9.0)
-    p = p * z + T(1.0 / 7.0)
-    p = p * z + T(1.0 / 5.0)
-    p = p * z + T(1.0 / 3.0)
+    p = fma(T(1.0 / 23.0), z, T(1.0 / 21.0))
+    p = fma(p, z, T(1.0 / 19.0))
+    p = fma(p, z, T(1.0 / 17.0))
+    p = fma(p, z, T(1.0 / 15.0))
+    p = fma(p, z, T(1.0 / 13.0))
+    p = fma(p, z, T(1.0 / 11.0))
+    p = fma(p, z, T(1.0 / 9.0))
+    p = fma(p, z, T(1.0 / 7.0))
+    p = fma(p, z, T(1.0 / 5.0))
+    p = fma(p, z, T(1.0 / 3.0))
     f = T(e)
-    y = f * T(6.93147180369123816490e-01) + (f * T(1.90821492927058770002e-10) + (T(2.0) * s + T(2.0) * s * z * p))
+    y = fma(f, T(6.93147180369123816490e-01), fma(f, T(1.90821492927058770002e-10), fma(T(2.0) * s * z, p, T(2.0) * s)))
     y = T(math.inf) if a == T(math.inf) else y
     y = -T(math.inf) if a == T(0.0) else y
     return T(math.nan) if a < T(0.0) or a != a else y
@@ -158,22 +158,22 @@ TRIG_LIMIT = {"float32": 2.0**28, "float64": 1.0e6}
 
 def _sin_kernel64(r):
     z = r * r
-    p = float64(1.58969099521155010221e-10) * z + float64(-2.50507602534068634195e-08)
-    p = p * z + float64(2.75573137070700676789e-06)
-    p = p * z + float64(-1.98412698298579493134e-04)
-    p = p * z + float64(8.33333333332248946124e-03)
-    p = p * z + float64(-1.66666666666666324348e-01)
-    return r + r * z * p
+    p = fma(float64(1.58969099521155010221e-10), z, float64(-2.50507602534068634195e-08))
+    p = fma(p, z, float64(2.75573137070700676789e-06))
+    p = fma(p, z, float64(-1.98412698298579493134e-04))
+    p = fma(p, z, float64(8.33333333332248946124e-03))
+    p = fma(p, z, float64(-1.66666666666666324348e-01))
+    return fma(r * z, p, r)
 
 
 def _cos_kernel64(r):
     z = r * r
-    p = float64(-1.13596475577881948265e-11) * z + float64(2.08757232129817482790e-09)
-    p = p * z + float64(-2.75573143513906633035e-07)
-    p = p * z + float64(2.48015872894767294178e-05)
-    p = p * z + float64(-1.38888888888741095749e-03)
-    p = p * z + float64(4.16666666666666019037e-02)
-    return float64(1.0) - (float64(0.5) * z - z * z * p)
+    p = fma(float64(-1.13596475577881948265e-11), z, float64(2.08757232129817482790e-09))
+    p = fma(p, z, float64(-2.75573143513906633035e-07))
+    p = fma(p, z, float64(2.48015872894767294178e-05))
+    p = fma(p, z, float64(-1.38888888888741095749e-03))
+    p = fma(p, z, float64(4.16666666666666019037e-02))
+    return float64(1.0) - fma(-(z * z), p, float64(0.5) * z)
 
 
 def _sin_kernel32(r):
@@ -211,10 +211,10 @@ def _quadrant(q, s, c):
 def _trig64(x, shift):
     """sin(x) (shift 0.0) or cos(x) (shift 1.0), x a float64."""
     n = _round64(x * float64(0.6366197723675814))
-    r = x - n * float64(1.57079632673412561417e+00)
-    r = r - n * float64(6.07710050630396597660e-11)
-    r = r - n * float64(2.02226624871116645580e-21)
-    r = r - n * float64(8.47842766036889956997e-32)
+    r = fma(n, float64(-1.57079632673412561417e+00), x)
+    r = fma(n, float64(-6.07710050630396597660e-11), r)
+    r = fma(n, float64(-2.02226624871116645580e-21), r)
+    r = fma(n, float64(-8.47842766036889956997e-32), r)
     q = _quarter64(n)
     s = _sin_kernel64(r)
     c = _cos_kernel64(r)
@@ -225,7 +225,7 @@ def _trig64(x, shift):
 def _trig32(x, shift):
     """sin(x) or cos(x) as _trig64, x a float32 value in float64."""
     n = _round64(x * float64(0.6366197723675814))
-    r = (x - n * float64(1.57079631090164184570e+00)) - n * float64(1.58932547735281966916e-08)
+    r = fma(n, float64(-1.58932547735281966916e-08), fma(n, float64(-1.57079631090164184570e+00), x))
     q = _quarter64(n)
     s = _sin_kernel32(r)
     c = _cos_kernel32(r)
