@@ -12,6 +12,8 @@ NaN stays NaN. tanh: Cephes' polynomial (float32) or rational function (float64)
 2 atanh((m - 1) / (m + 1)) by its odd series. sin and cos: below. Accuracy against NumPy, within 4 ULP:
 numfuse_tests/cpu/test_vector_math.py (a sample of every float32 bit pattern and of float64s),
 benchmarks/vector_math_accuracy.py (all float32 inputs).
+Polynomials and reductions take fused multiply-adds (intrinsics.fma: one rounding, one vfmadd
+instruction), which Numba would never contract by itself.
 """
 
 # ruff: noqa: F821  (T and the bit intrinsics are bound in the generated module)
