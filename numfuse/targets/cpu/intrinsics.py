@@ -126,3 +126,38 @@ def fma(typingctx, a, b, c):
         return builder.call(function, args)
 
     return a(a, b, c), codegen
+
+
+# -- software prefetch ---------------------------------------------------------------------------
+# prefetch(array, (i, j, ...)): asks the cache for the line holding array[i, j, ...] (its strides,
+# no bounds check and no wraparound) without waiting for it; an address past the array's end is
+# harmless (a prefetch never faults). A reduction streaming a long row from memory keeps more
+# lines in flight so than the hardware prefetchers alone do (codegen.lanes_loop).
+
+
+@numba.extending.intrinsic
+def prefetch(typingctx, array, indices):
+    if not isinstance(array, numba.types.Array) or not isinstance(indices, numba.types.BaseTuple) \
+            or len(indices) != array.ndim or not all(isinstance(t, numba.types.Integer) for t in indices):
+        return None
+
+    def codegen(context, builder, signature, args):
+        from numba.core import cgutils
+
+        array_type, index_types = signature.args
+        values = context.make_array(array_type)(context, builder, args[0])
+        indices = [context.cast(builder, builder.extract_value(args[1], k), t, numba.types.intp)
+                   for k, t in enumerate(index_types)]
+        pointer = cgutils.get_item_pointer2(context, builder, data=values.data,
+                                            shape=cgutils.unpack_tuple(builder, values.shape, array_type.ndim),
+                                            strides=cgutils.unpack_tuple(builder, values.strides, array_type.ndim),
+                                            layout=array_type.layout, inds=indices)
+        byte_pointer = llvmlite.ir.IntType(8).as_pointer()
+        i32 = llvmlite.ir.IntType(32)
+        function = builder.module.declare_intrinsic(
+            "llvm.prefetch", [byte_pointer], llvmlite.ir.FunctionType(llvmlite.ir.VoidType(), [byte_pointer, i32, i32, i32]))
+        # read, keep in every cache level, data cache
+        builder.call(function, [builder.bitcast(pointer, byte_pointer), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return numba.types.void(array, indices), codegen
