@@ -25,7 +25,8 @@ class CpuTarget(Target):
     # Independent accumulators of a reduction along its innermost loop (codegen.lanes_loop).
     lanes: int = 8
     # How far ahead (bytes) a reduction's lanes prefetch the rows they read (codegen._prefetches):
-    # 2 KiB ran row sums of 256 MiB 1.4x faster on 2 cores, as fast as torch.compile's.
+    # 2 KiB ran a 512 MiB row sum 1.4x faster on one thread and 1.5x on two, as fast as torch.compile's
+    # (benchmarks/results/2026-12-03-prefetch-ab-cpu-target.md).
     prefetch_bytes: int = 2048
 
     def nsplit(self, nest) -> int:
