@@ -79,6 +79,11 @@ FINDINGS["copyto_python_int_into_uint32"] = (_copyto_python_int_where, (np.array
 FINDINGS["index_by_0d_arrays"] = (_index_by_0d_arrays, (np.array(False), np.array(0, np.uint32),
                                                          np.array([[16, -8], [15, -6], [0, 0]])))
 
+# Fuzz seed 1302 (CPU target): a row sum of a gather prefetched at the gathered index before the
+# lane had loaded it (a Numba NotDefinedError).
+FINDINGS["sum_of_a_gather_on_the_cpu"] = (lambda x: x[np.array([0, 0, 0])].sum(dtype=np.float64),
+                                          (np.ones((4, 1, 1, 4), bool),))
+
 
 @pytest.mark.parametrize("name", sorted(FINDINGS))
 def test_fuzzer_findings_match_numpy(name):

@@ -102,6 +102,12 @@ def test_cpu_prefetch_distance_is_in_bytes():
     assert "prefetch(in0, (uint64(r0_base + 256),))" in code
 
 
+def test_cpu_prefetch_skips_a_gather_whose_index_the_lane_loads():
+    # fuzzer seed 1302 (CPU target): the prefetch named the gathered index before the lane loaded it
+    code = _cpu_code(lambda x: x[np.array([0, 0, 0])].sum(dtype=np.float64), np.ones((4, 1, 1, 4), np.bool_))
+    assert "prefetch(in1" not in code
+
+
 def test_a_cpu_row_reduction_that_computes_per_point_folds_into_a_scratch_row_first():
     code = _cpu_code(lambda x: (x * x).sum(axis=1), np.ones((4, 100), np.float32))
     lines = [line.strip() for line in code.splitlines()]
