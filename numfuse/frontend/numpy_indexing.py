@@ -359,10 +359,15 @@ def scatter(ctx, x, index, value, ufunc: str | None = None, name: str = "x[idx] 
         stand_in = operand.value if operand.tracer is None else np.zeros(1, operand.dtype)
         if ufunc is None:
             np.zeros(1, x.dtype)[[0]] = stand_in
+            dtype = x.dtype
         else:
             getattr(np, ufunc).at(np.zeros(1, x.dtype), [0], stand_in)
+            # ufunc.at runs NumPy's loop for x and the values as arrays (a Python scalar too, so
+            # its own dtype counts), then casts to x's dtype: np.add.at of -1 into uint64 adds in
+            # float64. v keeps that loop's dtype.
+            dtype = getattr(np, ufunc)(np.zeros(1, x.dtype), np.asarray(stand_in)).dtype
         np.broadcast_shapes(operand.shape, region)
-    v = ctx.convert(ctx.as_tracer(operand), x.dtype)
+    v = ctx.convert(ctx.as_tracer(operand), dtype)
     write_in_place(ctx, x, "scatter", [v] + arrays, (("axis", axis), ("ufunc", ufunc)))
 
 

@@ -85,6 +85,20 @@ FINDINGS["sum_of_a_gather_on_the_cpu"] = (lambda x: x[np.array([0, 0, 0])].sum(d
                                           (np.ones((4, 1, 1, 4), bool),))
 
 
+def _add_int64_at_into_a_uint64_cumsum(x):
+    v = (x.cumsum(axis=None) * 1).copy()
+    np.add.at(v, np.array([0, 0]), np.int64(-5))
+    return v
+
+
+# Fuzz seed 1302 (CPU target, and the simulator too): np.add.at of int64 values into uint64 ran
+# in uint64 (2**64 - 10), where NumPy's loop is float64's (2**64, which becomes 0 in uint64).
+FINDINGS["add_at_in_numpys_loop_dtype"] = (_add_int64_at_into_a_uint64_cumsum,
+                                           (np.array(4294967295, dtype=np.uint32),))
+FINDINGS["add_at_in_numpys_loop_dtype_from_zero"] = (_add_int64_at_into_a_uint64_cumsum,
+                                                     (np.array(0, dtype=np.uint32),))
+
+
 @pytest.mark.parametrize("name", sorted(FINDINGS))
 def test_fuzzer_findings_match_numpy(name):
     fn, args = FINDINGS[name]

@@ -271,6 +271,40 @@ def test_put_and_place_into_views_match_numpy():
     check_in_place(_put_and_place_into_views, X)
 
 
+@pytest.mark.parametrize("x, ufunc, value", [
+    # ufunc.at runs NumPy's loop for both operands, then casts to the array's dtype: these loops
+    # are wider than the array (the fuzzer found the first: 0 - 5 - 5 in float64 is 2**64 - 16,
+    # which becomes 0 in uint64, not 2**64 - 10).
+    (np.array([0, 3, 2**63 + 7], np.uint64), np.add, np.int64(-5)),
+    (np.array([-2, 5, 1], np.int64), np.add, 0.5),
+    (np.array([2**62 + 1, 5, 0], np.int64), np.maximum, np.uint64(3)),
+    (np.array([2**62 + 1, 5, 0], np.int64), np.subtract, np.float64(1.0)),
+    (np.array([100, 7, -3], np.int8), np.multiply, np.int16(3)),
+    (np.array([7, 1, 200], np.uint8), np.subtract, np.int16(9)),
+    (np.array([1.0, 2.5, -0.0], np.float32), np.add, np.float64(3e-8)),
+    (np.array([100, 7, -3], np.int8), np.add, 300),
+    # A Python scalar counts as an array of its own dtype here, unlike in a ufunc's call.
+    (np.array([2**62 + 1, 5, 0], np.uint64), np.add, -1),
+    (np.array([1.0, 2.5, -0.0], np.float32), np.add, 2.0**-24 + 2.0**-50),
+    (np.array([1.0, 2.5, -0.0], np.complex64), np.subtract, 1j * (2.0**-24 + 2.0**-50)),
+])
+def test_ufunc_at_computes_in_numpys_loop_dtype(x, ufunc, value):
+    def at(x, i, v):
+        ufunc.at(x, i, v)
+        return x * 1
+
+    def at_python_scalar(x, i):
+        ufunc.at(x, i, value)
+        return x * 1
+
+    i = np.array([0, 0, 2, 1])
+    with np.errstate(all="ignore"):
+        if isinstance(value, (int, float)):
+            check_in_place(at_python_scalar, x, i)
+        else:
+            check_in_place(at, x, i, np.asarray(value))
+
+
 def test_a_scatter_is_one_library_call_in_the_arrays_buffer():
     plan = numfuse.jit(_assign).plan(X.copy(), IDX)
     assert [s.prim for s in plan.library_steps] == ["scatter"]

@@ -329,3 +329,69 @@ def test_linalg_options_cupy_lacks_are_adapted_not_passed():
     np.testing.assert_allclose(run("linalg_pinv", {"rtol": 1e-10}), np.linalg.pinv(a, rtol=1e-10))
     np.testing.assert_allclose(run("linalg_svd", {"full_matrices": True, "compute_uv": False, "hermitian": True}),
                                np.linalg.svd(a, compute_uv=False))
+
+
+def _multiply_at(x, i):
+    np.multiply.at(x, i, 2.0)
+    return x * 1.0
+
+
+def _add_at_wider(x, i):
+    np.add.at(x, i, -1)  # NumPy adds in float64 and casts to uint64
+    return x * 1
+
+
+def _add_at(x, i):
+    np.add.at(x, i, 1.0)
+    return x * 1.0
+
+
+@pytest.mark.parametrize("fn, args, cupy_runs", [
+    (lambda a, b: np.tanh(a @ b), (np.ones((64, 64)), np.ones((64, 64))), True),
+    (_add_at, (np.ones(4), np.array([0, 0, 3])), True),
+    (_multiply_at, (np.ones(4), np.array([0, 0, 3])), False),
+    (_add_at_wider, (np.ones(4, np.uint64), np.array([0, 0, 3])), False),
+])
+def test_a_gpu_runs_library_calls_through_cupy_but_what_it_lacks(fn, args, cupy_runs, monkeypatch):
+    """With CuPy on a GPU, a library step runs through CuPy on the plan's device buffers; a
+    scatter CuPy has none for (np.multiply.at), or one that NumPy runs in a wider dtype than the
+    array's, runs through NumPy on the host. A stand-in for CuPy (NumPy underneath) and for the
+    device buffers shows which path each step takes."""
+    import contextlib
+    import sys
+    import types
+    import warnings
+
+    from numfuse.targets.cuda import library_calls
+
+    used = []
+
+    class Buffer(np.ndarray):
+        def copy_to_device(self, host, stream=None):
+            used.append("host")
+            self[...] = host
+
+    class CupyStandIn(types.SimpleNamespace):
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+    context = lambda *a, **k: contextlib.nullcontext()  # noqa: E731
+    cuda = types.SimpleNamespace(Device=context, ExternalStream=context,
+                                 runtime=types.SimpleNamespace(getDevice=lambda: 0))
+    stand_in = CupyStandIn(cuda=cuda, asarray=lambda a, **k: used.append("cupy") or np.asarray(a, **k))
+    plan = plan_of(fn, *args)
+    (step,) = plan.library_steps
+    call = types.SimpleNamespace(simulated=False, device_id=None, handle=0, stream=0, read=np.asarray)
+    rng = np.random.default_rng(0)
+    env = {v: (rng.integers(0, 3, v.aval.shape) if v.aval.dtype.kind in "iu" else rng.random(v.aval.shape))
+           .astype(v.aval.dtype).view(Buffer) for v in step.inputs + step.outputs}
+    expected = step.op.run(np, [np.array(env[v]) for v in step.inputs], step.params)
+    monkeypatch.setattr(library_calls, "_cupy", lambda: stand_in)
+    monkeypatch.setitem(sys.modules, "cupyx", types.SimpleNamespace(
+        scatter_add=np.add.at, scatter_max=np.maximum.at, scatter_min=np.minimum.at))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the host path's note that it runs on the host
+        library_calls.run_step(call, step, env)
+    assert ("cupy" in used) == cupy_runs and ("host" in used) != cupy_runs, used
+    for var, value in zip(step.outputs, expected):
+        np.testing.assert_array_equal(np.asarray(env[var]), value)

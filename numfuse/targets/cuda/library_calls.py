@@ -31,12 +31,21 @@ def _input(step, var, env, wrap):
     return wrap(env[var])
 
 
+def _cupy_runs(step) -> bool:
+    """Whether CuPy runs `step` as NumPy does: all library calls but the scatters it lacks
+    (np.multiply.at and the like) and those whose ufunc NumPy runs in a wider dtype than the
+    array's (np.add.at of float64 values into uint64: cupyx's scatters work in the array's)."""
+    if step.prim != "scatter" or step.params["ufunc"] is None:
+        return True
+    x, value = step.inputs[:2]
+    return step.params["ufunc"] in ("add", "maximum", "minimum") and value.aval.dtype == x.aval.dtype
+
+
 def run_step(call, step, env) -> None:
     """Run library call `step` of one call: inputs from `env`'s buffers into its outputs'."""
     outputs = {e.param("output", 0): e.out for e in step.eqns}
-    cupy = None if call.simulated else _cupy()
-    if cupy is not None and step.prim == "scatter" and step.params["ufunc"] not in (None, "add", "maximum", "minimum"):
-        cupy = None  # np.multiply.at and the like: CuPy has no scatter for them
+    cupy = None if call.simulated or not _cupy_runs(step) else _cupy()
+    if cupy is not None:
         with cupy.cuda.Device(call.device_id if call.device_id is not None else cupy.cuda.runtime.getDevice()):
             with cupy.cuda.ExternalStream(call.handle or 0):
                 arrays = [_input(step, v, env, cupy.asarray) for v in step.inputs]
@@ -46,7 +55,8 @@ def run_step(call, step, env) -> None:
                     cupy.asarray(env[var])[...] = results[k]
         return
     if not call.simulated:
-        warn_once(f"numfuse runs {step.op.what} through NumPy on the host (install CuPy to run it on the GPU)")
+        why = "(install CuPy to run it on the GPU)" if _cupy() is None else "(CuPy has no call that gives NumPy's result)"
+        warn_once(f"numfuse runs {step.op.what} through NumPy on the host {why}")
     arrays = [_input(step, v, env, call.read) for v in step.inputs]
     with np.errstate(all="ignore"):
         results = step.op.run(np, arrays, step.params)
