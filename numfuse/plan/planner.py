@@ -39,6 +39,7 @@ from ..ir.ops import is_reduction, is_scan
 from .plan_steps import LibraryStep, library_steps_of
 from .horizontal import kernel_runs, merged_kernel
 from .scans import scans_for_target
+from .code_size import stores_for_code_size
 from .select_nesting import stores_for_nesting
 from .update_chains import merge_update_chains
 from ..ir.primitives import VIEWS
@@ -328,6 +329,12 @@ class Planner:
         # And what a kernel would otherwise copy into the branches of nested selects.
         self.stored_why = stores_for_nesting(self.eqns, self.producers, info.materialized | info.buffer_inputs)
         info.materialized.update(self.stored_why)
+        # And what would make a kernel's code too long to compile quickly, or a scalar's long
+        # computation run again at every point.
+        sized = stores_for_code_size(self.eqns, self.producers, info.materialized | info.buffer_inputs,
+                                     info.target.code_budget, info.target.scalar_budget)
+        self.stored_why.update(sized)
+        info.materialized.update(sized)
 
     # -- grouping ------------------------------------------------------------------------------
 

@@ -39,6 +39,12 @@ class Target:
     # the library's scan runs it (plan/scans.py), between the kernels of its producers and
     # consumers.
     scan_serial_points: int = 1 << 62
+    # The most operations (roughly weighted by their code: plan/code_size.py) that one value's
+    # evaluation in a kernel may hold before a value it reads is stored instead: both targets
+    # compile through Numba, whose passes grow faster than the code. And the most a scalar that
+    # an array reads may hold before it is computed once and stored, not at every point.
+    code_budget: int = 128
+    scalar_budget: int = 24
 
     def fuses_scan(self, rows: int, points: int) -> bool:
         """Whether a scan of `rows` rows of `points` points runs in a fused kernel."""

@@ -37,8 +37,10 @@ def test_a_game_of_life_step_is_one_kernel_and_each_step_another():
 
 
 def test_rows_of_the_last_step_read_at_fixed_indices_nest_no_select():
+    assert len(numfuse.jit(euler, static_argnums=1).plan(np.zeros((3, 50)), 4).kernels) == 1
+    # Longer, the code budget (plan/code_size.py) cuts it, never the selects.
     plan = numfuse.jit(euler, static_argnums=1).plan(np.zeros((3, 50)), 12)
-    assert len(plan.kernels) == 1
+    assert "selects" not in str(plan) and "more than 128 operations" in str(plan)
 
 
 def test_one_roll_of_a_computed_value_stays_fused():

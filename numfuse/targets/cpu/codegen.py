@@ -554,20 +554,54 @@ def _column_ast(nest: LoopNest, params: list[str], trig: str) -> ast.FunctionDef
                 EPILOGUE=columns(body.epilogue(nest.epilogue)))
 
 
+def hoisted(stmts: list[ast.stmt], varying: set[str]) -> tuple[list[ast.stmt], list[ast.stmt]]:
+    """(the assignments that compute the same value at every point of a loop, the rest), each
+    in order. `varying`: the loop's own names. An assignment is the same at every point when it
+    reads nothing that varies and no statement that varies assigns its names; loads at fixed
+    points are among them (a stored scalar that an array reads), which LLVM would load again at
+    every point, since it cannot tell that the loop's stores leave them alone."""
+    varying = set(varying)
+
+    def plain(st) -> bool:
+        return isinstance(st, ast.Assign) and all(isinstance(t, ast.Name) for t in st.targets)
+
+    changed = True
+    while changed:
+        changed = False
+        for st in stmts:
+            names = _assigned([st])
+            if not names or names <= varying:
+                continue
+            if not plain(st) or names & varying or any(isinstance(n, ast.Name) and n.id in varying
+                                                       for n in ast.walk(st.value)):
+                varying |= names
+                changed = True
+    before = [st for st in stmts if plain(st) and not _assigned([st]) & varying]
+    kept = set(map(id, before))
+    return before, [st for st in stmts if id(st) not in kept]
+
+
 def _kernel_ast(nest: LoopNest, params: list[str], lanes: int, nsplit: int = 1, trig: str = "libm",
                 prefetch: int = 0) -> ast.FunctionDef:
     if nest.kind == "pointwise":
         body = _Statements(nest, trig)
+        loop_names = {"lin", "row", "blk"} | {d.name for d in nest.outer}
         if nest.schedule == "2d":
             *rows, last = nest.outer
-            return fill(templates.pointwise_2d, name=nest.name, params=params, UNRAVEL=unravel("row", tuple(rows)),
-                        LOOP=nested_loops([last], body.stmts(nest.body)))
+            unravelled = unravel("row", tuple(rows))
+            before, inside = hoisted(body.stmts(nest.body), loop_names | _assigned(unravelled))
+            return fill(templates.pointwise_2d, name=nest.name, params=params, HOISTED=before,
+                        UNRAVEL=unravelled, LOOP=nested_loops([last], inside))
         if len(nest.body) == 1 and isinstance(nest.body[0], Parts):
             return fill(templates.pointwise_parts, name=nest.name, params=params, PARTS=_part_loops(nest, body))
-        # With sin or cos, blocks of points: trig_loops checks each block's arguments first.
-        template = templates.pointwise_blocks if uses_trig(nest) else templates.pointwise
-        return fill(template, name=nest.name, params=params, UNRAVEL=unravel("lin", nest.outer),
-                    BODY=body.stmts(nest.body))
+        unravelled = unravel("lin", nest.outer)
+        if uses_trig(nest):
+            # With sin or cos, blocks of points: trig_loops checks each block's arguments first.
+            return fill(templates.pointwise_blocks, name=nest.name, params=params, UNRAVEL=unravelled,
+                        BODY=body.stmts(nest.body))
+        before, inside = hoisted(body.stmts(nest.body), loop_names | _assigned(unravelled))
+        return fill(templates.pointwise, name=nest.name, params=params, HOISTED=before, UNRAVEL=unravelled,
+                    BODY=inside)
     kind = layout(nest, nsplit)
     if kind == "split":
         return _split_ast(nest, params, lanes, trig, prefetch)

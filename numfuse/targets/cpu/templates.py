@@ -13,6 +13,7 @@ reduced points the same way (column_split_reduction), so that its threads stream
 
 
 def pointwise(PARAMS):
+    HOISTED  # what is the same at every point (codegen.hoisted), computed once
     for lin in prange(total):
         UNRAVEL
         BODY
@@ -46,6 +47,7 @@ def part_blocks():
 
 
 def pointwise_2d(PARAMS):
+    HOISTED
     for row in prange(nrows):
         UNRAVEL
         LOOP

@@ -1,0 +1,112 @@
+"""Which values to store so that no kernel's code outgrows what its compiler handles quickly,
+and no scalar's long computation is repeated at every point of a kernel.
+
+A fused value is computed where it is read, so a kernel's code holds every operation between
+the values it loads and those it stores. A Python loop that accumulates a scalar
+(`trace += np.tanh(a[i, i])` for each i) makes one chain of thousands of operations; fused
+whole, it is one kernel whose compile time grows faster than its length (Numba's SSA passes:
+16 tanh took 7 s on the CPU target, 30 took 54 s), and whose every point recomputes the whole
+chain when the scalar is broadcast into an array (`a + trace`).
+
+So, in trace order, each value's cone is followed: the operations evaluating it would compute,
+back to what is stored (inputs, reductions, library results, values already chosen), each
+weighted by a rough size of its code. Where a value's cone would pass the target's budget, its
+largest operand is stored instead, and the kernels after load it: a chain is cut into stretches
+of the same operations, which are kernels of one code (their offsets are arguments), compiled
+once. And a scalar whose cone passes the target's smaller scalar budget is stored where an array
+reads it, computed once rather than at every point.
+"""
+
+from __future__ import annotations
+
+from ..ir.graph import Eqn, Var
+from ..ir.library_ops import is_library
+from ..ir.ops import is_reduction
+from ..ir.viewmaps import STRUCTURAL
+
+__all__ = ["stores_for_code_size"]
+
+# Operations whose templates are long (vectorizable polynomials with range reductions and
+# special cases), in units of a plain arithmetic operation; complex values count four times.
+_LONG = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos",
+         "arctan", "arctan2", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "power", "logaddexp",
+         "logaddexp2", "cbrt", "hypot", "spacing", "nextafter", "gcd", "lcm"}
+LONG_WEIGHT = 12
+
+
+def weight(eqn: Eqn) -> int:
+    if eqn.prim in STRUCTURAL:
+        return 0  # an index map: no code of its own
+    base = LONG_WEIGHT if eqn.prim in _LONG else 1
+    return base * (4 if eqn.out.aval.dtype.kind == "c" else 1)
+
+
+def stores_for_code_size(eqns: list[Eqn], producers: dict, stored: set, budget: int,
+                         scalar_budget: int) -> dict[Var, str]:
+    """The values (beyond `stored`) to store, each with why; `eqns` in trace order."""
+    cones: dict[Var, dict[Var, int]] = {}  # value -> the operations its evaluation computes, weighted
+    chosen: dict[Var, str] = {}
+
+    def cone_of(atom) -> dict[Var, int]:
+        if not isinstance(atom, Var) or atom in stored or atom in chosen:
+            return {}
+        return cones.get(atom, {})
+
+    def store(var: Var, why: str) -> None:
+        root = _below_views(var, producers)
+        if root in stored or root in chosen or root not in producers:
+            return
+        chosen[root] = why
+        for value in _views_of(root, var, producers):
+            cones[value] = {}
+
+    def cone(eqn: Eqn) -> dict[Var, int]:
+        merged: dict[Var, int] = {}
+        for atom in eqn.inputs:
+            merged.update(cone_of(atom))
+        if eqn.prim not in STRUCTURAL:
+            merged[eqn.out] = weight(eqn)
+        return merged
+
+    for eqn in eqns:
+        if is_reduction(eqn.prim) or is_library(eqn.prim) or eqn.prim == "update":
+            cones[eqn.out] = {}  # stored, or an accumulator: what reads it starts afresh
+            continue
+        if eqn.out.aval.size > 1:
+            for atom in eqn.inputs:
+                if isinstance(atom, Var) and atom.aval.size == 1:
+                    size = sum(cone_of(atom).values())
+                    if size > scalar_budget:
+                        loc = f" at {eqn.loc.short()}" if eqn.loc else ""
+                        store(atom, f"each of the {eqn.out.aval.size} points reading it{loc} would "
+                                    f"compute its {size} operations again")
+        merged = cone(eqn)
+        while sum(merged.values()) > budget:
+            operands = [a for a in eqn.inputs if cone_of(a)]
+            if not operands:
+                break
+            largest = max(operands, key=lambda a: sum(cone_of(a).values()))
+            loc = f" at {eqn.loc.short()}" if eqn.loc else ""
+            store(largest, f"the kernel reading it{loc} would compute more than {budget} operations "
+                           f"(a kernel's compile time grows faster than its code)")
+            if cone_of(largest):
+                break  # (could not be stored: a view of an input)
+            merged = cone(eqn)
+        cones[eqn.out] = merged
+    return chosen
+
+
+def _below_views(atom: Var, producers: dict) -> Var:
+    """The value a chain of views reads (a view itself is never stored)."""
+    while atom in producers and producers[atom].prim in STRUCTURAL and isinstance(producers[atom].inputs[0], Var):
+        atom = producers[atom].inputs[0]
+    return atom
+
+
+def _views_of(root: Var, var: Var, producers: dict) -> list[Var]:
+    """`var` and the views between it and `root`, which now load what is stored."""
+    chain = [var]
+    while var is not root:
+        var = producers[var].inputs[0]
+        chain.append(var)
+    return chain

@@ -1,0 +1,52 @@
+"""Values stored so that no kernel's code outgrows its budget, and no long scalar computation
+runs again at every point (plan/code_size.py): a Python loop that accumulates a scalar is cut
+into stretches of one code, and the array that reads the scalar loads it."""
+
+import numpy as np
+
+import numfuse
+from numfuse.plan.code_size import LONG_WEIGHT
+from numfuse.targets import by_name
+
+TARGET = by_name("cpu")
+
+
+def go_fast(a):  # npbench's go_fast (from Numba's 5-minute guide)
+    trace = 0.0
+    for i in range(a.shape[0]):
+        trace += np.tanh(a[i, i])
+    return a + trace
+
+
+def test_a_scalar_accumulated_by_a_loop_is_cut_into_stretches_of_one_code():
+    a = np.ones((40, 40))
+    jitted = numfuse.jit(go_fast, target="cpu")
+    plan = jitted.plan(a)
+    per_step = LONG_WEIGHT + 1  # a tanh and an add (the diagonal point is a load)
+    steps = TARGET.code_budget // per_step
+    assert len(plan.kernels) == -(-40 // steps) + 1
+    *stretches, last = plan.kernels
+    assert all(k.nest.outer_size == 1 for k in stretches)
+    # The array reads the stored scalar: no tanh at its every point.
+    assert "tanh" not in str(last.nest) and last.nest.outer_size == 1600
+    digests = [s.code_digest for s in jitted.kernel_sources(a)]
+    assert len(set(digests[1:-2])) == 1  # the stretches between the first and the tail: one code
+    text = str(plan)
+    assert f"would compute more than {TARGET.code_budget} operations" in text
+    assert "because each of the 1600 points reading it at test_code_size.py:18 would compute its" in text
+
+
+def test_a_short_scalar_computation_stays_fused():
+    plan = numfuse.jit(lambda x: x * np.exp(-x[0, 0]) + np.tanh(x[1, 1]), target="cpu").plan(np.ones((8, 8)))
+    assert len(plan.kernels) == 1
+
+
+def test_a_long_elementwise_chain_is_cut_where_its_code_passes_the_budget():
+    def chain(x):
+        for _ in range(100):
+            x = x * 0.5 + 1.0
+        return x
+
+    plan = numfuse.jit(chain, target="cpu").plan(np.ones(1000, np.float32))
+    assert [k.nest.outer_size for k in plan.kernels] == [1000] * 2
+    assert len(numfuse.jit(chain, target="cpu").plan(np.ones(10, np.float32)).kernels) == 2
