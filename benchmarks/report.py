@@ -122,6 +122,10 @@ MEASUREMENTS = [
      "numfuse's CPU target, beside NumPy, numexpr, jax.jit and torch.compile where installed, and a "
      "memory copy of the same size (the bandwidth limit). Targets: memory-bound workloads at 80% of the "
      "copy or more, every workload at least as fast as the fastest peer."),
+    ("corpus-speed-cpu", "Public programs at large sizes on the CPU target",
+     "`python -m benchmarks.corpus_speed --target cpu`: the corpus's programs written by others "
+     "(npbench's kernels, picoGPT's layers) at sizes where NumPy takes milliseconds to seconds, each "
+     "checked against NumPy first, then NumPy and numfuse timed alternately in one process."),
     ("vector-math", "The CPU target's exp, tanh, log, sin and cos",
      "`python -m benchmarks.vector_math_accuracy`: the vectorizable templates over every float32 input, "
      "in ULP of NumPy's results (the target is 4)."),
