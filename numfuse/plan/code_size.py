@@ -54,11 +54,12 @@ def stores_for_code_size(eqns: list[Eqn], producers: dict, stored: set, budget: 
 
     def store(var: Var, why: str) -> None:
         root = _below_views(var, producers)
-        if root in stored or root in chosen or root not in producers:
-            return
-        chosen[root] = why
+        if root not in producers:
+            return  # a view of an input: loaded already
+        if root not in stored:
+            chosen.setdefault(root, why)
         for value in _views_of(root, var, producers):
-            cones[value] = {}
+            cones[value] = {}  # (a view made before its value was chosen loads it too)
 
     def cone(eqn: Eqn) -> dict[Var, int]:
         merged: dict[Var, int] = {}
