@@ -291,7 +291,9 @@ def _power_fast_path(ctx, operands, ins, python_operator):
         return None  # two Python scalars: Python's pow, not NumPy's square and sqrt shortcuts
     if ins[0].kind in "iu" and value < 0 and base.tracer.size != 0:  # NumPy's loop checks each element
         raise ValueError(at_user_line("Integers to negative integer powers are not allowed."))
-    if value == 2:
+    if value == 2 and (python_operator or ins[0].kind != "c"):
+        # np.power(z, 2) of complex z is NumPy's scalar cpow (textbook products), z ** 2 its
+        # square (fused multiply-adds where the CPU has them: ir/numpy_loops.py).
         if python_operator and type(value) is int:
             # ndarray.__pow__ squares the array itself: bool ** 2 is int8 (np.power gives int64).
             return apply_ufunc(ctx, np.square, (base.tracer,), {})

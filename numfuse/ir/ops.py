@@ -21,6 +21,7 @@ import numpy as np
 from . import scalar_impl as S
 from . import scalar_impl_bits as B
 from . import scalar_impl_complex as C
+from .numpy_loops import complex_multiply_fuses
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ class ReduceOp:
         dtype = np.dtype(dtype)
         if self.combine == "add":
             return dtype.type(0)
-        if self.combine == "multiply":
+        if self.combine == "multiply_scalar_loop":
             return dtype.type(1)
         if self.combine == "logical_or":
             return np.bool_(False)
@@ -152,14 +153,20 @@ def _ew(ufunc, impls, name=None, nin=None, type_from=0, checks=None, half=None):
     )
 
 
+# Complex * and np.square as this NumPy's SIMD loop rounds them (numpy_loops.py); its reduce,
+# accumulate and `at` loops multiply by the textbook formula ("multiply_scalar_loop").
+_COMPLEX_PRODUCT = C.multiply_complex_fused if complex_multiply_fuses() else S.multiply
+_COMPLEX_SQUARE = C.square_complex_fused if complex_multiply_fuses() else S.square
+
 _ELEMENTWISE = [
     # arithmetic
     # On bools NumPy adds as `or` and multiplies as `and` (Numba would give an int).
-    # Complex +, - and * are Numba's, which compute as NumPy's loops do (no C99 inf recovery);
-    # complex division is NumPy's own loop (Numba's raises on a zero divisor).
+    # Complex + and - are Numba's, which compute as NumPy's loops do (no C99 inf recovery);
+    # complex * and square are _COMPLEX_PRODUCT and _COMPLEX_SQUARE; complex division is
+    # NumPy's own loop (Numba's raises on a zero divisor).
     _ew(np.add, {"b": S.logical_or, **_num(S.add), "c": S.add}),
     _ew(np.subtract, {**_num(S.subtract), "c": S.subtract}),
-    _ew(np.multiply, {"b": S.logical_and, **_num(S.multiply), "c": S.multiply}),
+    _ew(np.multiply, {"b": S.logical_and, **_num(S.multiply), "c": _COMPLEX_PRODUCT}),
     _ew(np.true_divide, {"f": S.true_divide, "c": S.true_divide_complex}),
     _ew(np.floor_divide, {"i": S.floor_divide_int, "u": S.floor_divide_int, "f": S.floor_divide_float}),
     _ew(np.remainder, {"i": S.remainder_int, "u": S.remainder_int, "f": S.remainder_float}),
@@ -170,7 +177,7 @@ _ELEMENTWISE = [
     _ew(np.absolute, {"b": S.identity, "i": S.absolute_int, "u": S.identity, "f": S.absolute_float,
                       "c": S.absolute_complex}),
     _ew(np.fabs, _float(S.absolute_float)),
-    _ew(np.square, {**_num(S.square), "c": S.square}),
+    _ew(np.square, {**_num(S.square), "c": _COMPLEX_SQUARE}),
     # NumPy's conjugate of a real dtype copies it (bool goes through its int8 loop).
     _ew(np.conjugate, {**_real(S.identity), "c": S.conjugate}),
     _ew(np.reciprocal, {"i": S.reciprocal_int, "u": S.reciprocal_unsigned, "f": S.reciprocal_float,
@@ -261,6 +268,9 @@ _ELEMENTWISE = [
     ElementwiseOp("where", 3, {**_all(S.where), "c": S.where}, type_from=1),
     ElementwiseOp("real", 1, {"c": S.real_part}),
     ElementwiseOp("imag", 1, {"c": S.imag_part}),
+    # np.multiply's reduce, accumulate and at loops (np.prod, np.cumprod, np.multiply.at):
+    # NumPy's scalar C, complex products by the textbook formula on every machine
+    ElementwiseOp("multiply_scalar_loop", 2, {"b": S.logical_and, **_num(S.multiply), "c": S.multiply}),
     # a gather's index (int64) wrapped where negative and kept in bounds, against the size
     ElementwiseOp("gather_index", 2, {"i": S.gather_index}, checks={"i": GATHER_CHECK}),
     # a count (int64) that must not be zero: whether it is not
@@ -285,7 +295,7 @@ REDUCTIONS: dict[str, ReduceOp] = {
     op.name: op
     for op in [
         ReduceOp("reduce_sum", "add", np.add),
-        ReduceOp("reduce_prod", "multiply", np.multiply),
+        ReduceOp("reduce_prod", "multiply_scalar_loop", np.multiply),
         ReduceOp("reduce_max", "maximum", np.maximum),
         ReduceOp("reduce_min", "minimum", np.minimum),
         ReduceOp("reduce_or", "logical_or", np.logical_or),
@@ -295,7 +305,7 @@ REDUCTIONS: dict[str, ReduceOp] = {
         ReduceOp("reduce_argmax", "argmax", None),
         ReduceOp("reduce_argmin", "argmin", None),
         ReduceOp("scan_sum", "add", np.add, scan=True),
-        ReduceOp("scan_prod", "multiply", np.multiply, scan=True),
+        ReduceOp("scan_prod", "multiply_scalar_loop", np.multiply, scan=True),
     ]
 }
 

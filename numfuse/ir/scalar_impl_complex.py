@@ -553,3 +553,18 @@ def cos_complex(a):
 def tan_complex(a):
     h = tanh_parts(-a.imag, a.real)
     return complex(R(h.imag), -R(h.real))
+
+
+# -- products as NumPy's SIMD loop computes them where the CPU has fused multiply-adds
+# (ir/numpy_loops.py): each part one fma over a product rounded first. `fma` is the target's
+# (one rounding: LLVM's llvm.fma on a CPU, libdevice's on a GPU).
+def multiply_complex_fused(a, b):
+    re = fma(a.real, b.real, -(a.imag * b.imag))
+    im = fma(a.real, b.imag, a.imag * b.real)
+    return complex(re, im)
+
+
+def square_complex_fused(a):
+    re = fma(a.real, a.real, -(a.imag * a.imag))
+    im = fma(a.real, a.imag, a.imag * a.real)
+    return complex(re, im)

@@ -60,6 +60,16 @@ class _Body(StatementRenderer):
                     self.first_phase.setdefault(b, k)
         self.cache_of = {b: (shared_name(self.buffers[b]), f"{b}_at") for b in nest.cached}
 
+    def apply(self, fn, args, type_dtype, out_dtype, prefix):
+        """A template's statements with every product of floats or complex values written
+        `mul(a, b)` (products.py): NVVM would otherwise fuse a product and the sum it feeds
+        into one multiply-add, rounded once where NumPy rounds twice."""
+        stmts, expr = super().apply(fn, args, type_dtype, out_dtype, prefix)
+        if np.dtype(type_dtype).kind not in "fc":
+            return stmts, expr
+        rounded = _RoundedProducts()
+        return [rounded.visit(st) for st in stmts], rounded.visit(expr)
+
     def load(self, s: Load) -> list[ast.stmt]:
         if s.buffer not in self.cache_of:
             return super().load(s)
@@ -81,6 +91,16 @@ class _Body(StatementRenderer):
         store = ast.Subscript(var(array), clone(slot), ast.Store())
         keep = ast.If(on_chip, [ast.Assign([store], var(s.dst))], [])
         return [assign(s.dst, buffer_subscript(s.buffer, s.index)), keep]
+
+
+class _RoundedProducts(ast.NodeTransformer):
+    """`a * b` becomes `mul(a, b)`."""
+
+    def visit_BinOp(self, node: ast.BinOp):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Mult):
+            return call("mul", node.left, node.right)
+        return node
 
 
 def partial_name(acc: str) -> str:
@@ -331,6 +351,7 @@ def render_code(nest: LoopNest, params, names: dict[str, str]) -> str:
         ast.Import([ast.alias("math")]),
         ast.ImportFrom("numba", [ast.alias("cuda")], 0),
         ast.ImportFrom("numba.cuda.types", [ast.alias(t) for t in TYPE_NAMES], 0),
+        ast.ImportFrom("numfuse.targets.cuda.products", [ast.alias("fma"), ast.alias("mul")], 0),
     ]
     return ast.unparse(module(imports + [fn]))
 

@@ -1,0 +1,122 @@
+"""Products round as NumPy rounds them, bit for bit, on every target.
+
+- Complex np.multiply and np.square (z * w, z * z, z ** 2, z * scalar): NumPy's SIMD loop, whose
+  parts are fused multiply-adds on a CPU with FMA and textbook products elsewhere
+  (numfuse/ir/numpy_loops.py asks NumPy which); np.cumprod and np.power(z, 2) are NumPy's
+  scalar loops, textbook everywhere (np.prod is one too, but numfuse multiplies a row in
+  another order, so its bits are not comparable). On this kind of machine the two
+  formulas differ in the last bit on about a third of random values, so a test on 4,000 of them
+  cannot pass with the wrong one.
+- Real `x * y + z` and a sum of products round the product before adding it, as NumPy does (a GPU
+  compiler would fuse them into one rounding: targets/cuda/products.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numfuse
+from numfuse.ir.numpy_loops import complex_multiply_fuses
+
+COMPLEX = [np.complex64, np.complex128]
+N = 4000
+
+
+def values(dtype, n=N, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dtype)
+
+
+def same_bits(got, expected):
+    got, expected = np.ascontiguousarray(got), np.ascontiguousarray(expected)
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    word = f"u{got.dtype.itemsize // 2 if got.dtype.kind == 'c' else got.dtype.itemsize}"
+    differ = np.flatnonzero(got.view(word) != expected.view(word))
+    assert differ.size == 0, f"{differ.size} of {got.view(word).size} parts differ in their bits, first at {differ[:5]}"
+
+
+def test_the_probe_agrees_with_numpys_own_product():
+    """complex_multiply_fuses is NumPy's answer: its product of 4,000 values equals the fused
+    formula's (computed exactly here) on every value where it says fused, else the textbook's."""
+    from fractions import Fraction
+
+    z, w = values(np.complex128, 400, 1), values(np.complex128, 400, 2)
+    got = z * w
+
+    def fma(a, b, c):
+        return float(Fraction(a) * Fraction(b) + Fraction(c))
+
+    fused = np.array([complex(fma(a.real, b.real, -(a.imag * b.imag)), fma(a.real, b.imag, a.imag * b.real))
+                      for a, b in zip(z, w)])
+    textbook = np.array([complex(a.real * b.real - a.imag * b.imag, a.real * b.imag + a.imag * b.real)
+                         for a, b in zip(z, w)])
+    assert np.array_equal(got, fused if complex_multiply_fuses() else textbook)
+    assert not np.array_equal(fused, textbook)  # the values tell the two apart
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: np.dtype(d).name)
+def test_complex_products_are_numpys_bits(dtype):
+    z, w = values(dtype, seed=1), values(dtype, seed=2)
+    scalar = dtype(0.3 - 0.7j)
+
+    def products(z, w):
+        return z * w, z * z, np.square(z), z ** 2, z * scalar, np.multiply(w, z), z * w + z
+
+    got = numfuse.jit(products)(z, w)
+    for g, e in zip(got, products(z, w)):
+        same_bits(g, e)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: np.dtype(d).name)
+def test_complex_products_in_numpys_scalar_loops_are_numpys_bits(dtype):
+    z = values(dtype, seed=3).reshape(40, 100)
+    z = z / np.abs(z)  # on the unit circle: long products neither overflow nor vanish
+
+    def scalar_loops(z):
+        return np.cumprod(z, axis=-1), np.power(z, 2), np.cumprod(z.T, axis=0)
+
+    got = numfuse.jit(scalar_loops)(z)
+    for g, e in zip(got, scalar_loops(z)):
+        same_bits(g, e)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_real_products_round_before_they_are_added(dtype):
+    rng = np.random.default_rng(4)
+    x, y, z = (rng.standard_normal((50, 80)).astype(dtype) for _ in range(3))
+
+    def multiply_adds(x, y, z):
+        return x * y + z, z - x * y, x * y * z + x, (x * y + z).sum(axis=1, dtype=np.float64)
+
+    got = numfuse.jit(multiply_adds)(x, y, z)
+    expected = multiply_adds(x, y, z)
+    for g, e in zip(got[:3], expected[:3]):
+        same_bits(g, e)
+    # A sum adds in its own order; each term is still NumPy's rounded x * y + z.
+    np.testing.assert_allclose(got[3], expected[3], rtol=1e-12)
+
+
+def test_the_simulators_fma_rounds_once():
+    """targets/cuda/products.simulated_fma against the exact value rounded once, where rounding
+    twice (the simulator's own cuda.fma is a * b + c) gives another result: a float64 sum that
+    cancels to the low product, and a float32 result whose float64 nearest is a float32 tie."""
+    from fractions import Fraction
+
+    from numfuse.targets.cuda.products import simulated_fma
+
+    e = 2.0 ** -30
+    a = np.float64(1 + e)
+    assert simulated_fma(a, a, np.float64(-1 - 2 * e)) == np.float64(e * e)  # twice: 0.0
+    assert np.float64(a * a + np.float64(-1 - 2 * e)) == 0.0
+    # float32: a * b + c is 1 + 2**-24 + 2**-54 exactly (a = A 2**-30, b = B 2**-24 with
+    # A B = 1 mod 2**30). Its float64 nearest is 1 + 2**-24, a float32 tie, which rounds to
+    # even (1.0); the exact value is above the tie and rounds up.
+    a, b, c = (np.float32(float.fromhex(h)) for h in ("0x1.000022p-7", "0x1.c3c3c4p-2", "0x1.fe3c3ep-1"))
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    assert exact == 1 + Fraction(1, 2 ** 24) + Fraction(1, 2 ** 54)
+    assert np.float32(np.float64(a) * np.float64(b) + np.float64(c)) == np.float32(1.0)
+    got = simulated_fma(a, b, c)
+    assert got == np.nextafter(np.float32(1.0), np.float32(2.0)) and got.dtype == np.float32, got
+    assert np.isnan(simulated_fma(np.float64(np.inf), np.float64(0.0), np.float64(1.0)))
+    assert simulated_fma(np.float32(3e38), np.float32(3e38), np.float32(0.0)) == np.float32(np.inf)
