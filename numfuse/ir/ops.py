@@ -21,7 +21,7 @@ import numpy as np
 from . import scalar_impl as S
 from . import scalar_impl_bits as B
 from . import scalar_impl_complex as C
-from .numpy_loops import complex_multiply_fuses
+from .numpy_loops import complex_absolute, complex_multiply_fuses
 
 
 @dataclass(frozen=True)
@@ -157,6 +157,9 @@ def _ew(ufunc, impls, name=None, nin=None, type_from=0, checks=None, half=None):
 # accumulate and `at` loops multiply by the textbook formula ("multiply_scalar_loop").
 _COMPLEX_PRODUCT = C.multiply_complex_fused if complex_multiply_fuses() else S.multiply
 _COMPLEX_SQUARE = C.square_complex_fused if complex_multiply_fuses() else S.square
+# Complex np.abs as this NumPy's loop computes it: its SIMD form, or the C library's hypot.
+_COMPLEX_ABSOLUTE = {"fused": C.absolute_complex_fused, "unfused": C.absolute_complex_unfused,
+                     "hypot": S.absolute_complex}[complex_absolute()]
 
 _ELEMENTWISE = [
     # arithmetic
@@ -175,7 +178,7 @@ _ELEMENTWISE = [
     _ew(np.negative, {"i": S.negative, "u": S.negative_unsigned, "f": S.negative, "c": S.negative}),
     _ew(np.positive, {**_num(S.identity), "c": S.identity}),
     _ew(np.absolute, {"b": S.identity, "i": S.absolute_int, "u": S.identity, "f": S.absolute_float,
-                      "c": S.absolute_complex}),
+                      "c": _COMPLEX_ABSOLUTE}),
     _ew(np.fabs, _float(S.absolute_float)),
     _ew(np.square, {**_num(S.square), "c": _COMPLEX_SQUARE}),
     # NumPy's conjugate of a real dtype copies it (bool goes through its int8 loop).

@@ -568,3 +568,48 @@ def square_complex_fused(a):
     re = fma(a.real, a.real, -(a.imag * a.imag))
     im = fma(a.real, a.imag, a.imag * a.real)
     return complex(re, im)
+
+
+# -- np.abs as NumPy's SIMD loop computes it (loops_unary_complex.dispatch: where the CPU has FMA,
+# the larger part times sqrt(fma(ratio, ratio, 1)); ir/numpy_loops.py asks NumPy which form).
+# An infinite part gives inf even beside a NaN; a NaN part, NaN.
+def absolute_complex_fused(a):
+    re = math.fabs(a.real)
+    im = math.fabs(a.imag)
+    r = R(0)
+    if math.isinf(re) or math.isinf(im):
+        r = R(math.inf)
+    elif re != re or im != im:
+        r = R(math.nan)
+    else:
+        larger = re
+        smaller = im
+        if im > re:
+            larger = im
+            smaller = re
+        ratio = R(0)
+        if larger != R(0):
+            ratio = smaller / larger
+        r = math.sqrt(fma(ratio, ratio, R(1))) * larger
+    return r
+
+
+def absolute_complex_unfused(a):
+    re = math.fabs(a.real)
+    im = math.fabs(a.imag)
+    r = R(0)
+    if math.isinf(re) or math.isinf(im):
+        r = R(math.inf)
+    elif re != re or im != im:
+        r = R(math.nan)
+    else:
+        larger = re
+        smaller = im
+        if im > re:
+            larger = im
+            smaller = re
+        ratio = R(0)
+        if larger != R(0):
+            ratio = smaller / larger
+        r = math.sqrt(ratio * ratio + R(1)) * larger
+    return r

@@ -64,10 +64,13 @@ class _Body(StatementRenderer):
         """A template's statements with every product of floats or complex values written
         `mul(a, b)` (products.py): NVVM would otherwise fuse a product and the sum it feeds
         into one multiply-add, rounded once where NumPy rounds twice."""
-        stmts, expr = super().apply(fn, args, type_dtype, out_dtype, prefix)
         if np.dtype(type_dtype).kind not in "fc":
-            return stmts, expr
-        rounded = _RoundedProducts()
+            return super().apply(fn, args, type_dtype, out_dtype, prefix)
+        # The template is inlined on stand-ins, so that only its own products change, not
+        # those of an operand's expression (a partial result's index, say).
+        holes = [f"nf_operand_{k}" for k in range(len(args))]
+        stmts, expr = super().apply(fn, [var(h) for h in holes], type_dtype, out_dtype, prefix)
+        rounded = _RoundedProducts(dict(zip(holes, args)))
         return [rounded.visit(st) for st in stmts], rounded.visit(expr)
 
     def load(self, s: Load) -> list[ast.stmt]:
@@ -94,7 +97,14 @@ class _Body(StatementRenderer):
 
 
 class _RoundedProducts(ast.NodeTransformer):
-    """`a * b` becomes `mul(a, b)`."""
+    """`a * b` becomes `mul(a, b)`; each stand-in name, its operand (as it is)."""
+
+    def __init__(self, operands: dict[str, ast.expr]):
+        self.operands = operands
+
+    def visit_Name(self, node: ast.Name):
+        operand = self.operands.get(node.id)
+        return clone(operand) if operand is not None and isinstance(node.ctx, ast.Load) else node
 
     def visit_BinOp(self, node: ast.BinOp):
         self.generic_visit(node)
