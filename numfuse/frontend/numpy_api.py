@@ -275,7 +275,8 @@ def as_dtype(ctx, operand: Operand, dtype: np.dtype):
 
 
 def _power_fast_path(ctx, operands, ins, python_operator):
-    """x ** 2 is square and float x ** 0.5 is sqrt, as in NumPy; negative int powers raise."""
+    """x ** 2 is square, x ** 0.5 sqrt and complex z ** -1 reciprocal, as in NumPy; negative int
+    powers raise."""
     base, exponent = operands
     position = getattr(exponent.tracer, "_input_position", None)
     if python_operator and base.tracer is not None and position is not None:
@@ -291,14 +292,19 @@ def _power_fast_path(ctx, operands, ins, python_operator):
         return None  # two Python scalars: Python's pow, not NumPy's square and sqrt shortcuts
     if ins[0].kind in "iu" and value < 0 and base.tracer.size != 0:  # NumPy's loop checks each element
         raise ValueError(at_user_line("Integers to negative integer powers are not allowed."))
-    if value == 2 and (python_operator or ins[0].kind != "c"):
-        # np.power(z, 2) of complex z is NumPy's scalar cpow (textbook products), z ** 2 its
-        # square (fused multiply-adds where the CPU has them: ir/numpy_loops.py).
+    # For complex arrays only the operator's own shortcuts apply (ndarray.__pow__ with an exact
+    # Python int 2 or -1, or float 0.5): np.power(z, 2) and z ** 2.0 are NumPy's cpow, whose textbook
+    # products differ from np.square's fused ones (ir/numpy_loops.py), and np.power(z, 0.5) is
+    # cpow, not sqrt. For real arrays every form gives the same bits.
+    operator_shortcut = python_operator and type(value) in (int, float)
+    if value == 2 and (ins[0].kind != "c" or (operator_shortcut and type(value) is int)):
         if python_operator and type(value) is int:
             # ndarray.__pow__ squares the array itself: bool ** 2 is int8 (np.power gives int64).
             return apply_ufunc(ctx, np.square, (base.tracer,), {})
         return apply_ufunc(ctx, np.square, (as_dtype(ctx, base, ins[0]),), {})
-    if value == 0.5 and ins[0].kind == "f":
+    if value == -1 and ins[0].kind == "c" and operator_shortcut and type(value) is int:
+        return apply_ufunc(ctx, np.reciprocal, (as_dtype(ctx, base, ins[0]),), {})
+    if value == 0.5 and (ins[0].kind == "f" or (ins[0].kind == "c" and operator_shortcut and type(value) is float)):
         return apply_ufunc(ctx, np.sqrt, (as_dtype(ctx, base, ins[0]),), {})
     return None
 

@@ -72,6 +72,20 @@ def test_complex_products_are_numpys_bits(dtype):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: np.dtype(d).name)
+def test_complex_powers_take_numpys_shortcuts_and_only_those(dtype):
+    """ndarray.__pow__ with an exact Python int 2 or -1 or float 0.5 is np.square, np.reciprocal
+    or np.sqrt; np.power and other exponent types (2.0, np.float64(0.5)) are cpow."""
+    z = values(dtype, seed=6)
+
+    def powers(z):
+        return z ** 2, z ** -1, z ** 0.5, z ** 2.0, np.power(z, 2), z ** 3, z ** -2
+
+    got = numfuse.jit(powers)(z)
+    for g, e in zip(got, powers(z)):
+        same_bits(g, e)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: np.dtype(d).name)
 def test_complex_products_in_numpys_scalar_loops_are_numpys_bits(dtype):
     z = values(dtype, seed=3).reshape(40, 100)
     z = z / np.abs(z)  # on the unit circle: long products neither overflow nor vanish
