@@ -169,3 +169,38 @@ def test_cube_roots_are_the_c_librarys(dtype):
         same_bits(got, np.cbrt(x))
     else:
         np.testing.assert_array_max_ulp(got, np.cbrt(x), maxulp=8)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: np.dtype(d).name)
+def test_complex_logarithms_are_glibcs(dtype):
+    """np.log of complex values is glibc's clog (log1p of an exactly computed |z|**2 - 1 near
+    |z| = 1, scalings near overflow and underflow, special values), and np.log10, np.log2 and
+    np.power build on it: the CPU target's are NumPy's bits; a GPU's libdevice log1p, log and
+    atan2 (and the simulator's NumPy float32 functions) are within a few ulp."""
+    from numfuse.targets import requested
+
+    rng = np.random.default_rng(9)
+    theta = rng.uniform(-np.pi, np.pi, N)
+    near_one = (1 + rng.standard_normal(N) * np.exp(rng.uniform(-35, -1, N))) * np.exp(1j * theta)
+    spread = rng.standard_normal(N) * np.exp(rng.uniform(-700, 700, N)) \
+        + 1j * rng.standard_normal(N) * np.exp(rng.uniform(-700, 700, N))
+    specials = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1.0, -1.0, 5e-324, 1e308])
+    with np.errstate(all="ignore"):
+        z = np.concatenate([near_one, 0.7 * np.exp(1j * theta), spread,
+                            (specials[:, None] + 1j * specials[None, :]).ravel()]).astype(dtype)
+        w = values(dtype, z.size, seed=10)
+
+    def logarithms(z, w):  # the powers of moderate values (cexp's overflow edge is another matter)
+        return np.log(z), np.log10(z), np.log2(z), z[:2 * N] ** w[:2 * N]
+
+    got = numfuse.jit(logarithms)(z, w)
+    with np.errstate(all="ignore"):
+        expected = logarithms(z, w)
+    for g, e in zip(got, expected):
+        if requested(None) == "cpu":
+            same_bits(g, e)
+        else:
+            finite = np.isfinite(e)
+            np.testing.assert_array_equal(np.isfinite(g), finite)
+            np.testing.assert_allclose(g[finite], e[finite], rtol=64 * np.finfo(g.real.dtype).eps,
+                                       atol=64 * np.finfo(g.real.dtype).tiny)

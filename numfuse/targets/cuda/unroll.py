@@ -24,14 +24,19 @@ from ...codegen.templates import clone, fill_body
 # Numba's SSA, typing and lowering, not in NVVM).
 UNROLL = 4
 UNROLL_MAX_STATEMENTS = 16
+# The same bound on the Python statements they render to (an inlined template can be dozens:
+# complex log renders to 85, and four copies of it took 12 s to compile).
+UNROLL_MAX_RENDERED = 48
 
 
 def unrolled_loop(parts, unravel_stmts, stride: str, stop: ast.expr | str, persistent: set[str],
                   active: bool) -> list[ast.stmt]:
     """`while [active and] lin + (UNROLL - 1) * stride < stop:` UNROLL points a pass (unroll),
     before the loop that takes one point a pass; nothing for a body of more than
-    UNROLL_MAX_STATEMENTS statements, which that loop then takes alone."""
-    if len(parts) > UNROLL_MAX_STATEMENTS:
+    UNROLL_MAX_STATEMENTS statements (or UNROLL_MAX_RENDERED rendered ones), which that loop
+    then takes alone."""
+    rendered = sum(1 for _, ss in parts for st in ss for node in ast.walk(st) if isinstance(node, ast.stmt))
+    if len(parts) > UNROLL_MAX_STATEMENTS or rendered > UNROLL_MAX_RENDERED:
         return []
     last = ast.BinOp(var("lin"), ast.Add(), ast.BinOp(ast.Constant(UNROLL - 1), ast.Mult(), var(stride)))
     more: ast.expr = ast.Compare(last, [ast.Lt()], [var(stop) if isinstance(stop, str) else clone(stop)])
