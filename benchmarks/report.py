@@ -129,6 +129,10 @@ MEASUREMENTS = [
     ("vector-math", "The CPU target's exp, tanh, log, sin and cos",
      "`python -m benchmarks.vector_math_accuracy`: the vectorizable templates over every float32 input, "
      "in ULP of NumPy's results (the target is 4)."),
+    ("complex-log-bits-cpu", "Complex np.log bit for bit",
+     "`python -m benchmarks.complex_log_bits --target cpu`: numfuse's complex np.log (glibc's clog, whose "
+     "x2y2m1 the template reduces to five compare-and-swaps) against NumPy's on millions of values near, "
+     "on and off the unit circle and over every magnitude: parts whose bits differ."),
     ("host-overhead", "Cost of a cached call",
      "`python -m benchmarks.host_overhead`: numfuse's own host work per call of a one-kernel function on "
      "three device arrays (the target is 5 µs), and on a GPU the whole call (target 15 µs)."),
