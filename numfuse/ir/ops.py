@@ -212,7 +212,7 @@ _ELEMENTWISE = [
     _ew(np.logical_xor, {"b": S.logical_xor, **_num(S.logical_xor_num), "c": C.logical_xor_complex}),
     _ew(np.logical_not, {"b": S.logical_not, **_num(S.logical_not_num), "c": C.logical_not_complex}),
     # exponents and logarithms
-    _ew(np.exp, {"f": S.exp, "c": S.exp_complex}),
+    _ew(np.exp, {"f": S.exp, "c": C.exp_complex}),
     _ew(np.exp2, {"f": S.exp2, "c": C.exp2_complex}),
     _ew(np.log, {"f": S.log, "c": C.log_complex}),
     _ew(np.log2, {"f": S.log2, "c": C.log2_complex}),

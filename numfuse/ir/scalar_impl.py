@@ -540,30 +540,6 @@ def absolute_complex(a):
     return math.hypot(a.real, a.imag)
 
 
-def exp_complex(a):
-    # C99's cexp, which NumPy calls: exp(x) (cos y + i sin y), with its special values. Where
-    # exp(x) alone overflows the product may not (exp(89 + 1e-30j) in complex64): exp(x / 2)
-    # twice. A zero y keeps its sign; exp(+inf + i inf) is inf + i nan, exp(-inf + i inf) is 0.
-    x = a.real
-    y = a.imag
-    c = math.cos(y)
-    s = math.sin(y)
-    e = math.exp(x)
-    re = e * c
-    im = e * s
-    if math.isinf(e) and not math.isinf(x):
-        h = math.exp(x * R(0.5))
-        re = (h * c) * h
-        im = (h * s) * h
-    if math.isinf(x) and not math.isfinite(y):
-        re = e
-        im = (y - y) if x > R(0) else R(0)
-    if y == R(0):
-        re = e
-        im = y
-    return complex(re, im)
-
-
 def conjugate(a):
     return a.conjugate()
 

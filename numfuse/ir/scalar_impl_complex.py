@@ -305,26 +305,59 @@ def expm1_complex(a):
     return complex(math.expm1(x) * math.cos(y) - R(2) * s * s, math.exp(x) * math.sin(y))
 
 
-def exp2_complex(a):
-    # NumPy's nc_exp2: cexp(z log 2), cexp as scalar_impl.exp_complex.
-    x = a.real * R(0.6931471805599453)
-    y = a.imag * R(0.6931471805599453)
+def cexp_parts(x, y):
+    # glibc's cexp of x + iy, which NumPy calls (s_cexp_template.c): e^x (cos y + i sin y).
+    # Past t = (MAX_EXP - 1) ln 2 (709 in float64, 88 in float32, where R(2**24 + 1) ==
+    # R(2**24)) e^x alone overflows where the product may not (exp(89 + 1e-30j) in
+    # complex64): the cosine and sine are scaled by e^t once or twice first, and past 3t the
+    # parts are the largest float times them. Special values as C99's Annex G.
+    single = R(16777217.0) == R(16777216.0)
+    t = R(88.0) if single else R(709.0)
     c = math.cos(y)
     s = math.sin(y)
-    e = math.exp(x)
-    re = e * c
-    im = e * s
-    if math.isinf(e) and not math.isinf(x):
-        h = math.exp(x * R(0.5))
-        re = (h * c) * h
-        im = (h * s) * h
-    if math.isinf(x) and not math.isfinite(y):
-        re = e
-        im = (y - y) if x > R(0) else math.copysign(R(0), y)
-    if y == R(0):
-        re = e
-        im = y
+    xs = x
+    if x > t and not math.isinf(x):
+        et = math.exp(t)
+        xs = x - t
+        c = c * et
+        s = s * et
+        if xs > t:
+            xs = xs - t
+            c = c * et
+            s = s * et
+    if xs > t and not math.isinf(x):
+        largest = R(3.4028234663852886e38) if single else R(1.7976931348623157e308)
+        re = largest * c
+        im = largest * s
+    else:
+        e = math.exp(xs)
+        re = e * c
+        im = e * s
+    if math.isinf(x):
+        # e^x is inf or 0: the parts take the signs of cos y and sin y (y itself if zero)
+        if not math.isfinite(y):
+            re = R(math.inf) if x > R(0) else R(0)
+            im = (y - y) if x > R(0) else math.copysign(R(0), y)
+        elif y == R(0):
+            im = y
+    elif not math.isfinite(y):
+        re = R(math.nan)
+        im = R(math.nan)
+    if x != x:
+        re = R(math.nan)
+        im = y if y == R(0) else R(math.nan)
     return complex(re, im)
+
+
+def exp_complex(a):
+    z = cexp_parts(a.real, a.imag)
+    return z
+
+
+def exp2_complex(a):
+    # NumPy's nc_exp2: cexp(z log 2).
+    z = cexp_parts(a.real * R(0.6931471805599453), a.imag * R(0.6931471805599453))
+    return z
 
 
 def power_complex(a, b):
@@ -335,7 +368,7 @@ def power_complex(a, b):
     ai = a.imag
     br = b.real
     bi = b.imag
-    # cexp(b * clog(a)), the general case (cexp as exp_complex). clog's parts come back in
+    # cexp(b * clog(a)), the general case (cexp_parts). clog's parts come back in
     # R exactly (they were computed in it).
     lg = log_complex(a)
     lr = R(lg.real)
@@ -380,21 +413,9 @@ def power_complex(a, b):
         if recalc:
             x = R(math.inf) * (mc * ma - md * mb)
             y = R(math.inf) * (mc * mb + md * ma)
-    c = math.cos(y)
-    s = math.sin(y)
-    e = math.exp(x)
-    re = e * c
-    im = e * s
-    if math.isinf(e) and not math.isinf(x):
-        hx = math.exp(x * R(0.5))
-        re = (hx * c) * hx
-        im = (hx * s) * hx
-    if math.isinf(x) and not math.isfinite(y):
-        re = e
-        im = (y - y) if x > R(0) else math.copysign(R(0), y)
-    if y == R(0):
-        re = e
-        im = y
+    ez = cexp_parts(x, y)
+    re = R(ez.real)
+    im = R(ez.imag)
     # Integer exponents: binary powering from 1 + 0i, as NumPy's loop.
     if bi == R(0) and br > R(-100) and br < R(100) and math.floor(br) == br:
         pr = ar
