@@ -26,7 +26,7 @@ import numpy as np
 
 
 def _fma(a, b, c, dtype):
-    """a * b + c rounded once (to float64, then to dtype: exact for the float32 values probed)."""
+    """a * b + c rounded once, in float64 (the probes are float64)."""
     return dtype.type(float(Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))))
 
 

@@ -665,46 +665,32 @@ def square_complex_fused(a):
     return complex(re, im)
 
 
-# -- np.abs as NumPy's SIMD loop computes it (loops_unary_complex.dispatch: where the CPU has FMA,
-# the larger part times sqrt(fma(ratio, ratio, 1)); ir/numpy_loops.py asks NumPy which form).
-# An infinite part gives inf even beside a NaN; a NaN part, NaN.
-def absolute_complex_fused(a):
+# -- np.abs as NumPy's SIMD loop computes it (loops_unary_complex.dispatch): the larger part times
+# sqrt(ratio * ratio + 1), that sum one fma where the CPU has FMA (ir/numpy_loops.py asks NumPy
+# which form). An infinite part gives inf even beside a NaN; a NaN part, NaN.
+def simd_absolute_parts(a):
+    # complex(smaller / larger, larger); the ratio is 0 where the larger part is 0 or a part is
+    # infinite, and an infinite part makes the larger inf, a NaN one (only) NaN.
     re = math.fabs(a.real)
     im = math.fabs(a.imag)
-    r = R(0)
+    larger = re if re > im else im
+    smaller = im if re > im else re
+    ratio = R(0)
+    if larger != R(0) and not math.isinf(smaller):
+        ratio = smaller / larger
+    if re != re or im != im:
+        larger = R(math.nan)
     if math.isinf(re) or math.isinf(im):
-        r = R(math.inf)
-    elif re != re or im != im:
-        r = R(math.nan)
-    else:
-        larger = re
-        smaller = im
-        if im > re:
-            larger = im
-            smaller = re
         ratio = R(0)
-        if larger != R(0):
-            ratio = smaller / larger
-        r = math.sqrt(fma(ratio, ratio, R(1))) * larger
-    return r
+        larger = R(math.inf)
+    return complex(ratio, larger)
+
+
+def absolute_complex_fused(a):
+    p = simd_absolute_parts(a)
+    return math.sqrt(fma(R(p.real), R(p.real), R(1))) * R(p.imag)
 
 
 def absolute_complex_unfused(a):
-    re = math.fabs(a.real)
-    im = math.fabs(a.imag)
-    r = R(0)
-    if math.isinf(re) or math.isinf(im):
-        r = R(math.inf)
-    elif re != re or im != im:
-        r = R(math.nan)
-    else:
-        larger = re
-        smaller = im
-        if im > re:
-            larger = im
-            smaller = re
-        ratio = R(0)
-        if larger != R(0):
-            ratio = smaller / larger
-        r = math.sqrt(ratio * ratio + R(1)) * larger
-    return r
+    p = simd_absolute_parts(a)
+    return math.sqrt(R(p.real) * R(p.real) + R(1)) * R(p.imag)
