@@ -40,8 +40,17 @@ def same_bits(got, expected):
     assert differ.size == 0, f"{differ.size} of {got.view(word).size} parts differ in their bits, first at {differ[:5]}"
 
 
+def on_a_gpu() -> bool:
+    """Whether the kernels run on a real GPU, whose libdevice functions (hypot, log, exp, ...)
+    are not glibc's: results built from them are compared within a few ulp there."""
+    from numfuse.targets import requested
+    from numfuse.targets.cuda.device import backend
+
+    return requested(None) != "cpu" and not backend().simulated
+
+
 def test_the_probe_agrees_with_numpys_own_product():
-    """complex_multiply_fuses is NumPy's answer: its product of 4,000 values equals the fused
+    """complex_multiply_fuses is NumPy's answer: its product of 400 values equals the fused
     formula's (computed exactly here) on every value where it says fused, else the textbook's."""
     from fractions import Fraction
 
@@ -75,15 +84,20 @@ def test_complex_products_are_numpys_bits(dtype):
 @pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: np.dtype(d).name)
 def test_complex_powers_take_numpys_shortcuts_and_only_those(dtype):
     """ndarray.__pow__ with an exact Python int 2 or -1 or float 0.5 is np.square, np.reciprocal
-    or np.sqrt; np.power and other exponent types (2.0, np.float64(0.5)) are cpow."""
+    or np.sqrt; np.power and other exponent types (2.0, np.float64(0.5)) are cpow (whose integer
+    exponents multiply). All arithmetic, so NumPy's bits everywhere, but the square root's hypot
+    on a GPU."""
     z = values(dtype, seed=6)
 
     def powers(z):
         return z ** 2, z ** -1, z ** 0.5, z ** 2.0, np.power(z, 2), z ** 3, z ** -2
 
     got = numfuse.jit(powers)(z)
-    for g, e in zip(got, powers(z)):
-        same_bits(g, e)
+    for k, (g, e) in enumerate(zip(got, powers(z))):
+        if k == 2 and on_a_gpu():
+            np.testing.assert_allclose(g, e, rtol=8 * np.finfo(g.real.dtype).eps)
+        else:
+            same_bits(g, e)
 
 
 @pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: np.dtype(d).name)
