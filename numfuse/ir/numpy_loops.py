@@ -19,7 +19,6 @@ is taken.
 from __future__ import annotations
 
 import functools
-import math
 from fractions import Fraction
 
 import numpy as np
