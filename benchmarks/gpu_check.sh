@@ -3,9 +3,11 @@
 #
 # Needs a Python that already has numba-cuda (with its CUDA toolkit wheels), NumPy, pytest and
 # hypothesis; CuPy is used when present. Installs nothing and runs from this source tree:
-#   1. the whole test suite, the execution tier on the real GPU, spread over the machine's
+#   1. NumPy's bits on the GPU (numfuse_tests/run/test_numpy_loop_bits.py: products NVVM must
+#      not fuse, complex products, abs and powers), 40 s at most  -> DIR/bits-log.txt
+#      then the whole test suite, the execution tier on the real GPU, spread over the machine's
 #      cores (pytest-xdist, else test files shared out among pytest processes), interrupted
-#      with a count of what ran if it is not done in 200 s       -> DIR/test-log.txt
+#      with a count of what ran if it is not done in 155 s       -> DIR/test-log.txt
 #   2. the benchmark suite (python -m benchmarks): every workload at 1 MiB and 512 MiB, numfuse
 #      against NumPy (CPU), plain CuPy, torch.compile, jax.jit and cupy.fuse, beside a
 #      device-to-device copy, with a cache of its own (first calls compile); peers not reached
@@ -50,9 +52,12 @@ PY
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | tee -a "$out/env.txt"
 
 stamp=$(date +%Y-%m-%d)
+# First NumPy's bits where only a GPU can show them: products never fused by NVVM (mul.rn),
+# complex products, abs and powers, bit for bit (the rest of the suite runs them again).
+timeout -s INT -k 5 40 python -m pytest -q -p no:cacheprovider numfuse_tests/run/test_numpy_loop_bits.py 2>&1 | tee "$out/bits-log.txt"
 # Every distinct kernel is compiled by NVVM on first use (the execution tier makes a few
 # thousand): spread the tests over the machine's cores.
-timeout -s INT -k 10 220 python -m numfuse_tests --gpu --jobs "$(nproc)" --max-seconds 200 2>&1 | tee "$out/test-log.txt"
+timeout -s INT -k 10 175 python -m numfuse_tests --gpu --jobs "$(nproc)" --max-seconds 155 2>&1 | tee "$out/test-log.txt"
 tests=$?
 NUMFUSE_CACHE_DIR=$(mktemp -d) timeout -s INT -k 10 150 python -m benchmarks --size both --out "$out/bench" \
     --max-seconds "${NUMFUSE_BENCH_SECONDS:-120}" 2>&1 | tee "$out/bench-log.txt"
