@@ -33,7 +33,9 @@ RELATIVE_LIMIT = 0.05  # past this a value's bound says little: the generator st
 
 @dataclass(frozen=True)
 class ErrorModel:
-    """`fma`: the device contracts a multiply and an add (real GPUs; the simulator does not)."""
+    """`fma`: the device contracts a multiply and an add. None of numfuse's targets does now (a
+    GPU's products are libdevice's mul.rn: targets/cuda/products.py); kept for a target that
+    would."""
 
     fma: bool = False
 

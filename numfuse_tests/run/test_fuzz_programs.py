@@ -36,11 +36,12 @@ CHUNKS, PROGRAMS_PER_CHUNK, SEED = (1 if planning_target().name == "cpu" else 6)
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_random_programs_match_numpy(chunk):
     if planning_target().name == "cpu":
-        name, fma = "CPU target", False  # LLVM contracts no multiply-add without fast-math
+        name = "CPU target"
     else:
-        device = backend()
-        name, fma = ("CUDA simulator" if device.simulated else "GPU"), not device.simulated
-    summary = fuzz(PROGRAMS_PER_CHUNK, SEED + chunk, ErrorModel(fma=fma), name)
+        name = "CUDA simulator" if backend().simulated else "GPU"
+    # No target fuses a multiply and an add where NumPy does not (a GPU's products are mul.rn:
+    # targets/cuda/products.py), so a GPU is held to NumPy's roundings too.
+    summary = fuzz(PROGRAMS_PER_CHUNK, SEED + chunk, ErrorModel(fma=False), name)
     print(summary.line())
     assert summary.mismatches == 0, "\n".join(summary.problems) + "\n\n" + str(summary.repro)
     assert summary.programs == PROGRAMS_PER_CHUNK
