@@ -254,12 +254,17 @@ class StatementRenderer:
             pre, added = inline(scalar_impl.online_term, [var(f"{prefix}v"), var(f"{prefix}m")], cd, f"{prefix}t_")
         else:
             pre, their_scale = inline(scalar_impl.online_scale, [var(f"{prefix}v"), var(f"{prefix}m")], cd, f"{prefix}u_")
-            added = ast.BinOp(value_sum, ast.Mult(), their_scale)
+            added = self.product(value_sum, their_scale)
         stmts += pre
-        total = ast.BinOp(ast.BinOp(var(sum_name), ast.Mult(), scale), ast.Add(), added)
+        total = ast.BinOp(self.product(var(sum_name), scale), ast.Add(), added)
         stmts.append(assign(sum_name, call(cd, total)))
         stmts.append(assign(max_name, var(f"{prefix}m")))
         return stmts
+
+    def product(self, a: ast.expr, b: ast.expr) -> ast.expr:
+        """`a * b` of two floats that the renderer writes itself (a target whose compiler would
+        fuse it with a sum renders it otherwise)."""
+        return ast.BinOp(a, ast.Mult(), b)
 
     def round_accumulators(self, accumulators) -> list[ast.stmt]:
         """After a reduction phase: accumulators computed wider than their dtype are rounded to

@@ -46,3 +46,19 @@ def test_complex_products_fuse_where_numpy_does(dtype):
             assert set(fmas) == {f"fma.rn.f{bits}"} and len(fmas) == len(muls), (fmas, muls)
         else:
             assert fmas == [], fmas
+
+
+def test_the_online_softmax_rescales_with_unfused_products():
+    """The online softmax's sum (rescaled as the row's maximum grows: sum * scale + term) is
+    written by the renderer itself, not a template: its products are mul() too. (Its PTX has
+    libdevice's expf, whose own fmas are intended, so the source is what is checked.)"""
+    import numfuse
+    from numfuse_tests.compile.test_ptx_reductions import BY_NAME, LONG
+
+    pattern = BY_NAME["softmax"]
+    args = pattern.args(np.ones((2, LONG), np.float32), -1)
+    (kernel, report), = compile_all(pattern.at(-1), *args)
+    assert "online_sum" in {a.combine for a in kernel.nest.accumulators}
+    source = numfuse.jit(pattern.at(-1)).kernel_sources(*args)[0].source
+    rescales = [line for line in source.splitlines() if "math.exp(" in line and " + " in line and "acc" in line]
+    assert rescales and all("mul(" in line and " * " not in line for line in rescales), rescales

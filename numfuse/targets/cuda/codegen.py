@@ -73,6 +73,9 @@ class _Body(StatementRenderer):
         rounded = _RoundedProducts(dict(zip(holes, args)))
         return [rounded.visit(st) for st in stmts], rounded.visit(expr)
 
+    def product(self, a, b):
+        return call("mul", a, b)  # the online sum's rescaling, say: never fused by NVVM
+
     def load(self, s: Load) -> list[ast.stmt]:
         if s.buffer not in self.cache_of:
             return super().load(s)
