@@ -55,10 +55,9 @@ def main(argv=None) -> int:
     name = "CUDA simulator" if device.simulated else f"GPU {device.cuda.get_current_device().name}"
     # Every target rounds each multiply and add as NumPy does: a GPU's products are libdevice's
     # mul.rn, which NVVM never fuses (targets/cuda/products.py), and LLVM on the CPU contracts
-    # nothing without fast-math. So no target needs numerics.py's FMA allowance.
-    fma = False
+    # nothing without fast-math. So no target gets numerics.py's FMA allowance.
     name = "CPU target" if args.cpu else name
-    summary = fuzz(args.programs, seed, ErrorModel(fma=fma), name,
+    summary = fuzz(args.programs, seed, ErrorModel(), name,
                    max_steps=args.max_ops or MAX_STEPS, shrink=not args.no_shrink, max_seconds=args.max_seconds)
     if summary.mismatches:
         print("\n".join(summary.problems))

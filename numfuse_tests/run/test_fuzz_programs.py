@@ -41,7 +41,7 @@ def test_random_programs_match_numpy(chunk):
         name = "CUDA simulator" if backend().simulated else "GPU"
     # No target fuses a multiply and an add where NumPy does not (a GPU's products are mul.rn:
     # targets/cuda/products.py), so a GPU is held to NumPy's roundings too.
-    summary = fuzz(PROGRAMS_PER_CHUNK, SEED + chunk, ErrorModel(fma=False), name)
+    summary = fuzz(PROGRAMS_PER_CHUNK, SEED + chunk, ErrorModel(), name)
     print(summary.line())
     assert summary.mismatches == 0, "\n".join(summary.problems) + "\n\n" + str(summary.repro)
     assert summary.programs == PROGRAMS_PER_CHUNK

@@ -40,13 +40,20 @@ def same_bits(got, expected):
     assert differ.size == 0, f"{differ.size} of {got.view(word).size} parts differ in their bits, first at {differ[:5]}"
 
 
+def on_the_cpu_target() -> bool:
+    """Whether the kernels run on the CPU target, whose math functions are glibc's, as NumPy's:
+    results built from them are NumPy's bits there."""
+    from numfuse.targets import requested
+
+    return requested(None) == "cpu"
+
+
 def on_a_gpu() -> bool:
     """Whether the kernels run on a real GPU, whose libdevice functions (hypot, log, exp, ...)
     are not glibc's: results built from them are compared within a few ulp there."""
-    from numfuse.targets import requested
     from numfuse.targets.cuda.device import backend
 
-    return requested(None) != "cpu" and not backend().simulated
+    return not on_the_cpu_target() and not backend().simulated
 
 
 def test_the_probe_agrees_with_numpys_own_product():
@@ -173,13 +180,11 @@ def test_cube_roots_are_the_c_librarys(dtype):
     """np.cbrt calls the C library's cbrt(f); so does the CPU target (Numba's own float32 np.cbrt
     was 1 ulp off on a tenth of values). A GPU's libdevice cbrt and the simulator's (a power of
     1/3) are only close: within 8 ulp here."""
-    from numfuse.targets import requested
-
     rng = np.random.default_rng(8)
     x = np.concatenate([rng.standard_normal(N) * np.exp(rng.uniform(-20, 20, N)),
                         [0.0, -0.0, np.inf, -np.inf, np.nan, -8.0, 27.0]]).astype(dtype)
     got = numfuse.jit(np.cbrt)(x)
-    if requested(None) == "cpu":
+    if on_the_cpu_target():
         same_bits(got, np.cbrt(x))
     else:
         np.testing.assert_array_max_ulp(got, np.cbrt(x), maxulp=8)
@@ -191,8 +196,6 @@ def test_complex_logarithms_are_glibcs(dtype):
     |z| = 1, scalings near overflow and underflow, special values), and np.log10, np.log2 and
     np.power build on it: the CPU target's are NumPy's bits; a GPU's libdevice log1p, log and
     atan2 (and the simulator's NumPy float32 functions) are within a few ulp."""
-    from numfuse.targets import requested
-
     rng = np.random.default_rng(9)
     theta = rng.uniform(-np.pi, np.pi, N)
     near_one = (1 + rng.standard_normal(N) * np.exp(rng.uniform(-35, -1, N))) * np.exp(1j * theta)
@@ -211,7 +214,7 @@ def test_complex_logarithms_are_glibcs(dtype):
     with np.errstate(all="ignore"):
         expected = logarithms(z, w)
     for g, e in zip(got, expected):
-        if requested(None) == "cpu":
+        if on_the_cpu_target():
             same_bits(g, e)
         else:
             finite = np.isfinite(e)
@@ -227,8 +230,6 @@ def test_complex_exponentials_are_glibcs(dtype):
     (exp(-inf - inf j) is 0 - 0j). A value whose parts are both infinite, NaN or zero is NumPy's
     on every target; the others are NumPy's bits on the CPU target and within a few ulp (their
     infinities and NaNs where NumPy's are) on a GPU."""
-    from numfuse.targets import requested
-
     rng = np.random.default_rng(11)
     big = 709.0 if dtype == np.complex128 else 88.0
     edge = rng.uniform(big - 5, 3.2 * big, N) + 1j * rng.uniform(-10, 10, N)
@@ -252,7 +253,7 @@ def test_complex_exponentials_are_glibcs(dtype):
         expected = exponentials(both)
     for g, e in zip(got, expected):
         same_bits(g[:special.size], e[:special.size])
-        if requested(None) == "cpu":
+        if on_the_cpu_target():
             same_bits(g, e)
         else:
             g, e = g[special.size:], e[special.size:]

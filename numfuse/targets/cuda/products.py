@@ -28,11 +28,11 @@ def simulated_mul(a, b):
 def simulated_fma(a, b, c):
     """a * b + c rounded once, in the operands' dtype (float32 or float64)."""
     dtype = np.result_type(a, b, c)
-    if not all(math.isfinite(v) for v in (a, b, c)):
-        with np.errstate(all="ignore"):  # inf and NaN: the product and sum as IEEE gives them
-            return dtype.type(dtype.type(a) * dtype.type(b) + dtype.type(c))
-    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
-    if exact == 0:  # the sign of an exact zero sum: IEEE's for round to nearest
+    finite = all(math.isfinite(v) for v in (a, b, c))
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c)) if finite else None
+    if exact is None or exact == 0:
+        # inf and NaN, or an exact zero (whose sign IEEE's round-to-nearest sum decides): the
+        # product and the sum as IEEE gives them
         with np.errstate(all="ignore"):
             return dtype.type(dtype.type(a) * dtype.type(b) + dtype.type(c))
     return _round(exact, dtype)
