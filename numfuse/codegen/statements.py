@@ -432,7 +432,7 @@ def code_key(nest: LoopNest, names: dict[str, str]) -> str:
     sizes (kernel arguments: kernel_params), with buffers and scalars named as the code names
     them."""
     unsized = dataclasses.replace(
-        nest, sources=(),
+        nest, sources=(), compiled_for=(),  # (the prose of size choices: the choices are fields)
         buffers=tuple(dataclasses.replace(b, view=(0,) * len(b.view)) for b in nest.buffers),
         outer=tuple(dataclasses.replace(d, size=0) for d in nest.outer),
         inner=tuple(dataclasses.replace(d, size=0) for d in nest.inner),

@@ -13,6 +13,7 @@ Shapes and dtypes (avals) are fixed when an equation is made and never re-inferr
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +36,7 @@ class Aval:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)  # (Python ints: exact, and np.prod costs microseconds a call)
 
     @property
     def nbytes(self) -> int:

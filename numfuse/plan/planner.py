@@ -250,6 +250,15 @@ class Planner:
                 self.depth[e.out] = level
         self.specs: list[KernelSpec] = []
         self.notes: dict[int, list[str]] = {}  # spec position -> why values could not join others
+        # The specs by their level, and by index: _place looks at one level's, for each value it
+        # places (a loop traced whole has thousands of kernels).
+        self._at_level: dict[int, list[KernelSpec]] = {}
+        self._by_index: dict[tuple, KernelSpec] = {}
+
+    def _add_spec(self, spec: KernelSpec) -> None:
+        self.specs.append(spec)
+        self._at_level.setdefault(spec.index[0], []).append(spec)
+        self._by_index[spec.index] = spec
 
     def _written_level(self, var: Var) -> int:
         """The level of the kernel (or library call) that writes `var`'s buffer (0: an argument)."""
@@ -417,7 +426,7 @@ class Planner:
             if key not in by_key:
                 spec = KernelSpec((key[0], 0, len(by_key)), "reduction", domain, e.param("axes"), [], [], [])
                 by_key[key] = spec
-                self.specs.append(spec)
+                self._add_spec(spec)
             by_key[key].reductions.append(e)
             by_key[key].phase_of[e.out] = self.phase[e.out]
             self.info.owner[e.out] = by_key[key].index
@@ -448,8 +457,9 @@ class Planner:
         materialized = var in self.info.materialized
         depth = self.store_level[var] if materialized else self.depth[var]
         refusals = []
-        for spec in self.specs:
-            if spec.kind == "reduction" and spec.index[0] == depth and spec.domain == var.aval.shape and \
+        level = self._at_level.get(depth, ())
+        for spec in level:
+            if spec.kind == "reduction" and spec.domain == var.aval.shape and \
                     any(is_scan(r.prim) for r in spec.reductions):
                 # A value of a scan's points: stored from the scan's own pass, as it runs.
                 why = self._fits(var, spec, "body")
@@ -464,8 +474,8 @@ class Planner:
                     spec.body_stores.append(var)
                     return
                 refusals.append(why)
-        for spec in self.specs:
-            if spec.kind == "reduction" and spec.index[0] == depth:
+        for spec in level:
+            if spec.kind == "reduction":
                 why = self._fits(var, spec, "epilogue")
                 if why is None:
                     spec.epilogue_stores.append(var)
@@ -478,15 +488,16 @@ class Planner:
                         return
                     why = final_why
                 refusals.append(why)
-        for spec in sorted(self.specs, key=lambda s: s.index):
-            if materialized:
-                break  # later readers need it before a later level's kernels run
-            if spec.kind == "reduction" and spec.index[0] > depth and spec.domain == var.aval.shape:
-                spec.body_stores.append(var)
-                return
+        if not materialized:  # (else later readers need it before a later level's kernels run)
+            later = sorted((s for d, specs in self._at_level.items() if d > depth for s in specs
+                            if s.kind == "reduction"), key=lambda s: s.index)
+            for spec in later:
+                if spec.domain == var.aval.shape:
+                    spec.body_stores.append(var)
+                    return
         shape = var.aval.shape
-        for position, spec in enumerate(self.specs):
-            if spec.kind != "pointwise" or spec.index[0] != depth or spec.update is not None:
+        for spec in level:
+            if spec.kind != "pointwise" or spec.update is not None:
                 continue
             try:
                 joint = tuple(np.broadcast_shapes(spec.domain, shape))
@@ -495,10 +506,10 @@ class Planner:
             if joint == spec.domain or joint == shape:
                 spec.domain = joint
                 spec.body_stores.append(var)
-                self.notes[position].extend(refusals)
+                self.notes[spec.index[2]].extend(refusals)  # (a spec's index ends with its position)
                 return
         index = (depth, 1, len(self.specs))
-        self.specs.append(KernelSpec(index, "pointwise", shape, (), [], [var], []))
+        self._add_spec(KernelSpec(index, "pointwise", shape, (), [], [var], []))
         self.notes[len(self.specs) - 1] = refusals
 
     def _scans_after_rows(self, var: Var, spec: KernelSpec) -> bool:
@@ -537,7 +548,7 @@ class Planner:
         return scan in self._row_reads(self.producers[reader])
 
     def _spec_of(self, index) -> KernelSpec:
-        return next(s for s in self.specs if s.index == index)
+        return self._by_index[index]
 
     # -- the plan ------------------------------------------------------------------------------
 
@@ -555,7 +566,7 @@ class Planner:
                 # every kernel of its level, so after every earlier reader of the old values.
                 index = (self.store_level[e.out], 2, len(self.specs))
                 spec = KernelSpec(index, "pointwise", e.param("shape"), (), [], [], [], update=e)
-                self.specs.append(spec)
+                self._add_spec(spec)
                 self.notes[len(self.specs) - 1] = []
                 placed.add(e.out)
             elif e.out in self.info.materialized and e.out.aval.size > 0:
