@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from numfuse.numpy_fallback import ROUNDS
+
 RESULTS = Path(__file__).parent / "results"
 
 # Keyword arguments of each program's make_args for a large run (npbench's presets, scaled so that
@@ -123,7 +125,9 @@ def measure(name: str, target: str, repeat: int) -> dict:
     # points (summed in another order than NumPy's where a reduction is split).
     longest = max((max(a.shape, default=1) for a in args if isinstance(a, np.ndarray)), default=1)
     prog = dataclasses.replace(prog, reduced=max(prog.reduced, longest))
-    fn = numfuse.jit(prog.fn, static_argnames=prog.static_argnames, target=target)
+    # What a user gets: numfuse's plan, or the plain function where timing both chose it
+    # (numfuse/numpy_fallback.py; the benchmarks turn that off by default).
+    fn = numfuse.jit(prog.fn, static_argnames=prog.static_argnames, target=target, numpy_fallback=True)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         np_args, nf_args = copy.deepcopy(args), copy.deepcopy(args)
@@ -137,18 +141,22 @@ def measure(name: str, target: str, repeat: int) -> dict:
             lines = [l.strip() for l in str(err).splitlines() if l.strip()]
             return {"name": name, "error": "differs from NumPy: " + "; ".join(lines[:4])}
         times = {"numpy": [], "numfuse": []}
-        for _ in range(repeat):
+        trial = 2 * ROUNDS  # numfuse's calls that time its plan against the plain function
+        for _ in range(trial + repeat):
             for who, run in (("numpy", prog.fn), ("numfuse", fn)):
                 fresh = copy.deepcopy(args)
                 start = time.perf_counter()
                 run(*fresh)
                 times[who].append(time.perf_counter() - start)
+        choice = fn.numpy_choice(*copy.deepcopy(args))
     try:
         plan = fn.plan(*copy.deepcopy(args))
         kernels = f"{len(plan.kernels)} + {len(plan.library_steps)}"
     except Exception:  # noqa: BLE001 - a function with graph breaks has a plan per segment
         kernels = "segments"
-    return {"name": name, "numpy_ms": 1e3 * min(times["numpy"]), "numfuse_ms": 1e3 * min(times["numfuse"]),
+    plan_ms = 1e3 * min(choice.fused if choice is not None else times["numfuse"])
+    return {"name": name, "numpy_ms": 1e3 * min(times["numpy"]), "numfuse_ms": 1e3 * min(times["numfuse"][trial:]),
+            "plan_ms": plan_ms, "runs": choice.chosen if choice is not None else "numfuse",
             "first_s": first, "steps": kernels}
 
 
@@ -170,24 +178,31 @@ def table(rows: list[dict], target: str, repeat: int) -> str:
     out = [f"# The corpus's public programs at large sizes: numfuse (target={target}) against NumPy", "",
            f"`python -m benchmarks.corpus_speed --target {target} --repeat {repeat}`; "
            f"{os.cpu_count()} CPU(s), NumPy {np.__version__}. Each program checked against NumPy first, "
-           "then both timed alternately in one process; best of the rounds. "
-           "'first call' includes tracing and compiling.", "",
-           "| program | NumPy ms | numfuse ms | NumPy / numfuse | first call s | kernels + library calls |",
-           "|---|---:|---:|---:|---:|---:|"]
+           "then both timed alternately in one process. 'first call' includes tracing and compiling; "
+           f"the next {2 * ROUNDS} calls time numfuse's plan against the plain function (numpy_fallback), "
+           "'runs' is what they chose, 'numfuse ms' the best of the rounds after them, 'plan ms' the best "
+           "of the plan's timed calls.", "",
+           "| program | NumPy ms | numfuse ms | NumPy / numfuse | runs | plan ms | first call s | "
+           "kernels + library calls |",
+           "|---|---:|---:|---:|---|---:|---:|---:|"]
     ratios = []
     for r in rows:
         if "error" in r:
-            out.append(f"| {r['name']} | | | {r['error']} | | |")
+            out.append(f"| {r['name']} | | | {r['error']} | | | | |")
             continue
         ratio = r["numpy_ms"] / r["numfuse_ms"]
         ratios.append((ratio, r["name"]))
-        out.append(f"| {r['name']} | {r['numpy_ms']:.2f} | {r['numfuse_ms']:.2f} | {ratio:.2f}x | "
-                   f"{r['first_s']:.1f} | {r['steps']} |")
+        out.append(f"| {r['name']} | {r['numpy_ms']:.2f} | {r['numfuse_ms']:.2f} | {ratio:.2f}x | {r['runs']} | "
+                   f"{r['plan_ms']:.2f} | {r['first_s']:.1f} | {r['steps']} |")
     if ratios:
         geo = math.exp(sum(math.log(x) for x, _ in ratios) / len(ratios))
         slow, slow_name = min(ratios)
+        plans = [r["numpy_ms"] / r["plan_ms"] for r in rows if "error" not in r]
+        plan_geo = math.exp(sum(math.log(x) for x in plans) / len(plans))
+        chose = sum(1 for r in rows if r.get("runs") == "numpy")
         out += ["", f"Geometric mean {geo:.2f}x NumPy over {len(ratios)} programs; slowest {slow_name} at "
-                    f"{slow:.2f}x; {sum(1 for x, _ in ratios if x < 1)} slower than NumPy."]
+                    f"{slow:.2f}x; {sum(1 for x, _ in ratios if x < 1)} slower than NumPy. {chose} run as the plain "
+                    f"function; numfuse's plans alone: geometric mean {plan_geo:.2f}x, slowest {min(plans):.2f}x."]
     return "\n".join(out) + "\n"
 
 

@@ -82,6 +82,9 @@ class Compiled:
     # how the arguments shared memory with them (aliasing.external_sharing): a call must match.
     external_watch: tuple = ()
     external_part: tuple = ()
+    # numpy_fallback.MeasuredChoice between this plan and the plain function, made at the
+    # first call that runs; False where none is made (device arrays, the simulator, the option).
+    numpy_choice: Any = None
 
 
 @contextlib.contextmanager
@@ -113,7 +116,7 @@ class JitFunction:
     """A NumPy function compiled to fused CUDA kernels; see `jit`."""
 
     def __init__(self, fn: Callable, static_argnums=(), static_argnames=(), stream=None, autotune=False,
-                 cuda_graphs=False, graph_breaks=True, target=None):
+                 cuda_graphs=False, graph_breaks=True, target=None, numpy_fallback=None):
         functools.update_wrapper(self, fn)
         check_stream_option(stream)
         self._target_name = requested_target(target)
@@ -124,6 +127,7 @@ class JitFunction:
         self._autotune = bool(autotune)
         self._cuda_graphs = bool(cuda_graphs)
         self._graph_breaks = bool(graph_breaks)
+        self._numpy_fallback = numpy_fallback  # None: NUMFUSE_NUMPY_FALLBACK decides (numpy_fallback.py)
         # Segments of functions run with graph breaks, by structure (graph_breaks.structure_key).
         self._segments: dict[tuple, Compiled] = {}
         # Modules whose code calls the builtin `type` (type_builtin.py), for runs with graph
@@ -503,9 +507,44 @@ class JitFunction:
                 ctx.notes.append(f"{getattr(self._fn, '__qualname__', self._fn)} (a numfuse.jit function) is traced "
                                  "inline, as part of this graph: its own options do not apply")
             return self._fn(*args, **kwargs)
+        compiled, traced_values = self._compiled(args, kwargs)
+        choice = self._choice(compiled, args, kwargs)
+        if not choice:
+            return self._run(args, kwargs, compiled, traced_values)
+        remember_fast = choice.chosen == "numfuse"
+        result = choice.call(lambda: self._run(args, kwargs, compiled, traced_values, remember_fast),
+                             lambda: self._fn(*args, **kwargs))
+        if choice.runs_numpy:
+            self._remember_plain_fast_path(args, kwargs)
+        return result
+
+    def _choice(self, compiled: Compiled, args, kwargs):
+        """The signature's MeasuredChoice between its plan and the plain function, or False."""
+        if compiled.numpy_choice is None:
+            from . import numpy_fallback
+
+            values = self._bind(args, kwargs)[1]
+            target = compiled.target or self._target_for(values)
+            applies = numpy_fallback.applies(self._numpy_fallback, values, target)
+            compiled.numpy_choice = numpy_fallback.MeasuredChoice() if applies else False
+        return compiled.numpy_choice
+
+    def _remember_plain_fast_path(self, args, kwargs) -> None:
+        """Calls of a signature that runs as the plain function: straight to it."""
+        if kwargs or not self._simple or len(args) != len(self._names) or debug.enabled("launch"):
+            return
+        from .runtime.fast_keys import fast_key
+
+        key = fast_key(args, self._static_positions)
+        if key is not None and key not in self._fast:
+            self._fast_key = fast_key
+            fn = self._fn
+            self._fast[key] = lambda fast_args: fn(*fast_args)
+
+    def _run(self, args, kwargs, compiled: Compiled, traced_values, remember_fast=True):
+        """Run numfuse's plan (or segments) for this call."""
         also_static: frozenset = frozenset()
         while True:
-            compiled, traced_values = self._compiled(args, kwargs, also_static)
             if compiled.graph_break is not None:
                 return self._run_segmented(args, kwargs, also_static).result
             if compiled.executable is None:
@@ -519,12 +558,13 @@ class JitFunction:
                 # see its value (and raise, or compare exactly) as they do at a real call.
                 position = compiled.traced_positions[err.input_index]
                 also_static = also_static | {compiled.arg_names[position]}
+                compiled, traced_values = self._compiled(args, kwargs, also_static)
         wrapper = subclass_wrapper(traced_values)
         traced = compiled.traced
         if traced.views or traced.returned or traced.output_views or wrapper is not None:
             bound = self._bind(args, kwargs)[1] if compiled.traced.returned else ()
             outputs = as_numpy_returns(compiled, outputs, traced_values, wrapper, bound)
-        elif not kwargs and not also_static and self._simple and len(args) == len(self._names) \
+        elif remember_fast and not kwargs and not also_static and self._simple and len(args) == len(self._names) \
                 and len(compiled.arg_names) - len(compiled.extra) == len(args) and compiled.sharing is None:
             # (containers flattened, or arguments sharing memory: no fast path)
             self._remember_fast_path(args, compiled, traced_values, names)
@@ -625,11 +665,20 @@ class JitFunction:
         then each distinct segment."""
         compiled = self._compiled(args, kwargs)[0]
         if compiled.graph_break is None:
-            return explain_text(compiled)
-        copies = [a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for a in args]
-        copied_kwargs = {k: a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for k, a in kwargs.items()}
-        run = self._run_segmented(copies, copied_kwargs)
-        return segmented_explain_text(getattr(self._fn, "__name__", "f"), run)
+            text = explain_text(compiled)
+        else:
+            copies = [a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for a in args]
+            copied_kwargs = {k: a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for k, a in kwargs.items()}
+            run = self._run_segmented(copies, copied_kwargs)
+            text = segmented_explain_text(getattr(self._fn, "__name__", "f"), run)
+        if compiled.numpy_choice:  # (made at the first call that ran: numpy_fallback.py)
+            text = text.rstrip("\n") + "\n\n" + str(compiled.numpy_choice) + "\n"
+        return text
+
+    def numpy_choice(self, *args, **kwargs):
+        """The signature's numpy_fallback.MeasuredChoice (the times so far and, once made, whether
+        its calls run numfuse's plan or the plain function), or None where none is made."""
+        return self._compiled(args, kwargs)[0].numpy_choice or None
 
     def __repr__(self) -> str:
         return f"<numfuse.jit {getattr(self._fn, '__qualname__', self._fn)}>"
@@ -745,7 +794,7 @@ def _ufunc_caller(ufunc: np.ufunc) -> Callable:
     return call
 
 def jit(fn: Callable | None = _NO_FUNCTION, *, static_argnums=(), static_argnames=(), stream=None, autotune=False,
-        cuda_graphs=False, graph_breaks=True, target=None):
+        cuda_graphs=False, graph_breaks=True, target=None, numpy_fallback=None):
     """Compile a NumPy function into fused kernels, for a GPU or for the CPU's cores.
 
     Use as `@numfuse.jit`, `numfuse.jit(fn)` or `@numfuse.jit(static_argnames=("axis",))`.
@@ -788,6 +837,12 @@ def jit(fn: Callable | None = _NO_FUNCTION, *, static_argnums=(), static_argname
         considers and keep the fastest, remembered in the disk cache.
       cuda_graphs: on a GPU, a plan of several kernels called again with device arrays of the
         same signature launches as one CUDA graph.
+      numpy_fallback: None (the default: on, unless NUMFUSE_NUMPY_FALLBACK=0) or True: where
+        every argument is a NumPy array or a scalar (and not on the CUDA simulator), the 2nd
+        to 5th calls of a signature take turns between numfuse's plan and the plain function
+        on NumPy, timed, and the faster runs from then on (a loop of scalar code that breaks
+        the graph at every `if` is faster uncompiled); explain says which. False: numfuse's
+        plan always.
 
     Errors: numfuse.UnsupportedError (a TypeError) for what numfuse does not support, saying
     what to write instead; numfuse.TracingError where the function cannot be traced (with
@@ -805,11 +860,13 @@ def jit(fn: Callable | None = _NO_FUNCTION, *, static_argnums=(), static_argname
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     options = dict(static_argnums=static_argnums, static_argnames=static_argnames, stream=stream,
-                   autotune=autotune, cuda_graphs=cuda_graphs, graph_breaks=graph_breaks, target=target)
+                   autotune=autotune, cuda_graphs=cuda_graphs, graph_breaks=graph_breaks, target=target,
+                   numpy_fallback=numpy_fallback)
     if fn is _NO_FUNCTION:
         return lambda f: jit(f, **options)
     if isinstance(fn, JitFunction):
-        if all(not v for k, v in options.items() if k != "graph_breaks") and graph_breaks:
+        if all(not v for k, v in options.items() if k not in ("graph_breaks", "numpy_fallback")) and graph_breaks \
+                and numpy_fallback is None:
             return fn  # jit(jit(f)) is jit(f)
         fn = fn._fn  # jit(jit(f), options): one JitFunction of f, with these options
     if isinstance(fn, (staticmethod, classmethod)):  # @numfuse.jit above @staticmethod
@@ -822,4 +879,5 @@ def jit(fn: Callable | None = _NO_FUNCTION, *, static_argnums=(), static_argname
         inspect.signature(fn)
     except (TypeError, ValueError):
         raise TypeError(f"numfuse.jit expects a Python function, got {fn!r:.60}: its signature is unknown") from None
-    return JitFunction(fn, static_argnums, static_argnames, stream, autotune, cuda_graphs, graph_breaks, target)
+    return JitFunction(fn, static_argnums, static_argnames, stream, autotune, cuda_graphs, graph_breaks, target,
+                       numpy_fallback)

@@ -50,6 +50,10 @@ class Target:
         """Whether a scan of `rows` rows of `points` points runs in a fused kernel."""
         return rows >= self.split_max_rows or points <= self.scan_serial_points
 
+    def times_are_real(self) -> bool:
+        """Whether a call's time on this target says how fast it runs (numpy_fallback.py)."""
+        return True
+
     def render(self, nest, header: str = ""):
         """The source of the module holding `nest`'s kernel (a codegen KernelSource)."""
         raise NotImplementedError

@@ -179,7 +179,7 @@ class Program:
         return "\n".join(lines) + "\n"
 
 
-SNIPPET_CHECK = '''jitted = numfuse.jit(f)
+SNIPPET_CHECK = '''jitted = numfuse.jit(f, numpy_fallback=False)
 for args, atols in calls:
     with np.errstate(all="ignore"):
         expected = f(*args)

@@ -17,6 +17,12 @@ from ..base import Target
 
 @dataclass(frozen=True, repr=False)
 class CudaTarget(Target):
+    def times_are_real(self) -> bool:
+        """Not on Numba's CUDA simulator, whose kernels run as Python."""
+        from .device import backend
+
+        return not backend().simulated
+
     def render(self, nest, header: str = ""):
         from .codegen import render
 

@@ -1,0 +1,84 @@
+"""The measured choice between numfuse's plan and the plain function (numfuse/numpy_fallback.py),
+run: on a target whose times are real (the CPU target, a GPU) a function that is far slower
+fused runs as the plain function after its timed calls; on Numba's CUDA simulator no choice is
+made. Every call, timed or not, gives NumPy's results and writes into the caller's arrays."""
+
+import numpy as np
+import pytest
+
+import numfuse
+from numfuse.numpy_fallback import ROUNDS
+from numfuse.targets import by_name, requested
+
+
+def times_are_real() -> bool:
+    return by_name(requested(None)).times_are_real()
+
+
+def crc16(data, poly=0x8408):
+    """npbench's crc16: a graph break at every bit of every byte."""
+    crc = 0xFFFF
+    for b in data:
+        cur_byte = 0xFF & b
+        for _ in range(0, 8):
+            if (crc & 0x0001) ^ (cur_byte & 0x0001):
+                crc = (crc >> 1) ^ poly
+            else:
+                crc >>= 1
+            cur_byte >>= 1
+    crc = (~crc & 0xFFFF)
+    crc = (crc << 8) | ((crc >> 8) & 0xFF)
+    return crc & 0xFFFF
+
+
+def test_a_function_far_slower_fused_runs_as_the_plain_function_where_times_are_real():
+    data = np.random.default_rng(0).integers(0, 256, size=24, dtype=np.uint8)
+    f = numfuse.jit(crc16, numpy_fallback=True)
+    expected = crc16(data)
+    for _ in range(2 * ROUNDS + 3):
+        assert f(data) == expected
+    choice = f.numpy_choice(data)
+    if not times_are_real():
+        assert choice is None  # the simulator's kernels run as Python: its times say nothing
+        assert "numfuse or NumPy" not in f.explain(data)
+        return
+    # 24 bytes: 192 graph breaks, each a segment's trace and run, against about 20 µs of Python.
+    assert choice.chosen == "numpy", str(choice)
+    assert f.explain(data).rstrip().endswith(str(choice))
+
+
+def scale_rows(out, x):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * (i + 1.0)
+    return out[::2]
+
+
+@pytest.mark.parametrize("chosen", ["numpy", "numfuse"])
+def test_either_choice_writes_the_callers_arrays_and_returns_numpys_views(chosen):
+    x = np.arange(12.0).reshape(4, 3)
+    f = numfuse.jit(scale_rows, numpy_fallback=True)
+    out = np.zeros_like(x)
+    f(out, x)
+    choice = f.numpy_choice(out, x)
+    if choice is None:
+        assert not times_are_real()
+        return
+    choice.chosen = chosen  # as if timed so: which one runs must not change what a call does
+    for k in range(3):  # (the second and third take the fast path)
+        out = np.full_like(x, -1.0)
+        got = f(out, x)
+        np.testing.assert_array_equal(out, x * np.arange(1.0, 5.0)[:, None])
+        assert got.base is out or np.shares_memory(got, out)
+        np.testing.assert_array_equal(got, out[::2])
+
+
+def test_no_choice_when_turned_off_or_for_device_arrays(monkeypatch):
+    x = np.linspace(0.0, 1.0, 50)
+    off = numfuse.jit(lambda x: np.sin(x) + 1, numpy_fallback=False)
+    for _ in range(2 * ROUNDS + 2):
+        np.testing.assert_allclose(off(x), np.sin(x) + 1)
+    assert off.numpy_choice(x) is None
+    monkeypatch.setenv("NUMFUSE_NUMPY_FALLBACK", "0")  # (the run tier's default)
+    by_env = numfuse.jit(lambda x: np.cos(x) * 2)
+    by_env(x)
+    assert by_env.numpy_choice(x) is None
