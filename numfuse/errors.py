@@ -41,6 +41,16 @@ class NeedsGraphBreak(TracingError):
         self.input_position = None
 
 
+class TraceTooLong(TracingError):
+    """Internal: the trace passed its budget of operations (numpy_fallback.TRACE_BUDGET), where
+    the plain function runs instead; `reason` says where."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+        self.input_position = None
+
+
 class CacheSecurityError(NumfuseError, PermissionError):
     """A cache folder or file that another user owns or can write: numfuse imports the Python
     files it holds, so it refuses it."""

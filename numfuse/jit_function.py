@@ -27,8 +27,8 @@ import numpy as np
 
 from .codegen.statements import KernelSource
 from .errors import (
-    NeedsGraphBreak, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TracingError, UnfusedCallWarning, UnsupportedError,
-    warn_once,
+    NeedsGraphBreak, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TraceTooLong, TracingError, UnfusedCallWarning,
+    UnsupportedError, warn_once,
 )
 from .ir.graph import format_graph
 from .loops.loopnest import format_loopnest
@@ -40,7 +40,7 @@ from .frontend.arguments import RANDOM_STATES, classify, flatten_containers, has
 from .frontend.captures import captures_of, changed_guard, guards_hold, one_trace_at_a_time, swapped_arrays
 from .frontend.captures import traced_function as captures_traced_function
 from .frontend.type_builtin import numpy_type_visible
-from . import debug
+from . import debug, numpy_fallback
 from .runtime import fp_modes
 from .targets import Target, choose as choose_target, requested as requested_target
 from .explain import emit_plan, explain_text, segmented_explain_text, signature_text
@@ -283,19 +283,23 @@ class JitFunction:
         # Arrays of the globals that are arguments, or views of one: read through the argument.
         through = {id(self._externals[j]): (i, how, names[i], self._externals[j])
                    for i, j, how in self._external_part(values, specs) if how is not False}
+        budget = numpy_fallback.trace_budget(self._numpy_fallback, values)
         while True:
             all_specs = list(specs) + [h[1] for h in hidden]
             traced_positions = [i for i, s in enumerate(all_specs) if isinstance(s, ArgSpec)]
             try:
                 traced = trace(functools.partial(self._call_traced, call, captured, real), all_specs, fn_name,
                                hidden=len(hidden), external=captured.arrays,
-                               external_arguments={k: v[:3] for k, v in through.items()})
+                               external_arguments={k: v[:3] for k, v in through.items()}, budget=budget)
             except Exception as raised:
                 err = _tracing_error_in(raised)
                 if err is None:
                     raise
                 if isinstance(err, NeedsGraphBreak):
                     return self._segmented(names, err.reason, err.refusal)
+                if isinstance(err, TraceTooLong):
+                    return Compiled(None, None, [], [], arg_names=names,
+                                    numpy_choice=numpy_fallback.MeasuredChoice(chosen="numpy", reason=err.reason))
                 positions = getattr(err, "input_positions", None) or [getattr(err, "input_position", None)]
                 position = positions[0]
                 if position is None:
@@ -521,8 +525,6 @@ class JitFunction:
     def _choice(self, compiled: Compiled, args, kwargs):
         """The signature's MeasuredChoice between its plan and the plain function, or False."""
         if compiled.numpy_choice is None:
-            from . import numpy_fallback
-
             values = self._bind(args, kwargs)[1]
             target = compiled.target or self._target_for(values)
             applies = numpy_fallback.applies(self._numpy_fallback, values, target)
@@ -605,6 +607,11 @@ class JitFunction:
 
     def _one_graph(self, args, kwargs) -> Compiled:
         compiled = self._compiled(args, kwargs)[0]
+        if compiled.plan is None and compiled.graph_break is None:
+            raise TracingError(
+                f"{getattr(self._fn, '__name__', 'the function')} runs as the plain function, untraced: "
+                f"{compiled.numpy_choice.reason}; numfuse.jit(fn, numpy_fallback=False) traces it whole however long "
+                "that takes")
         if compiled.graph_break is not None:
             raise TracingError(
                 f"{getattr(self._fn, '__name__', 'the function')} runs segment by segment, with graph breaks "
@@ -664,6 +671,8 @@ class JitFunction:
         A function with graph breaks is run once, on copies of its array arguments: its breaks,
         then each distinct segment."""
         compiled = self._compiled(args, kwargs)[0]
+        if compiled.plan is None and compiled.graph_break is None:  # the plain function, untraced
+            return str(compiled.numpy_choice) + "\n"
         if compiled.graph_break is None:
             text = explain_text(compiled)
         else:
@@ -841,8 +850,9 @@ def jit(fn: Callable | None = _NO_FUNCTION, *, static_argnums=(), static_argname
         every argument is a NumPy array or a scalar (and not on the CUDA simulator), the 2nd
         to 5th calls of a signature take turns between numfuse's plan and the plain function
         on NumPy, timed, and the faster runs from then on (a loop of scalar code that breaks
-        the graph at every `if` is faster uncompiled); explain says which. False: numfuse's
-        plan always.
+        the graph at every `if` is faster uncompiled); explain says which. A trace past
+        50,000 operations (a Python loop traced whole) is abandoned for the plain function.
+        False: numfuse's plan always, traced whole.
 
     Errors: numfuse.UnsupportedError (a TypeError) for what numfuse does not support, saying
     what to write instead; numfuse.TracingError where the function cannot be traced (with

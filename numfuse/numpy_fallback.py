@@ -11,6 +11,9 @@ runs. numfuse stays unless the plain function was faster by MARGIN (one timing e
 on a busy machine, and a close call is not worth a change). `explain` says which runs, with the
 times that chose it.
 
+A trace that records more than TRACE_BUDGET operations is abandoned (the tracer raises
+TraceTooLong), and the signature runs as the plain function from its first call, untimed.
+
 The plain function is NumPy's semantics by definition (the reference every numfuse result is
 checked against): the choice changes a call's speed, never what it computes, beyond the
 rounding numfuse documents where it differs from NumPy (a sum's order).
@@ -30,6 +33,11 @@ from typing import Any, Callable
 
 ROUNDS = 2  # timed calls of each before the choice
 MARGIN = 1.25  # the plain function must be this much faster to be chosen
+# A trace that records more operations than this is abandoned, and the plain function runs:
+# a Python loop traced whole (a row-by-row triangular solve, a rank-k update), whose trace,
+# plan and compile would take minutes at the first call (tracing alone costs tens of
+# microseconds an operation), and whose thousands of small kernels NumPy's own calls beat.
+TRACE_BUDGET = 50_000
 
 
 def enabled(option: bool | None) -> bool:
@@ -49,6 +57,15 @@ def on_device(value) -> bool:
     return hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack_device__")
 
 
+def trace_budget(option: bool | None, values) -> int | None:
+    """The most operations a trace of a call with these argument values may record, or None
+    (no budget: numpy_fallback off, or device arrays, which the plain function cannot run
+    on as NumPy's)."""
+    if not enabled(option) or any(on_device(v) for v in values):
+        return None
+    return TRACE_BUDGET
+
+
 def applies(option: bool | None, values, target) -> bool:
     """Whether calls with these argument values (leaves) on `target` are timed against the
     plain function."""
@@ -63,6 +80,7 @@ class MeasuredChoice:
     plain: list[float] = field(default_factory=list)  # seconds of the plain function's
     chosen: str | None = None  # "numfuse" | "numpy"
     calls: int = 0
+    reason: str | None = None  # why the plain function runs without being timed (a trace too long)
     clock: Callable[[], float] = field(default=time.perf_counter, repr=False)
 
     @property
@@ -86,6 +104,8 @@ class MeasuredChoice:
         return result
 
     def __str__(self) -> str:
+        if self.reason is not None:
+            return f"numfuse or NumPy: runs as the plain function on NumPy, untimed: {self.reason}"
         if self.chosen is None:
             done = f" ({len(self.fused)} + {len(self.plain)} timed so far)" if self.calls > 1 else ""
             return (f"numfuse or NumPy: undecided{done}; calls 2 to {2 * ROUNDS + 1} of this signature take turns "

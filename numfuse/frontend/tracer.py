@@ -17,7 +17,7 @@ import numpy as np
 from . import aliasing, numpy_api, numpy_views
 from ..ir import viewmaps
 from ..ir.dtypes import check_supported
-from ..errors import NeedsGraphBreak, TracingError, at_user_line, unsupported, user_location
+from ..errors import NeedsGraphBreak, TraceTooLong, TracingError, at_user_line, unsupported, user_location
 from ..ir.graph import Atom, Aval, Eqn, Graph, Literal, SizeConst, SizeValue, Var, check_graph
 from .numpy_creation import creating_arrays
 from .numpy_masked import MaskedSelection, returned_error
@@ -82,6 +82,9 @@ class TraceContext(Layouts):
         # the trace, and `break_needed` says why (even if the function caught the exception).
         self.breaks = None
         self.break_needed: str | None = None
+        # The most equations this trace may record (None: any number): past them bind raises
+        # TraceTooLong, and the plain function runs instead (numpy_fallback.py).
+        self.budget: int | None = None
         # Across graph breaks: a value's var in an earlier segment -> its var in the next, where
         # the value is unchanged (a break is no write: views that must not follow writes of
         # their base may still read it).
@@ -294,6 +297,8 @@ class TraceContext(Layouts):
         key = (prim, tuple(_atom_key(a) for a in atoms), params, aval, aval.dtype.char)
         var = self._cse.get(key)
         if var is None:
+            if self.budget is not None and len(self.eqns) >= self.budget:
+                raise TraceTooLong(_too_long(self.budget))
             var = Var(aval)
             self.eqns.append(Eqn(prim, tuple(atoms), var, tuple(params), user_location()))
             self._cse[key] = var
@@ -485,7 +490,8 @@ def unflatten_outputs(tree, values: Sequence) -> Any:
 
 
 def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = None, hidden: int = 0,
-          external: dict | None = None, external_arguments: dict | None = None) -> TraceResult:
+          external: dict | None = None, external_arguments: dict | None = None,
+          budget: int | None = None) -> TraceResult:
     """Trace `fn` once. Each spec is an ArgSpec (a traced argument), ("static", value), or
     ("alias", position, recipe): the argument at `position` itself (recipe None) or its view
     `recipe.apply(...)` (aliasing.py: arguments that share memory). The last `hidden` specs are
@@ -493,8 +499,10 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
     array) of the arrays the function may read from its globals and closure: each it reads
     becomes an input (TraceResult.external), read at each call as NumPy reads it, except those
     in `external_arguments`, id -> (spec position, Recipe or None, the argument's name): the
-    argument there (or that view of it), which the call passes (aliasing.external_sharing)."""
+    argument there (or that view of it), which the call passes (aliasing.external_sharing).
+    `budget`: the most operations the trace may record, else TraceTooLong."""
     ctx = TraceContext()
+    ctx.budget = budget
     ctx.external_candidates = external or {}
     args = [ctx.new_input(s) if isinstance(s, ArgSpec) else s[1] if s[0] == "static" else None for s in specs]
     arguments = [a for a in args if isinstance(a, Tracer)]
@@ -523,10 +531,12 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
             # never saw one: a random draw): it runs segment by segment, or is refused.
             refusal = TracingError(f"{ctx.break_needed}: numfuse.jit(graph_breaks=False) refuses it")
             raise NeedsGraphBreak(ctx.break_needed, refusal)
-    except NeedsGraphBreak:
-        # The segmented run draws what NumPy would have drawn at this call.
+    except (NeedsGraphBreak, TraceTooLong):
+        # The segmented run (or the plain function) draws what NumPy would have drawn at this call.
         _restore_global_random_state(random_before)
         raise
+    if budget is not None and len(ctx.eqns) >= budget:
+        raise TraceTooLong(_too_long(budget))  # (the function caught bind's exception)
     leaves: list[Tracer] = []
     tree = flatten_outputs(result, leaves)
     for leaf in leaves:
@@ -646,3 +656,10 @@ def _restore_global_random_state(saved) -> None:
     if _global_random_state() != saved:
         keys, pos, has_gauss, gauss = saved
         np.random.set_state(("MT19937", np.frombuffer(keys, np.uint32).copy(), pos, has_gauss, gauss))
+
+
+def _too_long(budget: int) -> str:
+    loc = user_location()
+    where = f" (at {loc.short()}: {loc.text})" if loc is not None else ""
+    return (f"its trace passed {budget:,} operations{where}: a Python loop traced whole, whose plan would be "
+            "thousands of small kernels")

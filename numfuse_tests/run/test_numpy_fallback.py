@@ -82,3 +82,58 @@ def test_no_choice_when_turned_off_or_for_device_arrays(monkeypatch):
     by_env = numfuse.jit(lambda x: np.cos(x) * 2)
     by_env(x)
     assert by_env.numpy_choice(x) is None
+
+
+def row_updates(C, A):
+    for i in range(A.shape[0]):
+        C[i, :i + 1] *= 1.5
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += A[i, k] * A[:i + 1, k]
+
+
+def test_a_trace_past_its_budget_runs_the_plain_function(monkeypatch):
+    from numfuse import numpy_fallback
+
+    monkeypatch.setattr(numpy_fallback, "TRACE_BUDGET", 60)
+    rng = np.random.default_rng(3)
+    A, C = rng.random((8, 5)), rng.random((8, 8))
+    f = numfuse.jit(row_updates, numpy_fallback=True)
+    for _ in range(3):
+        expected, got = C.copy(), C.copy()
+        row_updates(expected, A)
+        assert f(got, A) is None
+        np.testing.assert_array_equal(got, expected)  # the plain function: NumPy's own bits
+    choice = f.numpy_choice(C, A)
+    assert choice.chosen == "numpy" and choice.fused == [] and choice.plain == []
+    assert str(choice).startswith("numfuse or NumPy: runs as the plain function on NumPy, untimed: its trace "
+                                  "passed 60 operations (at test_numpy_fallback.py:")
+    assert f.explain(C, A) == str(choice) + "\n"
+    with pytest.raises(numfuse.TracingError, match=r"row_updates runs as the plain function, untraced: its trace "
+                                                   r"passed 60 operations .*numpy_fallback=False"):
+        f.plan(C, A)
+    whole = numfuse.jit(row_updates, numpy_fallback=False)  # traced whole, however long
+    got = C.copy()
+    whole(got, A)
+    np.testing.assert_allclose(got, expected, rtol=1e-14)
+    assert len(whole.plan(C, A).kernels) > 1
+
+
+def swallows(x):
+    """Catches every exception, numfuse's budget included: the trace ends past it anyway."""
+    for i in range(x.shape[0]):
+        try:
+            x[i] = x[i] * 2 + 1
+        except Exception:  # noqa: BLE001
+            pass
+    return x
+
+
+def test_a_function_that_catches_the_budget_exception_still_runs_plain(monkeypatch):
+    from numfuse import numpy_fallback
+
+    monkeypatch.setattr(numpy_fallback, "TRACE_BUDGET", 10)
+    x = np.arange(30.0)
+    f = numfuse.jit(swallows, numpy_fallback=True)
+    got = f(x.copy())
+    np.testing.assert_array_equal(got, swallows(x.copy()))
+    assert f.numpy_choice(x).reason is not None
