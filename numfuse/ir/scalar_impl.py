@@ -206,11 +206,11 @@ def invert_int(a):
 
 
 def logical_and(a, b):
-    return a and b
+    return a & b
 
 
 def logical_or(a, b):
-    return a or b
+    return a | b
 
 
 def logical_xor(a, b):
@@ -223,11 +223,11 @@ def logical_not(a):
 
 # NumPy's logical ufuncs also loop over numbers (truth: != 0, so NaN is true).
 def logical_and_num(a, b):
-    return a != T(0) and b != T(0)
+    return (a != T(0)) & (b != T(0))
 
 
 def logical_or_num(a, b):
-    return a != T(0) or b != T(0)
+    return (a != T(0)) | (b != T(0))
 
 
 def logical_xor_num(a, b):
@@ -428,11 +428,11 @@ def sign_unsigned(a):
 
 def maximum(a, b):
     # NumPy: (a >= b || isnan(a)) ? a : b, so NaN wins from either side.
-    return a if (a >= b or a != a) else b
+    return a if (a >= b) | (a != a) else b
 
 
 def minimum(a, b):
-    return a if (a <= b or a != a) else b
+    return a if (a <= b) | (a != a) else b
 
 
 def fmax(a, b):
@@ -474,11 +474,11 @@ def to_bool(a):
 
 
 def logical_or_reduce(a, b):
-    return a or b
+    return a | b
 
 
 def logical_and_reduce(a, b):
-    return a and b
+    return a & b
 
 
 # argmax and argmin: whether the candidate (b, its index bi) replaces the best so far (a, ai).

@@ -50,7 +50,7 @@ COLUMN_BLOCK_MIN = 256
 BIG_FLAG = "nf_big"  # whether a loop met a sin or cos argument past vector_math.TRIG_LIMIT
 GPU_INTRINSICS = ("popc", "cbrt")  # what scalar templates call as cuda.<name>
 INTRINSICS = GPU_INTRINSICS + ("float16", "float16_load", "float16_bits", "float32_from_bits", "float64_from_bits",
-                             "float32_bits", "float64_bits", "fma", "prefetch")
+                             "float32_bits", "float64_bits", "fma", "prefetch", "select")
 
 
 class _Statements(StatementRenderer):
@@ -642,6 +642,29 @@ class _ToCpu(ast.NodeTransformer):
         return node
 
 
+class _Selects(ast.NodeTransformer):
+    """`a if c else b` whose choices are plain values (names, constants, casts of them) becomes
+    `select(c, a, b)` (intrinsics.select: no branch, so Numba's passes see one block, not three).
+    Any other choice keeps its branch: it may load or divide only where its condition holds."""
+
+    def visit_IfExp(self, node: ast.IfExp):
+        self.generic_visit(node)
+        if _plain(node.body) and _plain(node.orelse):
+            return ast.Call(var("select"), [node.test, node.body, node.orelse], [])
+        return node
+
+
+def _plain(node: ast.expr) -> bool:
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _plain(node.operand)
+    if isinstance(node, ast.Attribute):  # math.inf
+        return isinstance(node.value, ast.Name) and node.value.id == "math"
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in TYPE_NAMES \
+        and len(node.args) == 1 and not node.keywords and _plain(node.args[0])
+
+
 class _Serial(ast.NodeTransformer):
     def visit_Name(self, node: ast.Name) -> ast.Name:
         return ast.Name("range", node.ctx) if node.id == "prange" else node
@@ -668,7 +691,8 @@ def render_code(nest: LoopNest, params, names: dict[str, str], lanes: int = 1, n
     `prefetch`: how many bytes ahead the lanes prefetch what they load (0: not at all)."""
 
     def kernel(trig: str) -> ast.FunctionDef:
-        return _ToCpu().visit(Rename(names).visit(_kernel_ast(nest, [p.name for p in params], lanes, nsplit, trig, prefetch)))
+        return _Selects().visit(_ToCpu().visit(Rename(names).visit(
+            _kernel_ast(nest, [p.name for p in params], lanes, nsplit, trig, prefetch))))
 
     fn = trig_loops.choose(kernel("fast"), kernel("libm"), BIG_FLAG) if uses_trig(nest) else kernel("libm")
     serial = _Serial().visit(clone(fn))
