@@ -214,7 +214,7 @@ def test_a_row_sum_folds_point_j_into_lane_j_mod_8_combined_in_a_fixed_tree(n, c
     """The order a row reduction adds in (codegen.lanes_loop), emulated point by point in
     float32: the same bits. Where the points compute something (exp here: chunk_loops), point
     j first folds into slot j mod 64 of a scratch row, then slot s into lane s mod 8, in slot
-    order."""
+    order. A row of at most CPU.short_row_points points adds them in order."""
     x = np.random.default_rng(n).uniform(-3, 3, (3, n)).astype(np.float32)
     if chunked:
         values = numfuse.jit(lambda x: np.exp(x), target="cpu")(x)  # the same exp template
@@ -222,7 +222,15 @@ def test_a_row_sum_folds_point_j_into_lane_j_mod_8_combined_in_a_fixed_tree(n, c
     else:  # a plain sum of loads: lanes only
         values = x
         got = numfuse.jit(lambda x: x.sum(axis=1), target="cpu")(x)
+    from numfuse.targets.cpu import CPU
+
     for row in range(3):
+        if n <= CPU.short_row_points:  # a short row: its points in order, one accumulator
+            total = np.float32(0)
+            for j in range(n):
+                total = np.float32(total + values[row, j])
+            assert got[row] == total
+            continue
         lanes = [np.float32(0)] * 8
         if chunked:
             slots = [np.float32(0)] * 64

@@ -143,3 +143,40 @@ def test_cpu_code_computes_what_is_the_same_at_every_point_once_before_its_loop(
     assert "= in0[uint64(off0), uint64(off1)]" in before and "* float64(2.0)" in before
     assert "in0[uint64(off0)" not in loop and "in0[uint64(i0), uint64(i1)]" in loop
     assert "in0[0, uint64(i1)]" in loop  # a[0] varies along the row: it stays
+
+
+def test_a_short_reduction_is_one_accumulator_in_order_on_the_cpu():
+    # [64, 3] @ [3, 100] fuses as a sum over 3 points, over two output loops: on the CPU target
+    # each output's 3 products are summed in order by one thread ("rows"), not swept through a
+    # scratch row of accumulators whose indices are divided out at every point ("columns", what
+    # the GPU runs: neighbouring threads, neighbouring outputs).
+    x, w = np.ones((64, 3), np.float32), np.ones((3, 100), np.float32)
+    (cpu,) = numfuse.jit(lambda x, w: x @ w, target="cpu").plan(x, w).kernels
+    (cuda,) = numfuse.jit(lambda x, w: x @ w, target="cuda").plan(x, w).kernels
+    assert (cpu.nest.schedule, cuda.nest.schedule) == ("rows", "columns")
+    assert "rows, not columns: 3 reduced points an output, few enough for one cpu worker to sum each output's " \
+           "in order" in cpu.nest.compiled_for
+    code = _cpu_code(lambda x, w: x @ w, x, w)
+    assert "        acc0 = float32(0.0)\n        for r0 in range(nr0):\n" in code  # no lanes
+    assert "_l1" not in code and "nf_col" not in code and "nf_tmp" not in code
+    # 8 points or more: lanes, as before
+    assert "acc0_l7" in _cpu_code(lambda x: x.sum(axis=1), np.ones((4, 8), np.float32))
+    # One output loop: columns, which vectorize along it
+    (column,) = numfuse.jit(lambda x: x.sum(axis=0), target="cpu").plan(np.ones((3, 5000))).kernels
+    assert column.nest.schedule == "columns"
+
+
+def test_cpu_choices_between_plain_values_are_selects_without_branches():
+    # np.maximum's NaN rule and a masked sum: `a if c else b` of plain values becomes
+    # select(c, a, b) (no basic blocks for Numba's passes); `and`/`or` of booleans are & and |.
+    code = _cpu_code(lambda x, y: np.maximum(x, y).sum(axis=1) + np.where((x > 0) & (y < 1), x, 0.0).sum(axis=1),
+                     np.ones((4, 100)), np.ones((4, 100)))
+    assert "select(" in code and " if " not in code and " and " not in code and " or " not in code
+    from numfuse.targets.cpu.codegen import _Selects
+
+    def selected(expr: str) -> str:
+        return ast.unparse(_Selects().visit(ast.parse(expr)))
+
+    assert selected("float64(a if c else -math.inf)") == "float64(select(c, a, -math.inf))"
+    assert selected("a[i] if c else b") == "a[i] if c else b"  # a load only where c holds
+    assert selected("x / y if y != 0 else z") == "x / y if y != 0 else z"
