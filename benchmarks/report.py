@@ -125,7 +125,9 @@ MEASUREMENTS = [
     ("corpus-speed-cpu", "Public programs at large sizes on the CPU target",
      "`python -m benchmarks.corpus_speed --target cpu`: the corpus's programs written by others "
      "(npbench's kernels, picoGPT's layers) at sizes where NumPy takes milliseconds to seconds, each "
-     "checked against NumPy first, then NumPy and numfuse timed alternately in one process."),
+     "checked against NumPy first, then NumPy and numfuse timed alternately in one process: what a user "
+     "gets (numfuse's plan, or the plain function where timing both chose it: numpy_fallback) and the "
+     "plan's own time beside it."),
     ("vector-math", "The CPU target's exp, tanh, log, sin and cos",
      "`python -m benchmarks.vector_math_accuracy`: the vectorizable templates over every float32 input, "
      "in ULP of NumPy's results (the target is 4)."),

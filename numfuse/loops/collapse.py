@@ -234,11 +234,6 @@ def build_nest(ev: Evaluated, target) -> tuple[LoopNest, dict[Var, float], list[
     cached: tuple[str, ...] = ()
     passes: dict[Var, float] = {}
     schedule = choose_schedule(ev, outer, chains)
-    short_choice = None
-    if schedule == "columns" and target.short_rows(inner_size, len(nest_phases), len(outer)):
-        schedule = "rows"
-        short_choice = (f"rows, not columns: {inner_size} reduced points an output, few enough for one "
-                        f"{target.name} worker to sum each output's in order")
     if ev.kind == "reduction" and len(nest_phases) > 1:
         cached, reads, note = choose_cache(nest_phases, buffers, inner, outer, schedule, target)
         notes.extend(note)
@@ -267,7 +262,7 @@ def build_nest(ev: Evaluated, target) -> tuple[LoopNest, dict[Var, float], list[
         counts=counts,
         compiled_for=compiled_for(
             domain, ev.reduce_axes, chains, full, nest_phases, epilogue,
-            [ev.online_choice, split_choice, short_choice], counts,
+            [ev.online_choice, split_choice], counts,
         ),
         sources=ev.sources,
     )

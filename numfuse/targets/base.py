@@ -50,11 +50,6 @@ class Target:
         """Whether a scan of `rows` rows of `points` points runs in a fused kernel."""
         return rows >= self.split_max_rows or points <= self.scan_serial_points
 
-    def short_rows(self, reduced_points: int, phases: int, output_loops: int) -> bool:
-        """Whether a reduction whose innermost axis is kept ("columns") runs better as "rows",
-        each output's few reduced points summed in order by one worker."""
-        return False
-
     def times_are_real(self) -> bool:
         """Whether a call's time on this target says how fast it runs (numpy_fallback.py)."""
         return True

@@ -145,25 +145,39 @@ def test_cpu_code_computes_what_is_the_same_at_every_point_once_before_its_loop(
     assert "in0[0, uint64(i1)]" in loop  # a[0] varies along the row: it stays
 
 
-def test_a_short_reduction_is_one_accumulator_in_order_on_the_cpu():
-    # [64, 3] @ [3, 100] fuses as a sum over 3 points, over two output loops: on the CPU target
-    # each output's 3 products are summed in order by one thread ("rows"), not swept through a
-    # scratch row of accumulators whose indices are divided out at every point ("columns", what
-    # the GPU runs: neighbouring threads, neighbouring outputs).
-    x, w = np.ones((64, 3), np.float32), np.ones((3, 100), np.float32)
-    (cpu,) = numfuse.jit(lambda x, w: x @ w, target="cpu").plan(x, w).kernels
-    (cuda,) = numfuse.jit(lambda x, w: x @ w, target="cuda").plan(x, w).kernels
-    assert (cpu.nest.schedule, cuda.nest.schedule) == ("rows", "columns")
-    assert "rows, not columns: 3 reduced points an output, few enough for one cpu worker to sum each output's " \
-           "in order" in cpu.nest.compiled_for
-    code = _cpu_code(lambda x, w: x @ w, x, w)
-    assert "        acc0 = float32(0.0)\n        for r0 in range(nr0):\n" in code  # no lanes
-    assert "_l1" not in code and "nf_col" not in code and "nf_tmp" not in code
+def test_a_short_row_is_one_accumulator_in_order_on_the_cpu():
+    # 7 points or fewer: no lanes, no scratch row (NumPy's pairwise sum adds them in order too)
+    code = _cpu_code(lambda x: np.exp(x).sum(axis=1), np.ones((64, 7), np.float32))
+    assert "        acc0 = float32(0.0)\n        for r0 in range(nr0):\n" in code
+    assert "_l1" not in code and "nf_tmp" not in code
     # 8 points or more: lanes, as before
     assert "acc0_l7" in _cpu_code(lambda x: x.sum(axis=1), np.ones((4, 8), np.float32))
-    # One output loop: columns, which vectorize along it
-    (column,) = numfuse.jit(lambda x: x.sum(axis=0), target="cpu").plan(np.ones((3, 5000))).kernels
-    assert column.nest.schedule == "columns"
+
+
+def test_a_cpu_columns_reduction_over_several_output_loops_walks_runs_of_the_last():
+    # x.sum(axis=1) of [20, 5, 30]: outputs [20, 30] in blocks; each block's outputs in runs along
+    # the last loop, whose indices are divided out once a run (templates.output_runs), not at
+    # every point of every reduced step
+    code = _cpu_code(lambda x: x.sum(axis=1), np.ones((20, 5, 30)))
+    lines = [line.strip() for line in code.splitlines()]
+    start = lines.index("for r0 in range(nr0):")
+    assert lines[start:start + 13] == [
+        "for r0 in range(nr0):",
+        "nf_row0 = lo",
+        "while nf_row0 < hi:",
+        "o1 = nf_row0 % no1",
+        "nf_row0_q0 = nf_row0 // no1",
+        "o0 = nf_row0_q0",
+        "nf_run = min(hi - nf_row0, no1 - o1)",
+        "nf_first = o1",
+        "for nf_k in range(nf_run):",
+        "row = nf_row0 + nf_k",
+        "o1 = nf_first + nf_k",
+        "v0 = in0[uint64(o0), uint64(r0), uint64(o1)]",
+        "nf_col_acc0[uint64(row)] = float64(nf_col_acc0[uint64(row)] + v0)",
+    ]
+    # one output loop: a plain loop over the block
+    assert "for row in range(lo, hi):\n                o0 = row\n" in _cpu_code(lambda x: x.sum(axis=0), np.ones((5, 30)))
 
 
 def test_cpu_choices_between_plain_values_are_selects_without_branches():

@@ -14,16 +14,10 @@ from ..base import Target
 
 @dataclass(frozen=True, repr=False)
 class CpuTarget(Target):
-    # Reductions of at most this many points a row sum them in order, in one accumulator (as
-    # NumPy's pairwise sum does below 8 points): lanes would leave their unrolled loop unused.
-    # And a "columns" reduction over several output loops, which finds each output's indices
-    # by division at every reduced point, runs as "rows", dividing once an output
-    # ([2048, 3] @ [3, 1000] + b: 31 ms as columns, 4 to 8 ms as rows). Over one output loop
-    # columns stay: they vectorize along it (a (3, 2M) sum over axis 0: 1.9 ms, 15 ms as rows).
+    # Row reductions of at most this many points sum them in order, in one accumulator (as
+    # NumPy's pairwise sum does below 8 points): lanes would leave their unrolled loop unused,
+    # and the scratch row of a computed point's lanes costs more than the row.
     short_row_points: int = 7
-
-    def short_rows(self, reduced_points: int, phases: int, output_loops: int) -> bool:
-        return phases == 1 and output_loops > 1 and reduced_points <= self.short_row_points
 
     # A call of fewer points than this runs the serial function: waking threads costs more.
     serial_points: int = 1 << 15

@@ -540,18 +540,26 @@ def _column_ast(nest: LoopNest, params: list[str], trig: str) -> ast.FunctionDef
         return [to_column.visit(st) for st in stmts]
 
     phases: list[ast.stmt] = []
-    point = unravel("row", nest.outer)
     for k, phase in enumerate(nest.phases):
         body.phase = k
-        inner = [ast.For(target("row"), call("range", var("lo"), var("hi")), point + columns(body.stmts(phase.body)), [])]
-        loop = nested_loops(nest.inner, inner)
+        loop = nested_loops(nest.inner, _each_output(nest, columns(body.stmts(phase.body))))
         if not phase.accumulators:
             phases.extend(loop)
             continue
         phases.extend(fill_body(templates.column_phase, INIT=columns(_init(phase.accumulators)), LOOP=loop,
                                 AFTER=columns(_after(body, phase.accumulators)) or [ast.Pass()]))
-    return fill(templates.column_reduction, name=nest.name, params=params, PHASES=phases, UNRAVEL_OUTER=unravel("row", nest.outer),
-                EPILOGUE=columns(body.epilogue(nest.epilogue)))
+    return fill(templates.column_reduction, name=nest.name, params=params, PHASES=phases,
+                EPILOGUE=_each_output(nest, columns(body.epilogue(nest.epilogue))))
+
+
+def _each_output(nest: LoopNest, stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """`stmts` for each output `row` of a "columns" block [lo, hi), its loop variables set: over
+    several output loops, in runs along the last (templates.output_runs)."""
+    if len(nest.outer) < 2:
+        return [ast.For(target("row"), call("range", var("lo"), var("hi")), unravel("row", nest.outer) + stmts, [])]
+    last = nest.outer[-1]
+    return fill_body(templates.output_runs, UNRAVEL=unravel("nf_row0", nest.outer), NLAST=var(last.param),
+                     LAST=var(last.name), BODY=stmts)
 
 
 def hoisted(stmts: list[ast.stmt], varying: set[str]) -> tuple[list[ast.stmt], list[ast.stmt]]:

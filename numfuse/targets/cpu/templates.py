@@ -97,9 +97,24 @@ def column_reduction(PARAMS):
         lo = blk * nblock
         hi = min(nrows, lo + nblock)
         PHASES
-        for row in range(lo, hi):
-            UNRAVEL_OUTER
-            EPILOGUE
+        EPILOGUE
+
+
+def output_runs():
+    # The block's outputs [lo, hi) as runs along the last output loop, for a kernel of several:
+    # each run's indices are divided out once, then its points step through memory one by one,
+    # which LLVM vectorizes (a division at every point kept a sum over a middle axis at 0.4x
+    # NumPy's speed).
+    nf_row0 = lo
+    while nf_row0 < hi:
+        UNRAVEL
+        nf_run = min(hi - nf_row0, NLAST - LAST)
+        nf_first = LAST
+        for nf_k in range(nf_run):
+            row = nf_row0 + nf_k
+            LAST = nf_first + nf_k
+            BODY
+        nf_row0 += nf_run
 
 
 def column_split_reduction(PARAMS):
