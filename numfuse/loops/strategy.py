@@ -17,6 +17,7 @@ from .loopnest import Guard, Load, Select, Store
 from ..ir.ops import is_reduction
 
 if TYPE_CHECKING:
+    from .evaluated import Evaluated
     from .spec import GraphInfo, KernelSpec
 
 
@@ -214,11 +215,31 @@ def choose_schedule(spec: KernelSpec, outer, chains) -> str:
     once per row: the same code for every size, only the launch's block shape changes); for a
     reduction, "rows" when the innermost axis is reduced (neighbouring threads read
     neighbouring points of one row) and "columns" when it is kept (neighbouring threads read
-    neighbouring outputs' points, so column reductions read memory coalesced)."""
+    neighbouring outputs' points, so column reductions read memory coalesced). Innermost in
+    memory, that is: where the largest input is read through a transpose (x.T.sum(axis=1)),
+    the axis along which it is contiguous decides, not the domain's last."""
     if spec.kind == "pointwise":
         return "2d" if len(outer) > 1 else "flat"
     innermost_reduced = bool(chains) and chains[-1][0] in spec.reduce_axes
+    contiguous = _contiguous_axis(spec)
+    if contiguous is not None:
+        innermost_reduced = contiguous in spec.reduce_axes
     return "rows" if not outer or innermost_reduced else "columns"
+
+
+def _contiguous_axis(spec: Evaluated) -> int | None:
+    """The domain axis along which the kernel's largest input (one in C order, read at plain
+    indices) is contiguous in memory, or None."""
+    sizes = {n: v.aval.size for v, n in spec.reads.items() if v not in spec.strided}
+    best = None
+    for name, imap in spec.maps:
+        if name not in sizes or not all(indexing.is_plain(e) for e in imap):
+            continue
+        shape = spec.buffer_var(name).aval.shape
+        last = next((e for e, size in zip(reversed(imap), reversed(shape)) if size != 1), None)
+        if isinstance(last, int) and (best is None or sizes[name] > best[0]):
+            best = (sizes[name], last)
+    return None if best is None else best[1]
 
 
 def compiled_for(domain, reduce_axes, chains, full, phases, epilogue, choices, counts) -> tuple[str, ...]:
