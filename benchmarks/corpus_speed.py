@@ -149,12 +149,17 @@ def measure(name: str, target: str, repeat: int) -> dict:
                 run(*fresh)
                 times[who].append(time.perf_counter() - start)
         choice = fn.numpy_choice(*copy.deepcopy(args))
-    try:
-        plan = fn.plan(*copy.deepcopy(args))
-        kernels = f"{len(plan.kernels)} + {len(plan.library_steps)}"
-    except Exception:  # noqa: BLE001 - a function with graph breaks has a plan per segment
-        kernels = "segments"
-    plan_ms = 1e3 * min(choice.fused if choice is not None else times["numfuse"])
+    if choice is not None and choice.reason is not None:
+        kernels = "none: trace over budget"
+    else:
+        try:
+            plan = fn.plan(*copy.deepcopy(args))
+            kernels = f"{len(plan.kernels)} + {len(plan.library_steps)}"
+        except Exception:  # noqa: BLE001 - a function with graph breaks has a plan per segment
+            kernels = "segments"
+    # (no plan's time where the trace passed its budget: the plain function ran from the start)
+    fused = choice.fused if choice is not None else times["numfuse"]
+    plan_ms = 1e3 * min(fused) if fused else None
     return {"name": name, "numpy_ms": 1e3 * min(times["numpy"]), "numfuse_ms": 1e3 * min(times["numfuse"][trial:]),
             "plan_ms": plan_ms, "runs": choice.chosen if choice is not None else "numfuse",
             "first_s": first, "steps": kernels}
@@ -192,17 +197,19 @@ def table(rows: list[dict], target: str, repeat: int) -> str:
             continue
         ratio = r["numpy_ms"] / r["numfuse_ms"]
         ratios.append((ratio, r["name"]))
+        plan = "untraced" if r["plan_ms"] is None else f"{r['plan_ms']:.2f}"
         out.append(f"| {r['name']} | {r['numpy_ms']:.2f} | {r['numfuse_ms']:.2f} | {ratio:.2f}x | {r['runs']} | "
-                   f"{r['plan_ms']:.2f} | {r['first_s']:.1f} | {r['steps']} |")
+                   f"{plan} | {r['first_s']:.1f} | {r['steps']} |")
     if ratios:
         geo = math.exp(sum(math.log(x) for x, _ in ratios) / len(ratios))
         slow, slow_name = min(ratios)
-        plans = [r["numpy_ms"] / r["plan_ms"] for r in rows if "error" not in r]
+        plans = [r["numpy_ms"] / r["plan_ms"] for r in rows if "error" not in r and r["plan_ms"] is not None]
         plan_geo = math.exp(sum(math.log(x) for x in plans) / len(plans))
         chose = sum(1 for r in rows if r.get("runs") == "numpy")
         out += ["", f"Geometric mean {geo:.2f}x NumPy over {len(ratios)} programs; slowest {slow_name} at "
                     f"{slow:.2f}x; {sum(1 for x, _ in ratios if x < 1)} slower than NumPy. {chose} run as the plain "
-                    f"function; numfuse's plans alone: geometric mean {plan_geo:.2f}x, slowest {min(plans):.2f}x."]
+                    f"function; numfuse's plans alone (where traced): geometric mean {plan_geo:.2f}x over {len(plans)}, "
+                    f"slowest {min(plans):.2f}x."]
     return "\n".join(out) + "\n"
 
 

@@ -849,7 +849,8 @@ def jit(fn: Callable | None = _NO_FUNCTION, *, static_argnums=(), static_argname
       numpy_fallback: None (the default: on, unless NUMFUSE_NUMPY_FALLBACK=0) or True: where
         every argument is a NumPy array or a scalar (and not on the CUDA simulator), the 2nd
         to 5th calls of a signature take turns between numfuse's plan and the plain function
-        on NumPy, timed, and the faster runs from then on (a loop of scalar code that breaks
+        on NumPy, timed (the 2nd and 3rd alone where one is 4 times faster), and the faster
+        runs from then on (a loop of scalar code that breaks
         the graph at every `if` is faster uncompiled); explain says which. A trace past
         50,000 operations (a Python loop traced whole) is abandoned for the plain function.
         False: numfuse's plan always, traced whole.

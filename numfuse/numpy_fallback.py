@@ -6,8 +6,8 @@ break costs a segment's trace and run, where NumPy spends a microsecond), a Pyth
 into thousands of tiny kernels, a call so small that numfuse's own host work outweighs what
 fusion saves. No cost model predicts Python's own speed, so each signature is timed instead.
 Its first call runs numfuse's plan (and compiles it); the next calls take turns, numfuse's
-plan then the function itself on the same arguments, ROUNDS times each; from then on the faster
-runs. numfuse stays unless the plain function was faster by MARGIN (one timing each is noisy
+plan then the function itself on the same arguments, ROUNDS times each (one round where one is
+DECISIVE times faster); from then on the faster runs. numfuse stays unless the plain function was faster by MARGIN (one timing each is noisy
 on a busy machine, and a close call is not worth a change). `explain` says which runs, with the
 times that chose it.
 
@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 ROUNDS = 2  # timed calls of each before the choice
 MARGIN = 1.25  # the plain function must be this much faster to be chosen
+DECISIVE = 4.0  # one faster by this much after a single round is chosen then: no noise is that large
 # A trace that records more operations than this is abandoned, and the plain function runs:
 # a Python loop traced whole (a row-by-row triangular solve, a rank-k update), whose trace,
 # plan and compile would take minutes at the first call (tracing alone costs tens of
@@ -99,8 +100,14 @@ class MeasuredChoice:
         start = self.clock()
         result = run()
         times.append(self.clock() - start)
-        if len(self.fused) >= ROUNDS and len(self.plain) >= ROUNDS:
-            self.chosen = "numpy" if min(self.plain) * MARGIN < min(self.fused) else "numfuse"
+        if self.fused and self.plain:
+            fused, plain = min(self.fused), min(self.plain)
+            if plain * DECISIVE < fused:
+                self.chosen = "numpy"
+            elif fused * DECISIVE < plain:
+                self.chosen = "numfuse"
+            elif len(self.fused) >= ROUNDS and len(self.plain) >= ROUNDS:
+                self.chosen = "numpy" if plain * MARGIN < fused else "numfuse"
         return result
 
     def __str__(self) -> str:
@@ -110,8 +117,9 @@ class MeasuredChoice:
             done = f" ({len(self.fused)} + {len(self.plain)} timed so far)" if self.calls > 1 else ""
             return (f"numfuse or NumPy: undecided{done}; calls 2 to {2 * ROUNDS + 1} of this signature take turns "
                     "with the plain function on NumPy, and the faster runs from then on")
+        rounds = min(len(self.fused), len(self.plain))
         times = (f"numfuse's call took {1e3 * min(self.fused):.3g} ms, the plain function on NumPy "
-                 f"{1e3 * min(self.plain):.3g} ms (best of {ROUNDS} each)")
+                 f"{1e3 * min(self.plain):.3g} ms ({f'best of {rounds} each' if rounds > 1 else 'one call each'})")
         if self.chosen == "numpy":
             return f"numfuse or NumPy: runs as the plain function on NumPy, measured faster: {times}"
         return f"numfuse or NumPy: runs numfuse's plan: {times}"

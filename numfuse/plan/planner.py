@@ -417,19 +417,22 @@ class Planner:
         self.phase[eqn.out] = phase
 
     def _reduction_groups(self) -> None:
-        by_key: dict[tuple, KernelSpec] = {}
+        """One kernel for the reductions of a level over one domain and axes; of independent
+        ones (a single phase), at most Target.max_reductions a kernel."""
+        by_key: dict[tuple, list[Eqn]] = {}
         for e in self.eqns:
-            if not is_reduction(e.prim):
-                continue
-            domain = e.inputs[0].aval.shape
-            key = (self.depth[e.out], domain, e.param("axes"))
-            if key not in by_key:
-                spec = KernelSpec((key[0], 0, len(by_key)), "reduction", domain, e.param("axes"), [], [], [])
-                by_key[key] = spec
+            if is_reduction(e.prim):
+                by_key.setdefault((self.depth[e.out], e.inputs[0].aval.shape, e.param("axes")), []).append(e)
+        for (depth, domain, axes), eqns in by_key.items():
+            single_phase = all(self.phase[e.out] == 0 for e in eqns)
+            size = self.info.target.max_reductions if single_phase else len(eqns)
+            for start in range(0, len(eqns), size):
+                spec = KernelSpec((depth, 0, len(self.specs)), "reduction", domain, axes, [], [], [])
                 self._add_spec(spec)
-            by_key[key].reductions.append(e)
-            by_key[key].phase_of[e.out] = self.phase[e.out]
-            self.info.owner[e.out] = by_key[key].index
+                for e in eqns[start:start + size]:
+                    spec.reductions.append(e)
+                    spec.phase_of[e.out] = self.phase[e.out]
+                    self.info.owner[e.out] = spec.index
 
     def _fits(self, var: Var, spec: KernelSpec, where: str) -> str | None:
         """None if `var` can be computed in `spec`'s epilogue (where="epilogue"), final pass

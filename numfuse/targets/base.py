@@ -45,6 +45,11 @@ class Target:
     # an array reads may hold before it is computed once and stored, not at every point.
     code_budget: int = 128
     scalar_budget: int = 24
+    # The most independent reductions of one level, domain and axes that one kernel computes:
+    # each is an accumulator and its code, and Numba's passes grow faster than the code (a
+    # 200-accumulator kernel compiled for 25 s; conv2d_bias's 3,600 in kernels of 16: 18 s). Runs become
+    # kernels of the same code, which compiles once, each reading the inputs once more.
+    max_reductions: int = 16
 
     def fuses_scan(self, rows: int, points: int) -> bool:
         """Whether a scan of `rows` rows of `points` points runs in a fused kernel."""

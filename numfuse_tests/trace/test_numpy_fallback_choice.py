@@ -4,7 +4,7 @@ clock that each run advances by a given time: no real timing)."""
 import pytest
 
 from numfuse import numpy_fallback
-from numfuse.numpy_fallback import MARGIN, ROUNDS, MeasuredChoice
+from numfuse.numpy_fallback import DECISIVE, MARGIN, ROUNDS, MeasuredChoice
 
 
 class Clock:
@@ -35,13 +35,23 @@ def calls(fused_s, plain_s, n):
 
 
 def test_the_first_call_is_untimed_then_they_take_turns_then_the_plain_function_wins():
-    choice, log = calls(0.400, 0.001, 2 * ROUNDS + 4)
+    choice, log = calls(0.030, 0.010, 2 * ROUNDS + 4)  # 3x: not decisive, ROUNDS rounds
     assert log[:2 * ROUNDS + 1] == ["fused"] + ["fused", "plain"] * ROUNDS
     assert log[2 * ROUNDS + 1:] == ["plain"] * 3
     assert choice.chosen == "numpy" and choice.runs_numpy
-    assert choice.fused == pytest.approx([0.4] * ROUNDS) and choice.plain == pytest.approx([0.001] * ROUNDS)
+    assert choice.fused == pytest.approx([0.03] * ROUNDS) and choice.plain == pytest.approx([0.01] * ROUNDS)
     assert str(choice) == ("numfuse or NumPy: runs as the plain function on NumPy, measured faster: numfuse's call "
-                           f"took 400 ms, the plain function on NumPy 1 ms (best of {ROUNDS} each)")
+                           f"took 30 ms, the plain function on NumPy 10 ms (best of {ROUNDS} each)")
+
+
+def test_a_decisive_difference_decides_after_one_round():
+    choice, log = calls(0.400, 0.001, 5)  # 400x
+    assert log == ["fused", "fused", "plain", "plain", "plain"]
+    assert str(choice) == ("numfuse or NumPy: runs as the plain function on NumPy, measured faster: numfuse's call "
+                           "took 400 ms, the plain function on NumPy 1 ms (one call each)")
+    choice, log = calls(0.001, 0.400, 5)
+    assert log == ["fused", "fused", "plain", "fused", "fused"] and choice.chosen == "numfuse"
+    assert DECISIVE > MARGIN
 
 
 def test_a_close_call_stays_with_numfuse():
@@ -58,7 +68,7 @@ def test_numfuse_faster_is_kept():
 
 
 def test_undecided_says_how_it_decides():
-    choice, _ = calls(0.4, 0.001, 2)
+    choice, _ = calls(0.02, 0.01, 2)
     assert choice.chosen is None
     assert str(choice) == (f"numfuse or NumPy: undecided (1 + 0 timed so far); calls 2 to {2 * ROUNDS + 1} of this "
                            "signature take turns with the plain function on NumPy, and the faster runs from then on")
