@@ -58,19 +58,21 @@ def on_device(value) -> bool:
     return hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack_device__")
 
 
+def _on_host(option: bool | None, values) -> bool:
+    """numpy_fallback on, and no device array among the argument values (leaves): the plain
+    function would not run on those as NumPy's."""
+    return enabled(option) and not any(on_device(v) for v in values)
+
+
 def trace_budget(option: bool | None, values) -> int | None:
-    """The most operations a trace of a call with these argument values may record, or None
-    (no budget: numpy_fallback off, or device arrays, which the plain function cannot run
-    on as NumPy's)."""
-    if not enabled(option) or any(on_device(v) for v in values):
-        return None
-    return TRACE_BUDGET
+    """The most operations a trace of a call with these argument values may record, or None."""
+    return TRACE_BUDGET if _on_host(option, values) else None
 
 
 def applies(option: bool | None, values, target) -> bool:
-    """Whether calls with these argument values (leaves) on `target` are timed against the
-    plain function."""
-    return enabled(option) and target.times_are_real() and not any(on_device(v) for v in values)
+    """Whether calls with these argument values on `target` are timed against the plain
+    function."""
+    return _on_host(option, values) and target.times_are_real()
 
 
 @dataclass

@@ -9,26 +9,11 @@ import pytest
 import numfuse
 from numfuse.numpy_fallback import ROUNDS
 from numfuse.targets import by_name, requested
+from numfuse_tests.corpus.programs import crc16  # npbench's: a graph break at every bit of every byte
 
 
 def times_are_real() -> bool:
     return by_name(requested(None)).times_are_real()
-
-
-def crc16(data, poly=0x8408):
-    """npbench's crc16: a graph break at every bit of every byte."""
-    crc = 0xFFFF
-    for b in data:
-        cur_byte = 0xFF & b
-        for _ in range(0, 8):
-            if (crc & 0x0001) ^ (cur_byte & 0x0001):
-                crc = (crc >> 1) ^ poly
-            else:
-                crc >>= 1
-            cur_byte >>= 1
-    crc = (~crc & 0xFFFF)
-    crc = (crc << 8) | ((crc >> 8) & 0xFF)
-    return crc & 0xFFFF
 
 
 def test_a_function_far_slower_fused_runs_as_the_plain_function_where_times_are_real():
