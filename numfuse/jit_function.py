@@ -284,13 +284,15 @@ class JitFunction:
         through = {id(self._externals[j]): (i, how, names[i], self._externals[j])
                    for i, j, how in self._external_part(values, specs) if how is not False}
         budget = numpy_fallback.trace_budget(self._numpy_fallback, values)
+        target = self._target_for(values)
         while True:
             all_specs = list(specs) + [h[1] for h in hidden]
             traced_positions = [i for i, s in enumerate(all_specs) if isinstance(s, ArgSpec)]
             try:
                 traced = trace(functools.partial(self._call_traced, call, captured, real), all_specs, fn_name,
                                hidden=len(hidden), external=captured.arrays,
-                               external_arguments={k: v[:3] for k, v in through.items()}, budget=budget)
+                               external_arguments={k: v[:3] for k, v in through.items()}, budget=budget,
+                               fuses_product=target.fuses_product)
             except Exception as raised:
                 err = _tracing_error_in(raised)
                 if err is None:
@@ -345,7 +347,6 @@ class JitFunction:
         traced_positions = [i for i, s in enumerate(all_specs) if isinstance(s, ArgSpec)]
         scalar_inputs = {k for k, i in enumerate(traced_positions) if all_specs[i].kind != "array"}
         strided_inputs = {k for k, i in enumerate(traced_positions) if all_specs[i].strided}
-        target = self._target_for(values)
         if debug.enabled("graph"):
             debug.emit("graph", self._label(), format_graph(traced.graph))
         with _without_gc():
@@ -428,7 +429,7 @@ class JitFunction:
             self._type_holders = captures_of(self._fn).type_holders
         with one_trace_at_a_time(), numpy_type_visible(self._type_holders):
             return run_segmented(lambda *vals: call(self._fn, vals), specs, values, names, self._run_segment,
-                                 fn_name, describe_array)
+                                 fn_name, describe_array, self._target_for(values).fuses_product)
 
     def _run_segment(self, graph, specs, values, names):
         """Plan (once per structure), compile and run one segment: (outputs, its Compiled)."""

@@ -366,10 +366,11 @@ class Breaker:
 
 
 def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run_graph: Callable,
-                  name: str, describe_array: Callable) -> SegmentedRun:
+                  name: str, describe_array: Callable, fuses_product: Callable | None = None) -> SegmentedRun:
     """Call `fn` on tracers of `values` (a spec per argument, as for tracer.trace), running it
-    segment by segment."""
+    segment by segment. `fuses_product`: the target's rule for matrix products (tracer.trace)."""
     ctx = TraceContext()
+    ctx.fuses_product = fuses_product
     breaker = Breaker(ctx, run_graph, name, describe_array)
     ctx.breaks = breaker
     args = []

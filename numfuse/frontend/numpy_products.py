@@ -3,10 +3,11 @@ np.tensordot and np.einsum.
 
 Each becomes the library primitive `matmul` (or `dot`, `einsum`: library_ops.py), run as a plan
 step of its own, except where a fused loop serves better than the library: a product whose
-iteration space is at most FUSE_PRODUCT_RATIO times its largest array (a matrix times a vector,
+iteration space is at most library_ops.FUSE_PRODUCT_RATIO times its largest array (a matrix times a vector,
 a dot product, an outer product, a batch of tiny matrices) is traced as a broadcast multiply and
 a sum, which fuses with its producers and consumers (`A @ v` is one row-reduction kernel). The
-choice is made from the shapes, when traced, and `explain` prints it with its reason.
+choice is made from the shapes, when traced, by the target's rule (TraceContext.fuses_product:
+Target.fuses_product, whose default is ir.library_ops.fused_by_size), and `explain` prints it with its reason.
 
 The products compute as NumPy's matmul does: both operands cast to the result dtype, products
 summed in it (int8 @ int8 wraps in int8; bool @ bool is an `or` of `and`s).
@@ -19,15 +20,9 @@ import string
 import numpy as np
 
 from ..errors import at_user_line, unsupported, user_line_noted
-from ..ir.library_ops import dot_shape, matmul_shape, numpy_error
+from ..ir.library_ops import dot_shape, fused_by_size, matmul_shape, numpy_error
+from ..ir.primitives import PRIMITIVES
 from .numpy_library import bind_library, check_dtypes, note, traced
-
-# A product is fused when its iteration space (every output point times the terms it sums) is
-# at most this many times its largest operand or result: then a fused loop reads each operand
-# about once, from cache, and saves the stores and loads around a library call. Beyond it a
-# tuned library (cuBLAS) wins by blocking for data reuse.
-FUSE_PRODUCT_RATIO = 8
-
 
 def _product_dtype(fn, a, b) -> np.dtype:
     return fn(np.ones((1, 1), a.dtype), np.ones((1, 1), b.dtype)).dtype
@@ -61,10 +56,40 @@ def _fused_sum_of_products(ctx, a, b, a_axes, b_axes, sum_axes, dtype):
     return product
 
 
-def _fusable(dtype, sizes: list[int], space: int) -> bool:
-    if dtype.kind not in "biuf":
-        return False  # complex sums: the library (numfuse's complex reductions are partial)
-    return space <= FUSE_PRODUCT_RATIO * max(max(sizes), 1)
+# What a product's operand may be read from without a kernel computing it first: a graph input,
+# a constant, a library call's result or a buffer written by updates, or a view of one of these.
+_STORED_KINDS = frozenset({"library", "update"})
+
+
+def _computed(ctx, tracers) -> bool:
+    """Whether an operand is computed by fusable operations (`alpha * A`): a library call would
+    need it stored first, where a fused sum of products computes it as it reads."""
+    producers = {}
+    for t in tracers:
+        var = t._var
+        while True:
+            if var in ctx.consts or var in ctx.inputs:
+                break
+            if not producers:
+                producers = {e.out: e for e in ctx.eqns}
+            eqn = producers.get(var)
+            if eqn is None:
+                break  # a value of an earlier segment (graph breaks): an input there
+            kind = PRIMITIVES[eqn.prim].kind if eqn.prim in PRIMITIVES else "library"
+            if kind == "view":
+                var = eqn.inputs[0]
+                continue
+            if kind not in _STORED_KINDS:
+                return True
+            break
+    return False
+
+
+def _fuses(ctx, operands, dtype, sizes, space, terms) -> tuple[bool, str]:
+    rule = ctx.fuses_product or fused_by_size
+    if rule is fused_by_size:
+        return fused_by_size(dtype, sizes, space, terms)
+    return rule(dtype, sizes, space, terms, _computed(ctx, operands))
 
 
 def matmul(ctx, a, b, name="np.matmul"):
@@ -77,9 +102,9 @@ def matmul(ctx, a, b, name="np.matmul"):
     k = a.shape[-1]
     space = int(np.prod(shape, dtype=np.int64)) * k
     sizes = [a.size, b.size, int(np.prod(shape, dtype=np.int64))]
-    if _fusable(dtype, sizes, space):
-        note(ctx, f"{name} of {list(a.shape)} and {list(b.shape)} fused as a sum of products: its "
-                   f"{space} multiply-adds are at most {FUSE_PRODUCT_RATIO}x its largest array")
+    fused, why = _fuses(ctx, [a, b], dtype, sizes, space, k)
+    if fused:
+        note(ctx, f"{name} of {list(a.shape)} and {list(b.shape)} fused as a sum of products: {why}")
         # Joint space: batch..., n, k, m, where a 1-D operand has no n (or m) axis at all.
         batch = len(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
         has_n, has_m = a.ndim > 1, b.ndim > 1
@@ -87,8 +112,7 @@ def matmul(ctx, a, b, name="np.matmul"):
         a_axes = list(range(batch - max(a.ndim - 2, 0), batch)) + ([batch] if has_n else []) + [k_axis]
         b_axes = list(range(batch - max(b.ndim - 2, 0), batch)) + [k_axis] + ([k_axis + 1] if has_m else [])
         return ctx.numpy_scalar(_fused_sum_of_products(ctx, a, b, a_axes, b_axes, [k_axis], dtype))
-    note(ctx, f"{name} of {list(a.shape)} and {list(b.shape)} runs as a library call: {space} "
-               f"multiply-adds, more than {FUSE_PRODUCT_RATIO}x its largest array")
+    note(ctx, f"{name} of {list(a.shape)} and {list(b.shape)} runs as a library call: {why}")
     return ctx.numpy_scalar(bind_library(ctx, "matmul", [a, b])[0])
 
 
@@ -237,9 +261,12 @@ def einsum(ctx, *operands, out=None, optimize=False, dtype=None, order="K", cast
     dtype_ = np.einsum(subscripts, *[np.ones((1,) * t.ndim, t.dtype) for t in arrays]).dtype
     repeated = any(len(set(t)) != len(t) for t in terms)
     sizes_all = [t.size for t in arrays] + [int(np.prod(shape, dtype=np.int64))]
-    if not repeated and len(arrays) <= 2 and _fusable(dtype_, sizes_all, space):
-        note(ctx, f"np.einsum('{subscripts}') fused as a sum of products: its iteration space "
-                   f"({space} points) is at most {FUSE_PRODUCT_RATIO}x its largest array")
+    terms_each = int(np.prod([sizes[c] for c in letters if c not in result], dtype=np.int64))
+    fused, why = (False, "") if repeated or len(arrays) > 2 else (
+        fused_by_size(dtype_, sizes_all, space, terms_each) if len(arrays) == 1 else
+        _fuses(ctx, arrays, dtype_, sizes_all, space, terms_each))
+    if fused:
+        note(ctx, f"np.einsum('{subscripts}') fused as a sum of products: {why}")
         if len(arrays) == 2:
             arrays, terms = _sum_before_broadcast_factor(ctx, arrays, terms, result, sizes, dtype_)
             letters = [c for c in letters if any(c in t for t in terms)]
@@ -265,7 +292,7 @@ def einsum(ctx, *operands, out=None, optimize=False, dtype=None, order="K", cast
         if value.shape != shape:
             value = np.broadcast_to(value, shape)
         return ctx.numpy_scalar(value)
-    note(ctx, f"np.einsum('{subscripts}') runs as a library call")
+    note(ctx, f"np.einsum('{subscripts}') runs as a library call" + (f": {why}" if why else ""))
     return ctx.numpy_scalar(bind_library(ctx, "einsum", arrays, {"subscripts": subscripts, "shape": shape})[0])
 
 

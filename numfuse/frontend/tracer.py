@@ -85,6 +85,9 @@ class TraceContext(Layouts):
         # The most equations this trace may record (None: any number): past them bind raises
         # TraceTooLong, and the plain function runs instead (numpy_fallback.py).
         self.budget: int | None = None
+        # The target's rule for matrix products: (dtype, sizes, space, terms) -> (fused, why);
+        # None: numpy_products.fused_by_size.
+        self.fuses_product: Callable | None = None
         # Across graph breaks: a value's var in an earlier segment -> its var in the next, where
         # the value is unchanged (a break is no write: views that must not follow writes of
         # their base may still read it).
@@ -491,7 +494,7 @@ def unflatten_outputs(tree, values: Sequence) -> Any:
 
 def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = None, hidden: int = 0,
           external: dict | None = None, external_arguments: dict | None = None,
-          budget: int | None = None) -> TraceResult:
+          budget: int | None = None, fuses_product: Callable | None = None) -> TraceResult:
     """Trace `fn` once. Each spec is an ArgSpec (a traced argument), ("static", value), or
     ("alias", position, recipe): the argument at `position` itself (recipe None) or its view
     `recipe.apply(...)` (aliasing.py: arguments that share memory). The last `hidden` specs are
@@ -500,9 +503,11 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
     becomes an input (TraceResult.external), read at each call as NumPy reads it, except those
     in `external_arguments`, id -> (spec position, Recipe or None, the argument's name): the
     argument there (or that view of it), which the call passes (aliasing.external_sharing).
-    `budget`: the most operations the trace may record, else TraceTooLong."""
+    `budget`: the most operations the trace may record, else TraceTooLong. `fuses_product`: the
+    target's rule for matrix products (Target.fuses_product)."""
     ctx = TraceContext()
     ctx.budget = budget
+    ctx.fuses_product = fuses_product
     ctx.external_candidates = external or {}
     args = [ctx.new_input(s) if isinstance(s, ArgSpec) else s[1] if s[0] == "static" else None for s in specs]
     arguments = [a for a in args if isinstance(a, Tracer)]

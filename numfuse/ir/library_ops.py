@@ -34,6 +34,23 @@ class LibraryOp:
     what: str  # explain's prose
 
 
+# A product is fused when its iteration space (every output point times the terms it sums) is
+# at most this many times its largest operand or result: then a fused loop reads each operand
+# about once, from cache, and saves the stores and loads around a library call. Beyond it a
+# tuned library (cuBLAS) wins by blocking for data reuse.
+FUSE_PRODUCT_RATIO = 8
+
+
+def fused_by_size(dtype, sizes: list[int], space: int, terms: int) -> tuple[bool, str]:
+    """Whether a product of this result dtype, operand and result sizes, iteration space and
+    number of terms per sum fuses, and why: the rule of a target that does not say otherwise."""
+    if dtype.kind not in "biuf":
+        return False, "complex sums run in the library"  # numfuse's complex reductions are partial
+    if space <= FUSE_PRODUCT_RATIO * max(max(sizes), 1):
+        return True, f"its {space} multiply-adds are at most {FUSE_PRODUCT_RATIO}x its largest array"
+    return False, f"{space} multiply-adds, more than {FUSE_PRODUCT_RATIO}x its largest array"
+
+
 def _batch(*shapes) -> tuple[int, ...]:
     return tuple(np.broadcast_shapes(*shapes))
 

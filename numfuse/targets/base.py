@@ -51,6 +51,15 @@ class Target:
     # kernels of the same code, which compiles once, each reading the inputs once more.
     max_reductions: int = 16
 
+    def fuses_product(self, dtype, sizes: list[int], space: int, terms: int, computed: bool) -> tuple[bool, str]:
+        """Whether a matrix product (result dtype, operand and result sizes, multiply-adds, terms
+        of each sum, whether an operand is computed by fusable operations rather than stored) is
+        traced as a fused sum of products rather than a library call, and why
+        (frontend/numpy_products.py)."""
+        from ..ir.library_ops import fused_by_size
+
+        return fused_by_size(dtype, sizes, space, terms)
+
     def fuses_scan(self, rows: int, points: int) -> bool:
         """Whether a scan of `rows` rows of `points` points runs in a fused kernel."""
         return rows >= self.split_max_rows or points <= self.scan_serial_points

@@ -305,3 +305,33 @@ def test_complex_trig_is_numpys_bit_for_bit(dtype):
             g, w = getattr(got, part), getattr(want, part)
             same = (np.isnan(g) & np.isnan(w)) | ((g == w) & (np.signbit(g) == np.signbit(w)))
             assert same.all(), (ufunc.__name__, part, z[~same][:4], g[~same][:4], w[~same][:4])
+
+
+def test_products_of_stored_operands_are_numpys_bits():
+    # npbench's bicg and mvt: the CPU target runs these products in NumPy's matmul (its BLAS),
+    # whose order of summation a fused sum cannot follow; a computed operand still fuses.
+    rng = np.random.default_rng(7)
+    a, p, r = rng.random((300, 200)), rng.random(200), rng.random(300)
+
+    def bicg(A, p, r):
+        return r @ A, A @ p
+
+    got = numfuse.jit(bicg, target="cpu")(a, p, r)
+    for g, e in zip(got, bicg(a, p, r)):
+        np.testing.assert_array_equal(g, e)
+
+    def mvt(x1, A, y):
+        x1 += A @ y
+        return np.dot(y, y)
+
+    x1, x2 = rng.random(300), None
+    x2 = x1.copy()
+    y = rng.random(200)
+    dot = numfuse.jit(mvt, target="cpu")(x1, a, y)
+    assert dot == mvt(x2, a, y)
+    np.testing.assert_array_equal(x1, x2)
+
+    def scaled(A, p):
+        return 1.5 * A @ p
+
+    np.testing.assert_allclose(numfuse.jit(scaled, target="cpu")(a, p), scaled(a, p), rtol=1e-13)

@@ -163,7 +163,7 @@ def draw_inputs(draw, b: Builder) -> None:
 # The dtypes of matrix products (both operands; NumPy promotes mixed ones).
 PRODUCT_DTYPES = [np.dtype(d) for d in ("float64", "float32", "int32", "int8", "bool", "int64")]
 # Operand shapes of products large enough that numfuse runs them as a library call (cuBLAS on a
-# GPU, NumPy on the simulator): more multiply-adds than numpy_products.FUSE_PRODUCT_RATIO times
+# GPU, NumPy on the simulator): more multiply-adds than library_ops.FUSE_PRODUCT_RATIO times
 # their largest array (test_fuzz_generator checks which way each goes).
 LIBRARY_PRODUCTS = [((12, 16), (16, 12)), ((9, 24), (24, 10)), ((2, 9, 14), (2, 14, 9)), ((16, 16), (16, 16))]
 # ...and smaller ones beside them that it fuses as a sum of products (a matrix times a vector).

@@ -395,3 +395,43 @@ def test_a_gpu_runs_library_calls_through_cupy_but_what_it_lacks(fn, args, cupy_
     assert ("cupy" in used) == cupy_runs and ("host" in used) != cupy_runs, used
     for var, value in zip(step.outputs, expected):
         np.testing.assert_array_equal(np.asarray(env[var]), value)
+
+
+# -- the CPU target's products ---------------------------------------------------------------------
+# There NumPy's matmul is its BLAS: as fast as memory allows on every core, in the BLAS's order of
+# summation. A product of stored operands summing more than CpuTarget.fused_product_terms terms runs
+# there; short sums and products of a computed operand fuse (their library call would need the
+# operand written first).
+
+
+def cpu_plan(fn, *args):
+    return numfuse.jit(fn, target="cpu").plan(*args)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (lambda a, v: a @ v, (ones(64, 32), ones(32))),  # a matrix times a vector
+    (lambda v, a: v @ a, (ones(64), ones(64, 32))),
+    (lambda a, b: np.dot(a, b), (ones(128), ones(128))),  # a dot product
+    (lambda a, v: np.einsum("ij,j->i", a, v), (ones(64, 32), ones(32))),
+    (lambda a, v: (a @ v) @ a, (ones(64, 32), ones(32))),  # atax: the second reads a library result
+    (lambda a, v: a[:, ::2] @ v, (ones(64, 64), ones(32))),  # a view of an argument is stored too
+])
+def test_cpu_target_runs_long_sums_of_stored_operands_in_the_library(fn, args):
+    plan = cpu_plan(fn, *args)
+    assert plan.library_steps and all(s.op.name in ("matmul", "einsum") for s in plan.library_steps)
+    # ... and the CUDA target's rule still fuses them
+    assert not numfuse.jit(fn, target="cuda").plan(*args).library_steps
+    text = numfuse.jit(fn, target="cpu").explain(*args)
+    assert "operands are stored and its sums of" in text and "NumPy's matmul on the CPU target" in text
+
+
+@pytest.mark.parametrize("fn, args", [
+    (lambda a, v: 1.5 * a @ v, (ones(64, 32), ones(32))),  # gesummv's alpha * A @ x: A computed
+    (lambda a, b, v: (a + b) @ v, (ones(64, 32), ones(64, 32), ones(32))),
+    (lambda a, b: a @ b, (ones(1000, 3, 3), ones(1000, 3, 3))),  # tiny matrices: 3 terms
+    (lambda x, w: x @ w, (ones(256, 3), ones(3, 64))),  # 3 terms a sum
+    (lambda a, b: np.einsum("i,j->ij", a, b), (ones(64), ones(32))),  # an outer product
+])
+def test_cpu_target_fuses_short_sums_and_computed_operands(fn, args):
+    plan = cpu_plan(fn, *args)
+    assert not plan.library_steps and len(plan.kernels) == 1

@@ -33,6 +33,21 @@ class CpuTarget(Target):
     # 2 KiB ran a 512 MiB row sum 1.4x faster on one thread and 1.5x on two, as fast as torch.compile's
     # (benchmarks/results/2026-12-03-prefetch-ab-cpu-target.md).
     prefetch_bytes: int = 2048
+    # A matrix product of stored operands summing more terms than this runs in NumPy's own
+    # matmul (its BLAS), not as a fused sum: that reads its operands at memory bandwidth on every
+    # core, blocked for reuse, and gives NumPy's bits, whose order of summation is the BLAS's
+    # (4000 x 4000 @ 4000: 4.2 ms against 8.7 ms fused). Shorter sums (outer products, batches
+    # of tiny matrices) fuse, and so do products of a computed operand (`alpha * A @ x`), which
+    # the library would need stored first: a pass to write it and one to read it again.
+    fused_product_terms: int = 16
+
+    def fuses_product(self, dtype, sizes, space, terms, computed):
+        fused, why = super().fuses_product(dtype, sizes, space, terms, computed)
+        if fused and terms > self.fused_product_terms and not computed:
+            return False, (f"its operands are stored and its sums of {terms} products run in NumPy's matmul "
+                           f"on the CPU target (its BLAS's speed and bits); sums of at most "
+                           f"{self.fused_product_terms}, or of a computed operand, fuse")
+        return fused, why
 
     def nsplit(self, nest) -> int:
         """The chunks a reduction's reduced points are cut into: a split reduction's (few long
