@@ -216,8 +216,10 @@ def choose_schedule(spec: KernelSpec, outer, chains) -> str:
     reduction, "rows" when the innermost axis is reduced (neighbouring threads read
     neighbouring points of one row) and "columns" when it is kept (neighbouring threads read
     neighbouring outputs' points, so column reductions read memory coalesced). Innermost in
-    memory, that is: where the largest input is read through a transpose (x.T.sum(axis=1)),
-    the axis along which it is contiguous decides, not the domain's last."""
+    memory, that is: where the largest buffer is read through a transpose (x.T.sum(axis=1)),
+    the axis along which it is contiguous decides, not the domain's last; where the largest is
+    an output (a short sum broadcast over many outputs: `x @ w` for x of 3 columns), its last
+    axis, a kept one, does."""
     if spec.kind == "pointwise":
         return "2d" if len(outer) > 1 else "flat"
     innermost_reduced = bool(chains) and chains[-1][0] in spec.reduce_axes
@@ -228,9 +230,10 @@ def choose_schedule(spec: KernelSpec, outer, chains) -> str:
 
 
 def _contiguous_axis(spec: Evaluated) -> int | None:
-    """The domain axis along which the kernel's largest input (one in C order, read at plain
-    indices) is contiguous in memory, or None."""
-    sizes = {n: v.aval.size for v, n in spec.reads.items() if v not in spec.strided}
+    """The domain axis along which the kernel's largest buffer (one in C order, read or written
+    at plain indices; of the largest, the first the kernel uses) is contiguous in memory,
+    or None."""
+    sizes = {n: v.aval.size for v, n in {**spec.writes, **spec.reads}.items() if v not in spec.strided}
     best = None
     for name, imap in spec.maps:
         if name not in sizes or not all(indexing.is_plain(e) for e in imap):
