@@ -83,7 +83,7 @@ def host_work(calls: int, repeats: int = 7) -> dict:
     """(best, median) µs per call of numfuse's own host work over `repeats` rounds of `calls`
     calls (see the module docstring). The best round is the least disturbed by other work on
     the machine, as timeit reports it."""
-    from numfuse.jit_function import _checked_fast_run
+    from numfuse.compiled import checked_fast_run
     from numfuse.runtime.fast_keys import fast_key
     from numfuse.targets.cuda import fastcall
     from numfuse.targets.cuda.arrays import FastAccess
@@ -108,8 +108,8 @@ def host_work(calls: int, repeats: int = 7) -> dict:
         _DryExecutable(compiled.executable), call, access, args, compiled.traced_positions,
         lambda outputs: outputs[0], follow_library_stream=True,
     )
-    # As jit_function._remember_fast_path keeps it (with its checks, where the call needs any).
-    jf._fast[fast_key(args, jf._static_positions)] = _checked_fast_run(fast.run, compiled, len(args))
+    # As JitFunction._remember_fast_path keeps it (with its checks, where the call needs any).
+    jf._fast[fast_key(args, jf._static_positions)] = checked_fast_run(fast.run, compiled, len(args))
     out = jf(*args)
     assert isinstance(out, StandInArray) and out.shape == (n,), "the call did not take the fast path"
     timings = {"whole call (jf(x, y, z))": lambda: jf(*args),

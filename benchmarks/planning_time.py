@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from numfuse.targets.cuda import CUDA
-from numfuse.jit_function import _kernel_header
+from numfuse.compiled import kernel_header
 from numfuse.plan.planner import plan as make_plan
 from numfuse.frontend.tracer import ArgSpec, trace
 from numfuse.ir import Aval
@@ -77,7 +77,7 @@ def measure(fn, specs) -> dict:
     scalars = {k for k, s in enumerate([s for s in specs if isinstance(s, ArgSpec)]) if s.kind != "array"}
     planned = make_plan(traced.graph, scalars, target=CUDA)
     planned_at = time.perf_counter()
-    sources = [CUDA.render(k.nest, _kernel_header(planned, i)) for i, k in enumerate(planned.kernels)]
+    sources = [CUDA.render(k.nest, kernel_header(planned, i)) for i, k in enumerate(planned.kernels)]
     rendered_at = time.perf_counter()
     distinct = len({s.code_digest for s in sources})  # what compiles: the code without its header
     return {

@@ -14,7 +14,8 @@ from .errors import (
     CacheSecurityError, NumfuseError, NumfuseWarning, SimulatorWarning, TargetWarning, TracingError, UnfusedCallWarning,
     UnsupportedError,
 )
-from .jit_function import JitFunction, jit
+from .api import jit
+from .jit_function import JitFunction
 from .version import __version__
 
 def clear_cache() -> int:

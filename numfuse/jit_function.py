@@ -1,4 +1,5 @@
-"""`numfuse.jit`: trace once per input signature, plan, generate kernels, run.
+"""JitFunction, what `numfuse.jit` (api.py) returns: trace once per input signature, plan,
+generate kernels, run.
 
 A call's signature is, for each argument: for arrays whether they are NumPy or device arrays
 (of any library: targets/cuda/libraries.py), shape, dtype and layout; for Python scalars their type
@@ -13,29 +14,26 @@ be traced; jit then retraces with that argument static, keyed by its value.
 from __future__ import annotations
 
 import array
-import contextlib
 import functools
-import gc
 import inspect
 import operator
 import os
 import warnings
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from .codegen.statements import KernelSource
+from .compiled import Compiled, array_positions, checked_fast_run, externals_match, kernel_header, without_gc
 from .errors import (
     NeedsGraphBreak, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TraceTooLong, TracingError, UnfusedCallWarning,
     UnsupportedError, warn_once,
 )
 from .ir.graph import format_graph
-from .loops.loopnest import format_loopnest
 from .plan.planner import Plan, plan as make_plan
 from .targets.cuda.libraries import describe as describe_array, library_of
 from .targets.cuda.streams import check_stream_option
-from .frontend.aliasing import base_of, external_sharing, find_sharing, overlapping
+from .frontend.aliasing import base_of, external_sharing, find_sharing
 from .frontend.arguments import RANDOM_STATES, classify, flatten_containers, has_array_leaf
 from .frontend.captures import captures_of, changed_guard, guards_hold, one_trace_at_a_time, swapped_arrays
 from .frontend.captures import traced_function as captures_traced_function
@@ -53,63 +51,9 @@ BUFFERS = (memoryview, bytearray, array.array)
 
 MAX_SEGMENTS = 256  # graph-break segments kept per JitFunction
 # Global arrays whose sharing with the arguments is part of the cache key (JitFunction._externals):
-# beyond them, each cached trace checks its own (_externals_match), and a mismatch traces again.
+# beyond them, each cached trace checks its own (externals_match), and a mismatch traces again.
 MAX_EXTERNALS = 16
 STALE_TRACES_WARNED = 8  # a guarded global changed this often: warn once that it costs a trace each time
-
-
-@dataclass
-class Compiled:
-    """Everything cached for one signature."""
-
-    traced: TraceResult
-    plan: Plan
-    sources: list[KernelSource]
-    traced_positions: list[int]  # positions (in the bound argument list) of traced arguments
-    executable: Any = None
-    arg_names: list[str] = field(default_factory=list)
-    # Not None: the function needs real values while it runs (the first reason found); it runs
-    # segment by segment at every call (graph_breaks.py), and traced, plan, sources are None.
-    graph_break: str | None = None
-    target: Target | None = None  # what the plan is for (targets/)
-    # Values passed after the bound arguments, each made from them at every call: the base of
-    # arguments that share memory (aliasing.py), the global and closure arrays the trace read
-    # (captures.py).
-    extra: list = field(default_factory=list)
-    guards: tuple = ()  # captures.guards_hold must hold at a call to use this
-    sharing: Any = None  # aliasing.Sharing of the arguments, where the trace follows it
-    # The arrays the trace reads from globals (or reads through an argument that is one), and
-    # how the arguments shared memory with them (aliasing.external_sharing): a call must match.
-    external_watch: tuple = ()
-    external_part: tuple = ()
-    # numpy_fallback.MeasuredChoice between this plan and the plain function, made at the
-    # first call that runs; False where none is made (device arrays, the simulator, the option).
-    numpy_choice: Any = None
-
-
-@contextlib.contextmanager
-def _without_gc():
-    """Planning and rendering make many short-lived objects (template ASTs are copied node by
-    node); with numba loaded the heap is large, and a full collection that they trigger took
-    up to 30 ms of a 5 ms kernel rendering. They make no reference cycles worth collecting."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _kernel_header(plan: Plan, index: int) -> str:
-    kernel = plan.kernels[index]
-    lines = [f"numfuse kernel {kernel.name}, kernel #{index} of {plan.graph.name}()", "traced from:"]
-    for loc in kernel.nest.sources:
-        lines.append(f"  {loc.filename}:{loc.lineno} in {loc.function}: {loc.text}")
-    lines.append("")
-    # Without sizes: kernels of the same code for other shapes share this file and its binary.
-    lines.extend(format_loopnest(kernel.nest, sizes=False).splitlines())
-    return "\n".join(lines)
 
 
 class JitFunction:
@@ -222,7 +166,7 @@ class JitFunction:
         key = (tuple(key_parts), structure, None if sharing is None else sharing.key,
                self._external_part(values, specs))
         compiled = self._cache.get(key)
-        if compiled is not None and not _externals_match(compiled, values, _array_positions(specs)):
+        if compiled is not None and not externals_match(compiled, values, array_positions(specs)):
             compiled = None  # (a global array beyond MAX_EXTERNALS shares memory otherwise now)
         if compiled is not None and compiled.guards and not guards_hold(compiled.guards):
             # A global or closure variable the trace read was rebound: every trace is stale.
@@ -260,7 +204,7 @@ class JitFunction:
     @staticmethod
     def _sharing(values, specs):
         """Which array arguments overlap in memory (aliasing.py), or None."""
-        arrays = _array_positions(specs)
+        arrays = array_positions(specs)
         return find_sharing(values, arrays) if len(arrays) > 1 else None
 
     def _external_part(self, values, specs) -> tuple:
@@ -268,7 +212,7 @@ class JitFunction:
         globals (aliasing.external_sharing): `f(W)` of a function reading the global W."""
         if not self._externals:
             return ()
-        return external_sharing(values, _array_positions(specs), self._externals)
+        return external_sharing(values, array_positions(specs), self._externals)
 
     def _compile(self, names, values, specs, call, sharing=None) -> Compiled:
         random_argument = next((n for n, v in zip(names, values) if isinstance(v, RANDOM_STATES)), None)
@@ -320,7 +264,7 @@ class JitFunction:
                 self._fast.clear()
                 continue
             read = [a for _, a in traced.external]
-            shared = external_sharing(values, _array_positions(specs), read)
+            shared = external_sharing(values, array_positions(specs), read)
             if any(how is not False for _, _, how in shared):
                 # A global array read that is an argument (or a view of one): trace again,
                 # reading it through the argument.
@@ -349,9 +293,9 @@ class JitFunction:
         strided_inputs = {k for k, i in enumerate(traced_positions) if all_specs[i].strided}
         if debug.enabled("graph"):
             debug.emit("graph", self._label(), format_graph(traced.graph))
-        with _without_gc():
+        with without_gc():
             plan = make_plan(traced.graph, scalar_inputs, strided_inputs, target=target)
-            sources = [target.render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
+            sources = [target.render(k.nest, kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
         emit_plan(self._label(), plan, sources, target)
         extra = [h[2] for h in hidden] + [functools.partial(_constant, a) for a in externals]
         all_names = list(names) + [h[0] for h in hidden] + [n for n, _ in traced.external]
@@ -363,7 +307,7 @@ class JitFunction:
         return Compiled(traced, plan, sources, traced_positions, arg_names=all_names, target=target,
                         extra=extra, guards=captured.guards, sharing=sharing if aliased else None,
                         external_watch=watch,
-                        external_part=external_sharing(values, _array_positions(specs), watch))
+                        external_part=external_sharing(values, array_positions(specs), watch))
 
     def _call_traced(self, call, captured, real, *values):
         """The function called by the trace: with the arrays its code names among its globals
@@ -443,9 +387,9 @@ class JitFunction:
             target = self._target_for(values)
             if debug.enabled("graph"):
                 debug.emit("graph", self._label(), "a segment (graph breaks):\n" + format_graph(graph))
-            with _without_gc():
+            with without_gc():
                 plan = make_plan(graph, scalar_inputs, strided_inputs, target=target)
-                sources = [target.render(k.nest, _kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
+                sources = [target.render(k.nest, kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
             emit_plan(self._label(), plan, sources, target)
             kinds = ["array"] * len(graph.outputs)
             compiled = Compiled(TraceResult(graph, None, kinds), plan, sources, list(range(len(specs))),
@@ -604,7 +548,7 @@ class JitFunction:
         key = fast_key(args, self._static_positions)
         if key is not None:
             self._fast_key = fast_key
-            self._fast[key] = None if fast is None else _checked_fast_run(fast.run, compiled, len(args))
+            self._fast[key] = None if fast is None else checked_fast_run(fast.run, compiled, len(args))
 
     def _one_graph(self, args, kwargs) -> Compiled:
         compiled = self._compiled(args, kwargs)[0]
@@ -694,52 +638,6 @@ class JitFunction:
         return f"<numfuse.jit {getattr(self._fn, '__qualname__', self._fn)}>"
 
 
-def _checked_fast_run(run, compiled: Compiled, count: int):
-    """The fast path's run with what the full path checks besides the signature: the guards
-    on globals and closure cells, and (where the plan writes an argument) that no two array
-    arguments overlap; either failing takes the full path. And the extra values appended."""
-    guards = compiled.guards
-    extra = compiled.extra
-    arrays = None
-    positions = [p for p in compiled.traced_positions if p < count]  # (scalars have no extent)
-    if compiled.plan.graph.writebacks:
-        arrays = positions if len(positions) > 1 else None
-    watch = _watched(compiled)
-    if not guards and not extra and arrays is None and not watch:
-        return run
-
-    def checked(args):
-        if guards and not guards_hold(guards):
-            raise TakeFullPath
-        if arrays is not None and overlapping(args, arrays):
-            raise TakeFullPath
-        if watch and not _externals_match(compiled, args, positions):
-            raise TakeFullPath
-        if extra:
-            args = list(args)
-            args += [make(args) for make in extra]
-        return run(args)
-
-    return checked
-
-
-def _watched(compiled: Compiled) -> tuple:
-    """The global arrays whose sharing with the arguments a call must check, as the trace found
-    it: none where the plan only reads them and the trace read none through an argument."""
-    if compiled.external_part or (compiled.plan is not None and compiled.plan.graph.writebacks):
-        return compiled.external_watch
-    return ()
-
-
-def _externals_match(compiled: Compiled, values, positions) -> bool:
-    watch = _watched(compiled)
-    return not watch or external_sharing(values, positions, watch) == compiled.external_part
-
-
-def _array_positions(specs) -> list[int]:
-    return [i for i, s in enumerate(specs) if isinstance(s, ArgSpec) and s.kind == "array"]
-
-
 def _constant(value, _values):
     return value
 
@@ -786,110 +684,3 @@ def _check_static_options(fn, params, static_argnums, static_argnames) -> None:
         if name not in names and not varkw:
             raise ValueError(f"numfuse.jit(static_argnames=...): {what} has no parameter {name!r} "
                              f"(its parameters: {', '.join(names) or 'none'})")
-
-
-_NO_FUNCTION = object()
-
-
-
-def _ufunc_caller(ufunc: np.ufunc) -> Callable:
-    """numfuse.jit(np.add): a function that calls the ufunc with what it is given (its own
-    signature lists every keyword with a default, some of which may not be passed together)."""
-
-    def call(*args, **kwargs):
-        return ufunc(*args, **kwargs)
-
-    call.__name__ = call.__qualname__ = ufunc.__name__
-    call.__doc__ = ufunc.__doc__
-    return call
-
-def jit(fn: Callable | None = _NO_FUNCTION, *, static_argnums=(), static_argnames=(), stream=None, autotune=False,
-        cuda_graphs=False, graph_breaks=True, target=None, numpy_fallback=None):
-    """Compile a NumPy function into fused kernels, for a GPU or for the CPU's cores.
-
-    Use as `@numfuse.jit`, `numfuse.jit(fn)` or `@numfuse.jit(static_argnames=("axis",))`.
-    The function is traced once per input signature (shapes, dtypes, layouts, scalar types,
-    static values, which arguments share memory), planned into as few kernels as possible,
-    and compiled at its first call; later calls of the signature only launch. Inspect with
-    `.explain(*args)`, `.plan(*args)`, `.graph(*args)`; `.compile(*args)` compiles ahead.
-
-    Arguments the function may be called with:
-      - NumPy arrays (any dtype but object, strings and datetimes; any strides), memoryview,
-        bytearray and array.array (read as np.asarray reads them), plain ndarray subclasses
-        (results keep the class), and device arrays of any library with
-        __cuda_array_interface__ or DLPack (CuPy, PyTorch, Numba): results come back as the
-        same kind, with no copies;
-      - Python and NumPy scalars (their values are kernel arguments; a Python int used as a
-        Python value, `range(n)`, becomes static by itself);
-      - dicts, lists, tuples and namedtuples of those (flattened to their leaves);
-      - any hashable value, static: part of the signature by value.
-    Arrays read from the function's globals and closure are read at each call; a rebound
-    global name or closure variable traces again. Writes into arguments reach the caller's
-    arrays, arguments sharing memory see each other's writes, and a view of an argument is
-    returned as a view of it, all as in NumPy.
-
-    Options:
-      static_argnums, static_argnames: arguments whose values are constants of the trace, by
-        position (an int or a tuple) or name (a str or a tuple); an unknown name or an
-        out-of-range position is a ValueError here.
-      target: "auto" (the default; NUMFUSE_TARGET sets another), "cuda" or "cpu". "auto" runs
-        on the GPU when a CUDA GPU is found or device arrays are passed, else on the CPU's
-        cores (Numba parallel functions, in place on NumPy arrays). Numba's CUDA simulator
-        runs only when asked for: target="cuda" with NUMBA_ENABLE_CUDASIM=1.
-      graph_breaks: True (the default): where Python needs the value of a traced array (`if`,
-        `while`, float(), .item(), a size from data), calls a NumPy function numfuse does not
-        trace, or draws random numbers, the function runs segment by segment at every call
-        (explain lists the breaks). False: a TracingError there.
-      stream: the CUDA stream every call's kernels and copies run on (a Numba, CuPy or PyTorch
-        stream, an object with __cuda_stream__, or a CUstream handle). By default a call runs
-        on the current stream of its device arguments' library, else on the default stream.
-      autotune: at each kernel's first launch, time the launch configurations the cost model
-        considers and keep the fastest, remembered in the disk cache.
-      cuda_graphs: on a GPU, a plan of several kernels called again with device arrays of the
-        same signature launches as one CUDA graph.
-      numpy_fallback: None (the default: on, unless NUMFUSE_NUMPY_FALLBACK=0) or True: where
-        every argument is a NumPy array or a scalar (and not on the CUDA simulator), the 2nd
-        to 5th calls of a signature take turns between numfuse's plan and the plain function
-        on NumPy, timed (the 2nd and 3rd alone where one is 4 times faster), and the faster
-        runs from then on (a loop of scalar code that breaks
-        the graph at every `if` is faster uncompiled); explain says which. A trace past
-        50,000 operations (a Python loop traced whole) is abandoned for the plain function.
-        False: numfuse's plan always, traced whole.
-
-    Errors: numfuse.UnsupportedError (a TypeError) for what numfuse does not support, saying
-    what to write instead; numfuse.TracingError where the function cannot be traced (with
-    graph_breaks=False); NumPy's own exceptions (ValueError, IndexError, AxisError, ...) where
-    NumPy raises them, at the user's line; numfuse.CacheSecurityError for a cache folder others
-    can write; NumPy's FloatingPointError where np.errstate asks NumPy to raise (such a call runs
-    through NumPy, unfused). Warnings are numfuse.NumfuseWarning (numfuse.SimulatorWarning,
-    numfuse.TargetWarning, numfuse.UnfusedCallWarning). NUMFUSE_DEBUG, NUMFUSE_DUMP and
-    NUMFUSE_QUIET: see the guide.
-
-    The user guide, with every option and error: docs/user-guide.md in numfuse's source tree.
-    """
-    if isinstance(static_argnums, int):
-        static_argnums = (static_argnums,)
-    if isinstance(static_argnames, str):
-        static_argnames = (static_argnames,)
-    options = dict(static_argnums=static_argnums, static_argnames=static_argnames, stream=stream,
-                   autotune=autotune, cuda_graphs=cuda_graphs, graph_breaks=graph_breaks, target=target,
-                   numpy_fallback=numpy_fallback)
-    if fn is _NO_FUNCTION:
-        return lambda f: jit(f, **options)
-    if isinstance(fn, JitFunction):
-        if all(not v for k, v in options.items() if k not in ("graph_breaks", "numpy_fallback")) and graph_breaks \
-                and numpy_fallback is None:
-            return fn  # jit(jit(f)) is jit(f)
-        fn = fn._fn  # jit(jit(f), options): one JitFunction of f, with these options
-    if isinstance(fn, (staticmethod, classmethod)):  # @numfuse.jit above @staticmethod
-        return type(fn)(jit(fn.__func__, **options))
-    if not callable(fn):
-        raise TypeError(f"numfuse.jit expects a function, got {type(fn).__name__} {fn!r:.60}")
-    if isinstance(fn, np.ufunc):
-        fn = _ufunc_caller(fn)
-    try:
-        inspect.signature(fn)
-    except (TypeError, ValueError):
-        raise TypeError(f"numfuse.jit expects a Python function, got {fn!r:.60}: its signature is unknown") from None
-    return JitFunction(fn, static_argnums, static_argnames, stream, autotune, cuda_graphs, graph_breaks, target,
-                       numpy_fallback)

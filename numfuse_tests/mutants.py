@@ -65,7 +65,7 @@ MUTANTS = (
            "        sharing = None\n        key = (tuple(key_parts), structure, None,",
            ("numfuse_tests/run/test_shared_memory_and_globals.py",)),
     Mutant("the fast path skips its check that written arguments overlap no other",
-           "numfuse/jit_function.py",
+           "numfuse/compiled.py",
            "        if arrays is not None and overlapping(args, arrays):\n            raise TakeFullPath\n",
            "",
            ("numfuse_tests/run/test_shared_memory_and_globals.py::test_fast_path_calls_with_and_then_without_sharing",),

@@ -20,8 +20,9 @@ STAGES = {
     "numfuse.runtime": {"numfuse.ir", "numfuse.loops", "numfuse.plan", "numfuse.codegen"},
     "numfuse.targets": {"numfuse.ir", "numfuse.loops", "numfuse.plan", "numfuse.codegen", "numfuse.runtime"},
 }
-# The API on top (numfuse, jit_function, explain, cache, numpy_fallback) may import every stage.
-TOP = {"numfuse", "numfuse.jit_function", "numfuse.explain", "numfuse.cache", "numfuse.numpy_fallback"}
+# The API on top (numfuse, api, jit_function, compiled, explain, cache, numpy_fallback) may import every stage.
+TOP = {"numfuse", "numfuse.api", "numfuse.jit_function", "numfuse.compiled", "numfuse.explain", "numfuse.cache",
+       "numfuse.numpy_fallback"}
 
 
 def _modules() -> dict[str, Path]:
