@@ -21,12 +21,13 @@ class LibraryStep:
     reason: str = ""
     # The inputs that kernels of this plan store for it (not arguments or constants).
     stored_inputs: list[Var] = field(default_factory=list)
-    # Inputs read in place as a transpose of an argument or constant: input -> (buffer, perm).
-    views: dict[Var, tuple[Var, tuple[int, ...]]] = field(default_factory=dict)
+    # Inputs read in place as a view of an argument or constant (a transpose, a slice, a
+    # broadcast, a reshape, or a chain of them): input -> (buffer, the view equations in order).
+    views: dict[Var, tuple[Var, tuple[Eqn, ...]]] = field(default_factory=dict)
 
     @property
     def buffers_read(self) -> list[Var]:
-        """The buffers it reads: its inputs, or the arrays its transposed inputs view."""
+        """The buffers it reads: its inputs, or the arrays its viewed inputs view."""
         return list(dict.fromkeys(self.views[v][0] if v in self.views else v for v in self.inputs))
 
     @property

@@ -283,21 +283,22 @@ class Planner:
                         f"{self.names[atom]}, a scalar argument, is an operand of {e.prim}: pass it as a 0-d array"
                     )
                 if (isinstance(atom, Var) and atom not in info.buffer_inputs and atom.aval.size
-                        and self.transposed_view(atom) is None):
+                        and self.stored_view(atom) is None):
                     # (An empty input needs no kernel: the runtime allocates its buffer.)
                     info.materialized.add(atom)
 
-    def transposed_view(self, var: Var) -> tuple[Var, tuple[int, ...]] | None:
-        """(buffer, perm) where `var` is a transpose of an argument or constant, which a
-        library call reads in place (`x.T @ y`); else None."""
-        perm = tuple(range(var.aval.ndim))
+    def stored_view(self, var: Var) -> tuple[Var, tuple[Eqn, ...]] | None:
+        """(buffer, the view equations from it to `var`, in order) where `var` is a view of an
+        argument or constant (`x.T @ y`, `A[:, ::2] @ v`, `np.flip(r) @ y`), which a library
+        call reads in place, with the strides NumPy's call would see; else None."""
+        chain = []
         while var not in self.info.buffer_inputs:
             eqn = self.producers.get(var)
-            if eqn is None or eqn.prim != "transpose" or var in self.info.materialized:
+            if eqn is None or eqn.prim not in VIEWS or var in self.info.materialized:
                 return None
-            perm = tuple(eqn.param("perm")[p] for p in perm)
+            chain.append(eqn)
             var = eqn.inputs[0]
-        return (var, perm) if var not in self.info.scalar_inputs else None
+        return (var, tuple(reversed(chain))) if var not in self.info.scalar_inputs else None
 
     def _materialize(self) -> None:
         """Which values later kernels load rather than recompute: every version of an updated
@@ -587,7 +588,7 @@ class Planner:
         for position, group in enumerate(library_steps_of(self.eqns)):
             index = (self.store_level[group[0].out], 3, position)
             after = sum(1 for s in specs if s.index < index)
-            views = {a: self.transposed_view(a) for a in group[0].inputs if a not in self.info.buffer_inputs}
+            views = {a: self.stored_view(a) for a in group[0].inputs if a not in self.info.buffer_inputs}
             views = {a: view for a, view in views.items() if view is not None}
             library.append(LibraryStep(group, after, stored_inputs=[
                 a for a in group[0].inputs if a not in self.info.buffer_inputs and a not in views

@@ -331,6 +331,12 @@ def test_products_of_stored_operands_are_numpys_bits():
     assert dot == mvt(x2, a, y)
     np.testing.assert_array_equal(x1, x2)
 
+    def strided(A, p):  # views read in place, with NumPy's strides (its unblocked loop here)
+        return A[:, ::2] @ p[:100], np.flip(A[:, :200]) @ p, A[::3].T @ r[::3]
+
+    for g, e in zip(numfuse.jit(strided, target="cpu")(a, p), strided(a, p)):
+        np.testing.assert_array_equal(g, e)
+
     def scaled(A, p):
         return 1.5 * A @ p
 

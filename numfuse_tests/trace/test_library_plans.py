@@ -264,6 +264,23 @@ def test_printed_plan_lists_steps_in_order():
     assert plan.library_steps[0].views
 
 
+@pytest.mark.parametrize("fn", [
+    lambda x, w: x[:, ::2] @ w,  # a slice with a step
+    lambda x, w: np.flip(x[:, :64]) @ w,  # negative steps
+    lambda x, w: x[3:40:2, 1::2].T @ w[:19, :],  # a slice, then a transpose
+    lambda x, w: x.reshape(128, 64)[::2] @ w,  # a reshape, then a slice
+    lambda x, w: np.broadcast_to(w[0], (64, 64)) @ w,  # a broadcast
+])
+def test_library_calls_read_views_of_arguments_in_place(fn):
+    # NumPy's call sees the view's strides, which decide its loop (BLAS or not) and so its bits:
+    # the library reads the same view, no kernel copies it.
+    x, w = ones(64, 128), ones(64, 64)
+    plan = plan_of(fn, x, w)
+    assert not plan.kernels and len(plan.library_steps) == 1
+    (step,) = plan.library_steps
+    assert step.views and not step.stored_inputs
+
+
 def test_library_input_read_after_an_in_place_update_is_refused_clearly():
     def f(x, w):
         y = x * 2.0

@@ -24,7 +24,7 @@ from ...loops.loopnest import ERRORS_BUFFER
 from ...ir.ops import RUNTIME_ERRORS
 from ...runtime.buffer_plan import buffer_plan
 from ...runtime.fast_keys import register_array_type
-from ...runtime.library_results import check_result
+from ...runtime.library_results import check_result, view_of
 from ...runtime.scalars import cast_scalars, scalar_cast, scalar_casts
 from . import loader
 
@@ -292,8 +292,8 @@ def _run_library(step, env) -> None:
     arrays = []
     for var in step.inputs:
         if var in step.views:
-            base, perm = step.views[var]
-            arrays.append(env[base].transpose(perm))
+            base, eqns = step.views[var]
+            arrays.append(view_of(np, env[base], eqns))
         else:
             arrays.append(env[var])
     results = step.op.run(np, arrays, step.params)

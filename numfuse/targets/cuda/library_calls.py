@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import warn_once
-from ...runtime.library_results import check_result
+from ...runtime.library_results import check_result, view_of
 
 
 def _cupy():
@@ -22,12 +22,12 @@ def _cupy():
     return cupy
 
 
-def _input(step, var, env, wrap):
-    """Input `var` as an array of the library (`wrap` of a buffer), transposed in place where
-    the plan reads it as a view (LibraryStep.views)."""
+def _input(step, var, env, wrap, xp):
+    """Input `var` as an array of the library (`wrap` of a buffer; `xp` its module), seen in
+    place through the views the plan reads it by (LibraryStep.views)."""
     if var in step.views:
-        base, perm = step.views[var]
-        return wrap(env[base]).transpose(perm)
+        base, eqns = step.views[var]
+        return view_of(xp, wrap(env[base]), eqns)
     return wrap(env[var])
 
 
@@ -48,7 +48,7 @@ def run_step(call, step, env) -> None:
     if cupy is not None:
         with cupy.cuda.Device(call.device_id if call.device_id is not None else cupy.cuda.runtime.getDevice()):
             with cupy.cuda.ExternalStream(call.handle or 0):
-                arrays = [_input(step, v, env, cupy.asarray) for v in step.inputs]
+                arrays = [_input(step, v, env, cupy.asarray, cupy) for v in step.inputs]
                 results = step.op.run(cupy, arrays, step.params)
                 for k, var in outputs.items():
                     check_result(step, results[k], var)
@@ -57,7 +57,7 @@ def run_step(call, step, env) -> None:
     if not call.simulated:
         why = "(install CuPy to run it on the GPU)" if _cupy() is None else "(CuPy has no call that gives NumPy's result)"
         warn_once(f"numfuse runs {step.op.what} through NumPy on the host {why}")
-    arrays = [_input(step, v, env, call.read) for v in step.inputs]
+    arrays = [_input(step, v, env, call.read, np) for v in step.inputs]
     with np.errstate(all="ignore"):
         results = step.op.run(np, arrays, step.params)
     for k, var in outputs.items():
