@@ -92,7 +92,7 @@ def _fuses(ctx, operands, dtype, sizes, space, terms) -> tuple[bool, str]:
     return rule(dtype, sizes, space, terms, _computed(ctx, operands))
 
 
-def matmul(ctx, a, b, name="np.matmul"):
+def matmul(ctx, a, b, name="np.matmul", library="matmul"):
     a, b = traced(ctx, a), traced(ctx, b)
     check_dtypes(name, a, b)
     shape = matmul_shape(a.shape, b.shape)
@@ -113,7 +113,7 @@ def matmul(ctx, a, b, name="np.matmul"):
         b_axes = list(range(batch - max(b.ndim - 2, 0), batch)) + [k_axis] + ([k_axis + 1] if has_m else [])
         return ctx.numpy_scalar(_fused_sum_of_products(ctx, a, b, a_axes, b_axes, [k_axis], dtype))
     note(ctx, f"{name} of {list(a.shape)} and {list(b.shape)} runs as a library call: {why}")
-    return ctx.numpy_scalar(bind_library(ctx, "matmul", [a, b])[0])
+    return ctx.numpy_scalar(bind_library(ctx, library, [a, b])[0])
 
 
 def dot(ctx, a, b, out=None):
@@ -127,7 +127,9 @@ def dot(ctx, a, b, out=None):
         # Within these ranks np.dot is np.matmul (b's batch axes are the only difference).
         if dot_shape(ta.shape, tb.shape) is None:
             raise numpy_error(np.dot, [ta._aval, tb._aval], ValueError(at_user_line("shapes not aligned")))
-        return matmul(ctx, ta, tb, "np.dot")
+        # ... but not in every loop: np.dot of vectors whose strides BLAS cannot take (a flip)
+        # adds in its own loop, np.matmul in another; the library call is NumPy's np.dot.
+        return matmul(ctx, ta, tb, "np.dot", library="dot")
     note(ctx, f"np.dot of {list(ta.shape)} and {list(tb.shape)} runs as a library call")
     return ctx.numpy_scalar(bind_library(ctx, "dot", [ta, tb])[0])
 

@@ -337,6 +337,14 @@ def test_products_of_stored_operands_are_numpys_bits():
     for g, e in zip(numfuse.jit(strided, target="cpu")(a, p), strided(a, p)):
         np.testing.assert_array_equal(g, e)
 
+    # npbench's durbin: a recursion on np.dot of a flipped slice, whose strides BLAS cannot take
+    # (NumPy's np.dot then adds in its own loop, np.matmul in another): NumPy's bits at every step
+    from numfuse_tests.corpus.programs import BY_NAME
+
+    durbin = BY_NAME["durbin"].fn
+    r = np.arange(60, 0, -1, dtype=np.float64)
+    np.testing.assert_array_equal(numfuse.jit(durbin, target="cpu")(r), durbin(r))
+
     def scaled(A, p):
         return 1.5 * A @ p
 

@@ -429,13 +429,14 @@ def cpu_plan(fn, *args):
     (lambda a, v: a @ v, (ones(64, 32), ones(32))),  # a matrix times a vector
     (lambda v, a: v @ a, (ones(64), ones(64, 32))),
     (lambda a, b: np.dot(a, b), (ones(128), ones(128))),  # a dot product
+    (lambda a, b: np.dot(a[::-1], b), (ones(5), ones(5))),  # of any length: its one output
     (lambda a, v: np.einsum("ij,j->i", a, v), (ones(64, 32), ones(32))),
     (lambda a, v: (a @ v) @ a, (ones(64, 32), ones(32))),  # atax: the second reads a library result
     (lambda a, v: a[:, ::2] @ v, (ones(64, 64), ones(32))),  # a view of an argument is stored too
 ])
 def test_cpu_target_runs_long_sums_of_stored_operands_in_the_library(fn, args):
     plan = cpu_plan(fn, *args)
-    assert plan.library_steps and all(s.op.name in ("matmul", "einsum") for s in plan.library_steps)
+    assert plan.library_steps and all(s.op.name in ("matmul", "dot", "einsum") for s in plan.library_steps)
     # ... and the CUDA target's rule still fuses them
     assert not numfuse.jit(fn, target="cuda").plan(*args).library_steps
     text = numfuse.jit(fn, target="cpu").explain(*args)

@@ -38,15 +38,17 @@ class CpuTarget(Target):
     # core, blocked for reuse, and gives NumPy's bits, whose order of summation is the BLAS's
     # (4000 x 4000 @ 4000: 4.2 ms against 8.7 ms fused). Shorter sums (outer products, batches
     # of tiny matrices) fuse, and so do products of a computed operand (`alpha * A @ x`), which
-    # the library would need stored first: a pass to write it and one to read it again.
+    # the library would need stored first: a pass to write it and one to read it again. A dot
+    # product of stored vectors is NumPy's whatever its length: its one output gains nothing from
+    # a kernel, and the BLAS's bits are the ones a recursion like npbench's durbin builds on.
     fused_product_terms: int = 16
 
     def fuses_product(self, dtype, sizes, space, terms, computed):
         fused, why = super().fuses_product(dtype, sizes, space, terms, computed)
-        if fused and terms > self.fused_product_terms and not computed:
+        if fused and not computed and (terms > self.fused_product_terms or (terms > 1 and space == terms)):
             return False, (f"its operands are stored and its sums of {terms} products run in NumPy's matmul "
                            f"on the CPU target (its BLAS's speed and bits); sums of at most "
-                           f"{self.fused_product_terms}, or of a computed operand, fuse")
+                           f"{self.fused_product_terms} with several outputs, or of a computed operand, fuse")
         return fused, why
 
     def nsplit(self, nest) -> int:
