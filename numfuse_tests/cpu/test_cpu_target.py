@@ -208,44 +208,38 @@ def test_later_calls_of_a_signature_take_the_fast_path_with_new_values():
         f(ints, 2**70)
 
 
-@pytest.mark.parametrize("n", [7, 64, 200, 1000])
+@pytest.mark.parametrize("n", [7, 8, 64, 127, 129, 200, 1000, 5000])
 @pytest.mark.parametrize("chunked", [True, False])
-def test_a_row_sum_folds_point_j_into_lane_j_mod_8_combined_in_a_fixed_tree(n, chunked):
-    """The order a row reduction adds in (codegen.lanes_loop), emulated point by point in
-    float32: the same bits. Where the points compute something (exp here: chunk_loops), point
-    j first folds into slot j mod 64 of a scratch row, then slot s into lane s mod 8, in slot
-    order. A row of at most CPU.short_row_points points adds them in order."""
-    x = np.random.default_rng(n).uniform(-3, 3, (3, n)).astype(np.float32)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_row_sum_is_numpys_pairwise_sum(n, chunked, dtype):
+    """A row reduction's float sum adds in NumPy's pairwise order (codegen._pairwise_loop):
+    leaves of at most 128 points folded into 8 lanes, halves rounded down to a multiple of 8
+    points above that. Where the points compute something (an exp here), NumPy's sum of those
+    values. A row of at most CPU.short_row_points points adds them in order, as NumPy does."""
+    x = np.random.default_rng(n).uniform(-3, 3, (3, n)).astype(dtype)
     if chunked:
         values = numfuse.jit(lambda x: np.exp(x), target="cpu")(x)  # the same exp template
         got = numfuse.jit(lambda x: np.exp(x).sum(axis=1), target="cpu")(x)
-    else:  # a plain sum of loads: lanes only
+    else:
         values = x
         got = numfuse.jit(lambda x: x.sum(axis=1), target="cpu")(x)
-    from numfuse.targets.cpu import CPU
+    np.testing.assert_array_equal(got, values.sum(axis=1))
+    # ... and a mean's and a variance's, which NumPy computes from such sums
+    np.testing.assert_array_equal(numfuse.jit(lambda x: x.mean(axis=1), target="cpu")(x), x.mean(axis=1))
+    np.testing.assert_array_equal(numfuse.jit(lambda x: x.var(axis=1), target="cpu")(x), x.var(axis=1))
 
-    for row in range(3):
-        if n <= CPU.short_row_points:  # a short row: its points in order, one accumulator
-            total = np.float32(0)
-            for j in range(n):
-                total = np.float32(total + values[row, j])
-            assert got[row] == total
-            continue
-        lanes = [np.float32(0)] * 8
-        if chunked:
-            slots = [np.float32(0)] * 64
-            for j in range(n):
-                slots[j % 64] = np.float32(slots[j % 64] + values[row, j])
-            for s in range(64):
-                lanes[s % 8] = np.float32(lanes[s % 8] + slots[s])
-        else:
-            for j in range(n):
-                k = j % 8 if j < n - n % 8 else 0
-                lanes[k] = np.float32(lanes[k] + values[row, j])
-        for width in (4, 2, 1):
-            for k in range(width):
-                lanes[k] = np.float32(lanes[k] + lanes[k + width])
-        assert got[row] == lanes[0]
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_a_row_product_multiplies_in_order_as_numpy_does(dtype):
+    x = (1 + np.random.default_rng(3).standard_normal((20, 500)) * 1e-2).astype(dtype)
+    for fn in (lambda x: x.prod(axis=1), lambda x: np.nanprod(x * 1.5, axis=1)):
+        np.testing.assert_array_equal(numfuse.jit(fn, target="cpu")(x), fn(x))
+
+
+def test_a_row_sum_of_negative_zeros_and_empty_rows_is_numpys():
+    for x in (np.full((4, 300), -0.0), np.zeros((4, 0)), np.full((4, 12), -0.0)):
+        np.testing.assert_array_equal(numfuse.jit(lambda x: x.sum(axis=1), target="cpu")(x), x.sum(axis=1))
+        assert not np.signbit(numfuse.jit(lambda x: x.sum(axis=1), target="cpu")(x)).any()
 
 
 COLUMN_REDUCTIONS = {

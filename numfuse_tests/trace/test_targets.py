@@ -82,22 +82,43 @@ def _cpu_code(fn, *args):
 
 
 def test_the_cpu_code_of_a_row_reduction_reads_as_its_loops():
-    code = _cpu_code(lambda x: x.sum(axis=1), np.ones((4, 100), np.float32))
+    # an int64 sum: eight lanes; the row 2 KiB ahead (256 int64) asked of the cache at each step
+    code = _cpu_code(lambda x: x.sum(axis=1), np.ones((4, 100), np.int64))
     assert code.splitlines()[:4] == [
         "nf_red_sum(in0, out0, no0, nr0, nrows, nred):",
         "    for row in prange(nrows):",
         "        o0 = row",
-        "        acc0_l0 = float32(0.0)",
+        "        acc0_l0 = int64(0)",
     ]
-    assert "for r0_base in range(0, nr0 - (nr0 - 0) % 8, 8):" in code  # a plain sum: 8 lanes
-    assert "acc0_l0 = float32(acc0_l0 + acc0_l4)" in code  # the lanes' fixed tree
-    # the row 2 KiB ahead (512 float32) asked of the cache at each step of the lanes
-    assert "        for r0_base in range(0, nr0 - (nr0 - 0) % 8, 8):\n            prefetch(in0, (uint64(o0), uint64(r0_base + 512)))" in code
+    assert "acc0_l0 = int64(acc0_l0 + acc0_l4)" in code  # the lanes' fixed tree
+    assert "        for r0_base in range(0, nr0 - (nr0 - 0) % 8, 8):\n            prefetch(in0, (uint64(o0), uint64(r0_base + 256)))" in code
+    # a float32 sum: NumPy's pairwise order (leaves of 128 points on a stack of frames)
+    code = _cpu_code(lambda x: x.sum(axis=1), np.ones((4, 100), np.float32))
+    lines = [line.strip() for line in code.splitlines()]
+    assert lines[0] == "nf_red_sum(in0, out0, no0, nr0, nrows, nred, nf_pw_frames, nf_leaf_acc0, nf_pw_acc0):"
+    assert lines[3] == "acc0 = float32(0.0)"
+    assert "if nf_len <= 128:" in lines and "nf_half -= nf_half % 8" in lines
+    start = lines.index("for jj in range(nf_len):")
+    assert lines[start:start + 4] == [
+        "for jj in range(nf_len):",  # the leaf's values into the thread's row
+        "r0 = nf_start + jj",
+        "v0 = in0[uint64(o0), uint64(r0)]",
+        "nf_leaf_acc0[nf_slot + uint64(jj)] = v0",
+    ]
+    start = lines.index("acc0_l0 = float32(acc0_l0 + acc0_l1)")  # NumPy's tree of its 8 lanes
+    assert lines[start:start + 7] == [
+        "acc0_l0 = float32(acc0_l0 + acc0_l1)", "acc0_l2 = float32(acc0_l2 + acc0_l3)",
+        "acc0_l4 = float32(acc0_l4 + acc0_l5)", "acc0_l6 = float32(acc0_l6 + acc0_l7)",
+        "acc0_l0 = float32(acc0_l0 + acc0_l2)", "acc0_l4 = float32(acc0_l4 + acc0_l6)",
+        "acc0_l0 = float32(acc0_l0 + acc0_l4)",
+    ]
+    assert [line for line in lines if line][-2:] == [
+        "acc0 = float32(acc0 + nf_pw_acc0[nf_sv + uint64(0)])", "out0[uint64(o0)] = acc0"]
 
 
 def test_cpu_prefetch_distance_is_in_bytes():
-    code = _cpu_code(lambda x: x.sum(axis=1), np.ones((4, 100)))
-    assert "prefetch(in0, (uint64(o0), uint64(r0_base + 256)))" in code  # float64: 8 bytes a point
+    code = _cpu_code(lambda x: x.sum(axis=1, dtype=np.int32), np.ones((4, 100), np.int32))
+    assert "prefetch(in0, (uint64(o0), uint64(r0_base + 512)))" in code  # int32: 4 bytes a point
     code = _cpu_code(lambda x: x.sum(), np.ones(1 << 16))  # a split reduction's chunk
     assert "prefetch(in0, (uint64(r0_base + 256),))" in code
 
@@ -109,25 +130,26 @@ def test_cpu_prefetch_skips_a_gather_whose_index_the_lane_loads():
 
 
 def test_a_cpu_row_reduction_that_computes_per_point_folds_into_a_scratch_row_first():
-    code = _cpu_code(lambda x: (x * x).sum(axis=1), np.ones((4, 100), np.float32))
+    # (an integer sum: a float one adds in NumPy's pairwise order, test above)
+    code = _cpu_code(lambda x: (x * x).sum(axis=1), np.ones((4, 100), np.int64))
     lines = [line.strip() for line in code.splitlines()]
     start = lines.index("nf_slot = uint64(get_thread_id() * 64)")
     assert lines[start:start + 12] == [
         "nf_slot = uint64(get_thread_id() * 64)",
         "for jj in range(64):",
-        "nf_tmp_acc0[nf_slot + uint64(jj)] = float32(0.0)",
+        "nf_tmp_acc0[nf_slot + uint64(jj)] = int64(0)",
         "nf_whole = nr0 - (nr0 - 0) % 64",
         "for r0_chunk in range(0, nf_whole, 64):",
         "for jj in range(64):",
         "r0 = r0_chunk + jj",
         "v0 = in0[uint64(o0), uint64(r0)]",
-        "v1 = float32(v0 * v0)",
+        "v1 = int64(v0 * v0)",
         "acc0_s = nf_tmp_acc0[nf_slot + uint64(jj)]",
-        "acc0_s = float32(acc0_s + v1)",
+        "acc0_s = int64(acc0_s + v1)",
         "nf_tmp_acc0[nf_slot + uint64(jj)] = acc0_s",
     ]
     assert "for jj in range(nr0 - nf_whole):" in lines  # the short last chunk
-    assert "acc0_l7 = float32(acc0_l7 + nf_tmp_acc0[nf_slot + uint64(jj) + uint64(7)])" in lines
+    assert "acc0_l7 = int64(acc0_l7 + nf_tmp_acc0[nf_slot + uint64(jj) + uint64(7)])" in lines
     assert not any(line.startswith("for r0_base") for line in lines)  # no unrolled lanes
 
 
@@ -185,7 +207,9 @@ def test_cpu_choices_between_plain_values_are_selects_without_branches():
     # select(c, a, b) (no basic blocks for Numba's passes); `and`/`or` of booleans are & and |.
     code = _cpu_code(lambda x, y: np.maximum(x, y).sum(axis=1) + np.where((x > 0) & (y < 1), x, 0.0).sum(axis=1),
                      np.ones((4, 100)), np.ones((4, 100)))
-    assert "select(" in code and " if " not in code and " and " not in code and " or " not in code
+    points = [line for line in code.splitlines() if line.strip().startswith("v")]  # the points' values
+    assert "select(" in code and " and " not in code and " or " not in code
+    assert points and not any(" if " in line for line in points)
     from numfuse.targets.cpu.codegen import _Selects
 
     def selected(expr: str) -> str:

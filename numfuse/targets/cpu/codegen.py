@@ -187,6 +187,12 @@ def kernel_params(nest: LoopNest, nsplit: int = 1, lanes: int = 1) -> tuple[Kern
     chunked = {a.name: a for p in nest.phases if uses_chunks(nest, p, lanes) for a in p.accumulators}
     for name, a in chunked.items():  # each thread's scratch row of CHUNK values (chunk_loops)
         params.append(KernelParam(scratch_name(name), "column", numba_threads() * CHUNK, compute_dtype(a.dtype)))
+    pairwise = {a.name: a for p in nest.phases if uses_pairwise(nest, p, lanes) for a in p.accumulators}
+    if pairwise:  # each thread's frames, and per sum its leaf's values and its partial sums
+        params.append(KernelParam(FRAMES, "column", numba_threads() * 3 * PAIRWISE_DEPTH, np.dtype(np.int64)))
+    for name, a in pairwise.items():
+        params.append(KernelParam(leaf_name(name), "column", numba_threads() * PAIRWISE_LEAF, compute_dtype(a.dtype)))
+        params.append(KernelParam(stack_name(name), "column", numba_threads() * PAIRWISE_DEPTH, compute_dtype(a.dtype)))
     kind = layout(nest, nsplit)
     if kind in ("columns", "column_split"):
         # Sizes only: the serial function's block is as large as the parallel one's.
@@ -254,6 +260,13 @@ def _assigned(stmts: list[ast.stmt]) -> set[str]:
     return {n.id for st in stmts for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
+def _in_sequence(acc) -> bool:
+    """Whether an accumulator folds its row in point order, one point after another: a float or
+    complex product, which NumPy's multiply.reduce computes so (its bits; lanes would round
+    differently)."""
+    return acc.combine == "multiply_scalar_loop" and np.dtype(acc.dtype).kind in "fc"
+
+
 def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
                bounds: tuple[ast.expr, ast.expr] | None = None) -> tuple[list, list, list] | None:
     """A reduction phase's loops with `lanes` independent accumulators along the innermost
@@ -265,6 +278,8 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
     loop's range (a split chunk's start and stop), else all of it."""
     accumulators = phase.accumulators
     if lanes < 2 or not nest.inner or any(a.indexed or a.partner or a.running for a in accumulators):
+        return None
+    if any(_in_sequence(a) for a in accumulators):
         return None
     if sum(1 for _ in walk(phase.body)) > LANES_MAX_STATEMENTS:
         return None
@@ -360,6 +375,8 @@ def uses_chunks(nest: LoopNest, phase, lanes: int) -> bool:
         return False
     if not phase.accumulators or any(a.indexed or a.partner or a.running for a in phase.accumulators):
         return False
+    if uses_pairwise(nest, phase, lanes) or any(_in_sequence(a) for a in phase.accumulators):
+        return False
     if sum(1 for _ in walk(phase.body)) > LANES_MAX_STATEMENTS:
         return False  # no lanes (lanes_loop)
     top = [s for s in phase.body if isinstance(s, Accumulate)]
@@ -415,6 +432,90 @@ def _chunk_loops(body, nest: LoopNest, phase, lanes: int, start: ast.expr, stop:
     ]
 
 
+# NumPy's pairwise sum (its add.reduce of a float32 or float64 row): leaves of at most
+# PAIRWISE_LEAF points; each thread keeps a row of a leaf's values, a stack of frames and one of
+# partial sums (64 deep: a row of 2**63 points needs 57).
+PAIRWISE_LEAF = 128
+PAIRWISE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+PAIRWISE_DEPTH = 64
+FRAMES = "nf_pw_frames"
+
+
+def leaf_name(acc: str) -> str:
+    return f"nf_leaf_{acc}"
+
+
+def stack_name(acc: str) -> str:
+    return f"nf_pw_{acc}"
+
+
+def uses_pairwise(nest: LoopNest, phase, lanes: int) -> bool:
+    """Whether a row reduction's phase adds its points in NumPy's pairwise order (pairwise_loop):
+    one inner loop, lanes, every accumulator a float32 or float64 sum accumulated once, by a
+    statement of the phase itself. NumPy's add.reduce of a row along an axis it walks in order
+    (a C-contiguous array's last, or its collapsed last axes) sums that way, so the result is
+    NumPy's bits, as is a mean's or a variance's, a softmax's denominator's."""
+    if nest.kind != "reduction" or nest.schedule != "rows" or len(nest.inner) != 1 or lanes < 2:
+        return False
+    accumulators = phase.accumulators
+    if not accumulators or any(a.indexed or a.partner or a.running or a.combine != "add"
+                               or np.dtype(a.dtype) not in PAIRWISE_DTYPES for a in accumulators):
+        return False
+    top = [s for s in phase.body if isinstance(s, Accumulate)]
+    every = [s for s in walk(phase.body) if isinstance(s, Accumulate)]
+    return (bool(top) and len(top) == len(every) == len({s.acc for s in top}) == len(accumulators)
+            and not any(isinstance(s, OnlineAccumulate) for s in every))
+
+
+def _pairwise_loop(body, nest: LoopNest, phase) -> list[ast.stmt]:
+    """A phase's row summed in NumPy's pairwise order (templates.pairwise_row, pairwise_leaf);
+    each accumulator, at its identity (0.0) before, then adds the row's sum, as NumPy's
+    reduction adds it to its identity."""
+    last = nest.inner[-1]
+    accumulators = phase.accumulators
+
+    def at(name: str, offset: ast.expr, base: str = "nf_slot") -> ast.Subscript:
+        return ast.Subscript(var(name), ast.BinOp(var(base), ast.Add(), call("uint64", offset)), ast.Load())
+
+    def store(target_: ast.Subscript, value: ast.expr) -> ast.stmt:
+        target_.ctx = ast.Store()
+        return ast.Assign([target_], value)
+
+    def cd(a) -> np.dtype:
+        return compute_dtype(a.dtype)
+
+    values = [assign(last.name, ast.BinOp(var("nf_start"), ast.Add(), var("jj")))]
+    for st in phase.body:
+        if isinstance(st, Accumulate):
+            a = body.accumulators[st.acc]
+            values.append(store(at(leaf_name(st.acc), var("jj")), body.operand(st.src, cd(a))))
+        else:
+            values.extend(body.stmts([st]))
+    lanes_init, lanes, tree, tail, push, pop = [], [], [], [], [], []
+    for a in accumulators:
+        lane = [f"{a.name}_l{k}" for k in range(8)]
+        lanes_init += [assign(name, literal(np.asarray(-0.0, cd(a))[()])) for name in lane]
+        for k in range(8):
+            point = ast.BinOp(var("jj"), ast.Add(), ast.Constant(k)) if k else var("jj")
+            lanes += body.combine(a, lane[k], at(leaf_name(a.name), point), f"{a.name}_c{k}_")
+        for left, right in ((0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (4, 6), (0, 4)):
+            tree += body.combine(a, lane[left], var(lane[right]), f"{a.name}_t{left}{right}_")
+        tail += body.combine(a, lane[0], at(leaf_name(a.name), var("jj")), f"{a.name}_r_")
+        push.append(store(at(stack_name(a.name), var("nf_vp"), "nf_sv"), var(lane[0])))
+        below = ast.BinOp(var("nf_vp"), ast.Sub(), ast.Constant(2))
+        top = ast.BinOp(var("nf_vp"), ast.Sub(), ast.Constant(1))
+        pop.append(assign(f"{a.name}_p", at(stack_name(a.name), below, "nf_sv")))
+        pop += body.combine(a, f"{a.name}_p", at(stack_name(a.name), top, "nf_sv"), f"{a.name}_pc_")
+        pop.append(store(at(stack_name(a.name), clone(below), "nf_sv"), var(f"{a.name}_p")))
+    leaf = fill_body(templates.pairwise_leaf, VALUES=values, LANES_INIT=lanes_init, LANES=lanes, TREE=tree,
+                     TAIL=tail)
+    row = fill_body(templates.pairwise_row, NRED=var(last.param), LEAF=leaf, PUSH=push, POP=pop)
+    total = []
+    for a in accumulators:
+        total += body.combine(a, a.name, at(stack_name(a.name), ast.Constant(0), "nf_sv"), f"{a.name}_pw_")
+    return row + total
+
+
 def _reduction_ast(nest: LoopNest, params: list[str], lanes: int, trig: str, prefetch: int = 0) -> ast.FunctionDef:
     body = _Statements(nest, trig, prefetch)
     phases: list[ast.stmt] = []
@@ -422,6 +523,10 @@ def _reduction_ast(nest: LoopNest, params: list[str], lanes: int, trig: str, pre
         body.phase = k
         if not phase.accumulators:
             phases.extend(nested_loops(nest.inner, body.stmts(phase.body)))
+            continue
+        if uses_pairwise(nest, phase, lanes):
+            phases.extend(_init(phase.accumulators) + _pairwise_loop(body, nest, phase)
+                          + _after(body, phase.accumulators))
             continue
         laned = lanes_loop(body, nest, phase, lanes)
         if laned is not None:

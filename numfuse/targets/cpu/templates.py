@@ -66,6 +66,62 @@ def reduce_phase():
     AFTER
 
 
+def pairwise_row():
+    # NumPy's pairwise sum of a row (its add.reduce along a contiguous axis, bit for bit): a
+    # row of at most 128 points is one leaf (pairwise_leaf); a longer one is its first half,
+    # rounded down to a multiple of 8 points, plus the rest, each summed so in turn. The
+    # recursion runs on a stack of frames (start, length, stage) in the thread's row of
+    # nf_pw_frames, the partial sums on a stack in each accumulator's row of its scratch.
+    nf_fr = uint64(get_thread_id() * 192)
+    nf_sv = uint64(get_thread_id() * 64)
+    nf_sp = 0
+    nf_vp = 0
+    nf_pw_frames[nf_fr] = 0
+    nf_pw_frames[nf_fr + uint64(1)] = NRED
+    nf_pw_frames[nf_fr + uint64(2)] = 0
+    while nf_sp >= 0:
+        nf_f = nf_fr + uint64(3 * nf_sp)
+        nf_start = nf_pw_frames[nf_f]
+        nf_len = nf_pw_frames[nf_f + uint64(1)]
+        if nf_len <= 128:
+            LEAF
+            PUSH
+            nf_vp += 1
+            nf_sp -= 1
+        else:
+            nf_stage = nf_pw_frames[nf_f + uint64(2)]
+            if nf_stage == 2:
+                POP
+                nf_vp -= 1
+                nf_sp -= 1
+            else:
+                nf_half = nf_len // 2
+                nf_half -= nf_half % 8
+                nf_pw_frames[nf_f + uint64(2)] = nf_stage + 1
+                nf_g = nf_f + uint64(3)
+                nf_pw_frames[nf_g] = nf_start + nf_stage * nf_half
+                nf_pw_frames[nf_g + uint64(1)] = nf_half if nf_stage == 0 else nf_len - nf_half
+                nf_pw_frames[nf_g + uint64(2)] = 0
+                nf_sp += 1
+
+
+def pairwise_leaf():
+    # One leaf of nf_len points from nf_start: their values into the thread's scratch row (a
+    # loop of independent slots, which vectorizes), then NumPy's 8 lanes over them (point j
+    # into lane j mod 8, from -0.0, which keeps every value's bits, as NumPy's first 8 points
+    # do), the lanes added ((0+1)+(2+3))+((4+5)+(6+7)), then the last nf_len mod 8 in order.
+    nf_slot = uint64(get_thread_id() * 128)
+    for jj in range(nf_len):
+        VALUES
+    LANES_INIT
+    nf_whole = nf_len - nf_len % 8
+    for jj in range(0, nf_whole, 8):
+        LANES
+    TREE
+    for jj in range(nf_whole, nf_len):
+        TAIL
+
+
 def split_reduction(PARAMS):
     # Pass 1: each (row, chunk) job folds its chunk of the row into partial results.
     chunk_len = (nred + nsplit - 1) // nsplit
