@@ -3,11 +3,12 @@ np.tensordot and np.einsum.
 
 Each becomes the library primitive `matmul` (or `dot`, `einsum`: library_ops.py), run as a plan
 step of its own, except where a fused loop serves better than the library: a product whose
-iteration space is at most library_ops.FUSE_PRODUCT_RATIO times its largest array (a matrix times a vector,
-a dot product, an outer product, a batch of tiny matrices) is traced as a broadcast multiply and
-a sum, which fuses with its producers and consumers (`A @ v` is one row-reduction kernel). The
-choice is made from the shapes, when traced, by the target's rule (TraceContext.fuses_product:
-Target.fuses_product, whose default is ir.library_ops.fused_by_size), and `explain` prints it with its reason.
+iteration space is at most library_ops.FUSE_PRODUCT_RATIO times its largest array (a matrix
+times a vector, a dot product, an outer product, a batch of tiny matrices) is traced as a
+broadcast multiply and a sum, which fuses with its producers and consumers (`A @ v` is one
+row-reduction kernel). The choice is made from the shapes, when traced, by the target's rule
+(TraceContext.fuses_product: Target.fuses_product, whose default is library_ops.fused_by_size),
+and `explain` prints it with its reason.
 
 The products compute as NumPy's matmul does: both operands cast to the result dtype, products
 summed in it (int8 @ int8 wraps in int8; bool @ bool is an `or` of `and`s).
@@ -64,31 +65,25 @@ _STORED_KINDS = frozenset({"library", "update"})
 def _computed(ctx, tracers) -> bool:
     """Whether an operand is computed by fusable operations (`alpha * A`): a library call would
     need it stored first, where a fused sum of products computes it as it reads."""
-    producers = {}
     for t in tracers:
         var = t._var
-        while True:
-            if var in ctx.consts or var in ctx.inputs:
-                break
-            if not producers:
-                producers = {e.out: e for e in ctx.eqns}
-            eqn = producers.get(var)
+        while var not in ctx.consts and var not in ctx.inputs:
+            # (the operand's producer is usually among the last equations: search from the end)
+            eqn = next((e for e in reversed(ctx.eqns) if e.out is var), None)
             if eqn is None:
                 break  # a value of an earlier segment (graph breaks): an input there
             kind = PRIMITIVES[eqn.prim].kind if eqn.prim in PRIMITIVES else "library"
-            if kind == "view":
-                var = eqn.inputs[0]
-                continue
-            if kind not in _STORED_KINDS:
-                return True
-            break
+            if kind != "view":
+                if kind not in _STORED_KINDS:
+                    return True
+                break
+            var = eqn.inputs[0]
     return False
 
 
 def _fuses(ctx, operands, dtype, sizes, space, terms) -> tuple[bool, str]:
+    """The target's choice (TraceContext.fuses_product), fused_by_size's where none is given."""
     rule = ctx.fuses_product or fused_by_size
-    if rule is fused_by_size:
-        return fused_by_size(dtype, sizes, space, terms)
     return rule(dtype, sizes, space, terms, _computed(ctx, operands))
 
 

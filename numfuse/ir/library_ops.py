@@ -41,9 +41,10 @@ class LibraryOp:
 FUSE_PRODUCT_RATIO = 8
 
 
-def fused_by_size(dtype, sizes: list[int], space: int, terms: int) -> tuple[bool, str]:
+def fused_by_size(dtype, sizes: list[int], space: int, terms: int, computed: bool = False) -> tuple[bool, str]:
     """Whether a product of this result dtype, operand and result sizes, iteration space and
-    number of terms per sum fuses, and why: the rule of a target that does not say otherwise."""
+    number of terms per sum fuses, and why: the rule of a target that does not say otherwise
+    (which fuses whether or not an operand is `computed`)."""
     if dtype.kind not in "biuf":
         return False, "complex sums run in the library"  # numfuse's complex reductions are partial
     if space <= FUSE_PRODUCT_RATIO * max(max(sizes), 1):

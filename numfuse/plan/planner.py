@@ -277,24 +277,30 @@ class Planner:
             if not is_library(e.prim):
                 continue
             info.materialized.add(e.out)
-            for atom in e.inputs:
+            for position, atom in enumerate(e.inputs):
                 if atom in info.scalar_inputs:
                     raise UnsupportedError(
                         f"{self.names[atom]}, a scalar argument, is an operand of {e.prim}: pass it as a 0-d array"
                     )
                 if (isinstance(atom, Var) and atom not in info.buffer_inputs and atom.aval.size
-                        and self.stored_view(atom) is None):
+                        and self.library_view(e, position) is None):
                     # (An empty input needs no kernel: the runtime allocates its buffer.)
                     info.materialized.add(atom)
 
-    def stored_view(self, var: Var) -> tuple[Var, tuple[Eqn, ...]] | None:
-        """(buffer, the view equations from it to `var`, in order) where `var` is a view of an
-        argument or constant (`x.T @ y`, `A[:, ::2] @ v`, `np.flip(r) @ y`), which a library
-        call reads in place, with the strides NumPy's call would see; else None."""
+    def library_view(self, eqn: Eqn, position: int) -> tuple[Var, tuple[Eqn, ...]] | None:
+        """(buffer, the view equations from it to the input, in order) where library call
+        `eqn`'s input `position` is a view of an argument or constant (`x.T @ y`,
+        `A[:, ::2] @ v`, `np.flip(r) @ y`), which the call reads in place, with the strides
+        NumPy's call would see; else None. The array a scatter writes is such a view only
+        through transposes (its buffer is written: no broadcast, no copying reshape)."""
+        var = eqn.inputs[position]
+        if not isinstance(var, Var):
+            return None
+        kinds = {"transpose"} if eqn.prim in IN_PLACE and position == 0 else VIEWS
         chain = []
         while var not in self.info.buffer_inputs:
             eqn = self.producers.get(var)
-            if eqn is None or eqn.prim not in VIEWS or var in self.info.materialized:
+            if eqn is None or eqn.prim not in kinds or var in self.info.materialized:
                 return None
             chain.append(eqn)
             var = eqn.inputs[0]
@@ -588,7 +594,8 @@ class Planner:
         for position, group in enumerate(library_steps_of(self.eqns)):
             index = (self.store_level[group[0].out], 3, position)
             after = sum(1 for s in specs if s.index < index)
-            views = {a: self.stored_view(a) for a in group[0].inputs if a not in self.info.buffer_inputs}
+            views = {a: self.library_view(group[0], k) for k, a in enumerate(group[0].inputs)
+                     if a not in self.info.buffer_inputs}
             views = {a: view for a, view in views.items() if view is not None}
             library.append(LibraryStep(group, after, stored_inputs=[
                 a for a in group[0].inputs if a not in self.info.buffer_inputs and a not in views

@@ -58,7 +58,7 @@ class Target:
         (frontend/numpy_products.py)."""
         from ..ir.library_ops import fused_by_size
 
-        return fused_by_size(dtype, sizes, space, terms)
+        return fused_by_size(dtype, sizes, space, terms, computed)
 
     def fuses_scan(self, rows: int, points: int) -> bool:
         """Whether a scan of `rows` rows of `points` points runs in a fused kernel."""

@@ -65,14 +65,18 @@ def test_results_are_the_same_bits_for_any_thread_count(name):
 
 
 def test_split_reductions_cut_rows_into_fixed_chunks():
-    f = numfuse.jit(lambda x: np.sum(x * 0.5), target="cpu")
+    f = numfuse.jit(lambda x: np.max(x * 0.5), target="cpu")
     nest = f.plan(LONG).kernels[0].nest
     assert nest.split
     assert CPU.nsplit(nest) == min(CPU.split_max_chunks, LONG.size // CPU.split_chunk_points)
+    # a float sum's chunks are the nodes of NumPy's pairwise tree at one depth: a power of 2
+    nest = numfuse.jit(lambda x: np.sum(x * 0.5), target="cpu").plan(LONG).kernels[0].nest
+    chunks = min(CPU.split_max_chunks, LONG.size // CPU.split_chunk_points)
+    assert CPU.nsplit(nest) == 1 << (chunks.bit_length() - 1)
 
 
 def test_a_column_reduction_cuts_its_rows_into_chunks_fixed_by_the_sizes():
-    f = numfuse.jit(lambda x: x.sum(axis=0), target="cpu")
+    f = numfuse.jit(lambda x: x.max(axis=0), target="cpu")
     nest = f.plan(TALL).kernels[0].nest
     assert nest.schedule == "columns" and not nest.split
     nsplit = CPU.nsplit(nest)
@@ -86,9 +90,12 @@ def test_a_column_reduction_cuts_its_rows_into_chunks_fixed_by_the_sizes():
     assert "for job in prange(nblocks * nsplit):" in source.source
     assert {p.name: p.value for p in source.params}["nsplit"] == nsplit
     assert "cut into" in f.explain(TALL)
-    # Several phases (a variance's mean, then its squares) stay unsplit: each output in order.
-    g = numfuse.jit(lambda x: x.var(axis=0), target="cpu")
-    assert CPU.nsplit(g.plan(TALL).kernels[0].nest) == 1
+    # A float sum is not cut: NumPy adds row after row into each output, and so does numfuse (its
+    # bits); nor are several phases (a variance's mean, then its squares).
+    for g in (lambda x: x.sum(axis=0), lambda x: x.var(axis=0)):
+        nest = numfuse.jit(g, target="cpu").plan(TALL).kernels[0].nest
+        assert CPU.nsplit(nest) == 1
+        np.testing.assert_array_equal(numfuse.jit(g, target="cpu")(TALL), g(TALL))
 
 
 def test_arguments_are_updated_in_place_and_returned_as_themselves():
@@ -236,6 +243,18 @@ def test_a_row_product_multiplies_in_order_as_numpy_does(dtype):
         np.testing.assert_array_equal(numfuse.jit(fn, target="cpu")(x), fn(x))
 
 
+@pytest.mark.parametrize("shape", [(3 * (1 << 15) + 17,), ((1 << 21) + 5,), (3, 100_003)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_split_sum_is_numpys_pairwise_sum(shape, dtype):
+    # few long rows: each cut into the nodes of NumPy's pairwise tree at one depth, one job
+    # each, the nodes' sums added back up the tree
+    x = np.random.default_rng(5).standard_normal(shape).astype(dtype)
+    f = numfuse.jit(lambda x: x.sum(axis=-1), target="cpu")
+    assert f.plan(x).kernels[0].nest.split
+    np.testing.assert_array_equal(f(x), x.sum(axis=-1))
+    np.testing.assert_array_equal(numfuse.jit(lambda x: np.mean(x * 2.0), target="cpu")(x), np.mean(x * 2.0))
+
+
 def test_a_row_sum_of_negative_zeros_and_empty_rows_is_numpys():
     for x in (np.full((4, 300), -0.0), np.zeros((4, 0)), np.full((4, 12), -0.0)):
         np.testing.assert_array_equal(numfuse.jit(lambda x: x.sum(axis=1), target="cpu")(x), x.sum(axis=1))
@@ -243,17 +262,29 @@ def test_a_row_sum_of_negative_zeros_and_empty_rows_is_numpys():
 
 
 COLUMN_REDUCTIONS = {
-    "sum float64": (lambda x: x.sum(axis=0), np.float64),
-    "prod": (lambda x: (1.0 + x * 1e-4).prod(axis=0), np.float32),
     "min": (lambda x: x.min(axis=0), np.float32),
     "argmin": (lambda x: x.argmin(axis=0), np.float32),
     "any": (lambda x: (x > 1.999).any(axis=0), np.float32),
     "all": (lambda x: (x > -1.999).all(axis=0), np.float32),
     "int sum": (lambda x: (x * 100).astype(np.int32).sum(axis=0), np.float32),
-    "float16 mean": (lambda x: x.mean(axis=0), np.float16),
     "nanmax": (lambda x: np.nanmax(x, axis=0), np.float32),
+    "an epilogue": (lambda x: np.sqrt(np.abs(x.max(axis=0))) + x.min(axis=0), np.float32),
+}
+# Float sums and products, row after row into each output as NumPy computes them: its bits.
+ORDERED_COLUMN_REDUCTIONS = {
+    "sum float64": (lambda x: x.sum(axis=0), np.float64),
+    "sum float32": (lambda x: (x * x).sum(axis=0), np.float32),
+    "prod": (lambda x: (1.0 + x * 1e-4).prod(axis=0), np.float32),
+    "mean": (lambda x: x.mean(axis=0), np.float32),
     "an epilogue": (lambda x: np.sqrt(np.abs(x.sum(axis=0))) + x.max(axis=0), np.float32),
 }
+
+
+@pytest.mark.parametrize("name", ORDERED_COLUMN_REDUCTIONS)
+def test_column_sums_and_products_are_numpys_bits(name):
+    fn, dtype = ORDERED_COLUMN_REDUCTIONS[name]
+    x = TALL.astype(dtype)
+    np.testing.assert_array_equal(numfuse.jit(fn, target="cpu")(x), fn(x))
 
 
 @pytest.mark.parametrize("name", COLUMN_REDUCTIONS)

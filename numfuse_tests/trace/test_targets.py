@@ -92,18 +92,31 @@ def test_the_cpu_code_of_a_row_reduction_reads_as_its_loops():
     ]
     assert "acc0_l0 = int64(acc0_l0 + acc0_l4)" in code  # the lanes' fixed tree
     assert "        for r0_base in range(0, nr0 - (nr0 - 0) % 8, 8):\n            prefetch(in0, (uint64(o0), uint64(r0_base + 256)))" in code
-    # a float32 sum: NumPy's pairwise order (leaves of 128 points on a stack of frames)
+    # a float32 sum: NumPy's pairwise order (leaves of 128 points on a stack of frames), whose
+    # 8 lanes read the points where they are
     code = _cpu_code(lambda x: x.sum(axis=1), np.ones((4, 100), np.float32))
     lines = [line.strip() for line in code.splitlines()]
-    assert lines[0] == "nf_red_sum(in0, out0, no0, nr0, nrows, nred, nf_pw_frames, nf_leaf_acc0, nf_pw_acc0):"
+    assert lines[0] == "nf_red_sum(in0, out0, no0, nr0, nrows, nred, nf_pw_frames, nf_pw_acc0):"
     assert lines[3] == "acc0 = float32(0.0)"
     assert "if nf_len <= 128:" in lines and "nf_half -= nf_half % 8" in lines
+    start = lines.index("for r0_base in range(nf_start, nf_whole, 8):")
+    assert lines[start - 1:start + 4] == [
+        "nf_whole = nf_start + (nf_len - nf_len % 8)",
+        "for r0_base in range(nf_start, nf_whole, 8):",
+        "r0_l0 = r0_base",
+        "v0_l0 = in0[uint64(o0), uint64(r0_l0)]",
+        "acc0_l0 = float32(acc0_l0 + v0_l0)",
+    ]
+    # where the points compute something, a leaf's values go into the thread's row first
+    code = _cpu_code(lambda x: (x * x).sum(axis=1), np.ones((4, 100), np.float32))
+    lines = [line.strip() for line in code.splitlines()]
     start = lines.index("for jj in range(nf_len):")
-    assert lines[start:start + 4] == [
+    assert lines[start:start + 5] == [
         "for jj in range(nf_len):",  # the leaf's values into the thread's row
         "r0 = nf_start + jj",
         "v0 = in0[uint64(o0), uint64(r0)]",
-        "nf_leaf_acc0[nf_slot + uint64(jj)] = v0",
+        "v1 = float32(v0 * v0)",
+        "nf_leaf_acc0[nf_slot + uint64(jj)] = v1",
     ]
     start = lines.index("acc0_l0 = float32(acc0_l0 + acc0_l1)")  # NumPy's tree of its 8 lanes
     assert lines[start:start + 7] == [
@@ -119,7 +132,7 @@ def test_the_cpu_code_of_a_row_reduction_reads_as_its_loops():
 def test_cpu_prefetch_distance_is_in_bytes():
     code = _cpu_code(lambda x: x.sum(axis=1, dtype=np.int32), np.ones((4, 100), np.int32))
     assert "prefetch(in0, (uint64(o0), uint64(r0_base + 512)))" in code  # int32: 4 bytes a point
-    code = _cpu_code(lambda x: x.sum(), np.ones(1 << 16))  # a split reduction's chunk
+    code = _cpu_code(lambda x: x.sum(), np.ones(1 << 16, np.int64))  # a split reduction's chunk
     assert "prefetch(in0, (uint64(r0_base + 256),))" in code
 
 

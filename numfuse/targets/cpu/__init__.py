@@ -55,13 +55,19 @@ class CpuTarget(Target):
         """The chunks a reduction's reduced points are cut into: a split reduction's (few long
         rows), or a single-phase "columns" reduction's, whose threads then stream whole rows of
         the input; 1: not cut."""
-        from .codegen import column_chunks, split_chunks
+        from .codegen import column_chunks, split_chunks, uses_pairwise
 
         if nest.kind == "reduction" and nest.schedule == "columns":
             if len(nest.phases) != 1:
                 return 1
             return column_chunks(nest, self.split_chunk_points, self.split_max_chunks, self.column_chunk_rows)
-        return split_chunks(nest, self.split_chunk_points, self.split_max_chunks) if nest.split else 1
+        if not nest.split:
+            return 1
+        chunks = split_chunks(nest, self.split_chunk_points, self.split_max_chunks)
+        if any(uses_pairwise(nest, p, self.lanes) for p in nest.phases):
+            # NumPy's pairwise sum: nodes of its tree at one depth (codegen._split_ast)
+            return 1 << (chunks.bit_length() - 1)
+        return chunks
 
     def render(self, nest, header: str = ""):
         from .codegen import render

@@ -146,8 +146,9 @@ def column_chunks(nest: LoopNest, chunk_points: int, max_chunks: int, min_rows: 
     machine). At least chunk_points points and min_rows reduced points a job (each chunk zeroes
     and then combines a row of partial results: short chunks make that the larger part), at
     most max_chunks jobs in all. An online softmax's sum (rescaled as its maximum grows) is not
-    cut: 1."""
-    if any(a.partner or a.running for a in nest.accumulators):
+    cut: 1; nor a float sum or product, which NumPy adds (multiplies) row after row into each
+    output: in that order, its bits."""
+    if any(a.partner or a.running or _follows_rows(a) for a in nest.accumulators):
         return 1
     block = column_block(nest, 1)
     nblocks = -(-nest.outer_size // block)
@@ -190,8 +191,11 @@ def kernel_params(nest: LoopNest, nsplit: int = 1, lanes: int = 1) -> tuple[Kern
     pairwise = {a.name: a for p in nest.phases if uses_pairwise(nest, p, lanes) for a in p.accumulators}
     if pairwise:  # each thread's frames, and per sum its leaf's values and its partial sums
         params.append(KernelParam(FRAMES, "column", numba_threads() * 3 * PAIRWISE_DEPTH, np.dtype(np.int64)))
+    computed = {a.name for p in nest.phases if uses_pairwise(nest, p, lanes) and _computes(p) for a in p.accumulators}
     for name, a in pairwise.items():
-        params.append(KernelParam(leaf_name(name), "column", numba_threads() * PAIRWISE_LEAF, compute_dtype(a.dtype)))
+        if name in computed:  # a leaf's values (templates.pairwise_leaf)
+            params.append(KernelParam(leaf_name(name), "column", numba_threads() * PAIRWISE_LEAF,
+                                      compute_dtype(a.dtype)))
         params.append(KernelParam(stack_name(name), "column", numba_threads() * PAIRWISE_DEPTH, compute_dtype(a.dtype)))
     kind = layout(nest, nsplit)
     if kind in ("columns", "column_split"):
@@ -258,6 +262,12 @@ class _Suffix(ast.NodeTransformer):
 
 def _assigned(stmts: list[ast.stmt]) -> set[str]:
     return {n.id for st in stmts for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _follows_rows(acc) -> bool:
+    """Whether a column reduction's accumulator must take the reduced rows in order, as NumPy
+    does: a float or complex sum or product (rounding makes the order part of the result)."""
+    return acc.combine in ("add", "multiply_scalar_loop") and np.dtype(acc.dtype).kind in "fc"
 
 
 def _in_sequence(acc) -> bool:
@@ -467,10 +477,12 @@ def uses_pairwise(nest: LoopNest, phase, lanes: int) -> bool:
             and not any(isinstance(s, OnlineAccumulate) for s in every))
 
 
-def _pairwise_loop(body, nest: LoopNest, phase) -> list[ast.stmt]:
+def _pairwise_loop(body, nest: LoopNest, phase, start: ast.expr | None = None,
+                   length: ast.expr | None = None) -> list[ast.stmt]:
     """A phase's row summed in NumPy's pairwise order (templates.pairwise_row, pairwise_leaf);
     each accumulator, at its identity (0.0) before, then adds the row's sum, as NumPy's
-    reduction adds it to its identity."""
+    reduction adds it to its identity. `start`, `length`: a node of the row's tree (a split
+    reduction's job), else the whole row."""
     last = nest.inner[-1]
     accumulators = phase.accumulators
 
@@ -507,13 +519,49 @@ def _pairwise_loop(body, nest: LoopNest, phase) -> list[ast.stmt]:
         pop.append(assign(f"{a.name}_p", at(stack_name(a.name), below, "nf_sv")))
         pop += body.combine(a, f"{a.name}_p", at(stack_name(a.name), top, "nf_sv"), f"{a.name}_pc_")
         pop.append(store(at(stack_name(a.name), clone(below), "nf_sv"), var(f"{a.name}_p")))
-    leaf = fill_body(templates.pairwise_leaf, VALUES=values, LANES_INIT=lanes_init, LANES=lanes, TREE=tree,
-                     TAIL=tail)
-    row = fill_body(templates.pairwise_row, NRED=var(last.param), LEAF=leaf, PUSH=push, POP=pop)
+    if _computes(phase):
+        leaf = fill_body(templates.pairwise_leaf, VALUES=values, LANES_INIT=lanes_init, LANES=lanes, TREE=tree,
+                         TAIL=tail)
+    else:
+        leaf = lanes_init + _loaded_leaf(body, nest, phase, tree)
+    row = fill_body(templates.pairwise_row, START=start or ast.Constant(0), LENGTH=length or var(last.param),
+                    LEAF=leaf, PUSH=push, POP=pop)
     total = []
     for a in accumulators:
         total += body.combine(a, a.name, at(stack_name(a.name), ast.Constant(0), "nf_sv"), f"{a.name}_pw_")
     return row + total
+
+
+def _computes(phase) -> bool:
+    """Whether a phase's points compute something (beyond loading)."""
+    return any(isinstance(st, Compute) for st in walk(phase.body))
+
+
+def _loaded_leaf(body, nest: LoopNest, phase, tree: list[ast.stmt]) -> list[ast.stmt]:
+    """A pairwise leaf whose points are loads only (a plain sum): NumPy's 8 lanes read them where
+    they are, 8 points a step (the point's statements once a lane, as lanes_loop unrolls them),
+    then `tree`, then the last points into lane 0. No copy into the thread's row: a plain sum
+    is bound by memory, and the copy would be a second pass over the leaf."""
+    last = nest.inner[-1]
+    point = body.stmts(phase.body)
+    names = {a.name for a in phase.accumulators}
+    local = (_assigned(point) | {last.name}) - names
+    base = f"{last.name}_base"
+    unrolled: list[ast.stmt] = []
+    for k in range(8):
+        rename = _Suffix(local | names, f"_l{k}")
+        unrolled.append(assign(f"{last.name}_l{k}", ast.BinOp(var(base), ast.Add(), ast.Constant(k)) if k else var(base)))
+        unrolled.extend(rename.visit(clone(st)) for st in point)
+    whole = ast.BinOp(var("nf_start"), ast.Add(),
+                      ast.BinOp(var("nf_len"), ast.Sub(), ast.BinOp(var("nf_len"), ast.Mod(), ast.Constant(8))))
+    stop = ast.BinOp(var("nf_start"), ast.Add(), var("nf_len"))
+    tail = [_Suffix(names, "_l0").visit(clone(st)) for st in point]
+    return [
+        assign("nf_whole", whole),
+        ast.For(target(base), call("range", var("nf_start"), var("nf_whole"), ast.Constant(8)), unrolled, []),
+        *tree,
+        ast.For(target(last.name), call("range", var("nf_whole"), stop), tail, []),
+    ]
 
 
 def _reduction_ast(nest: LoopNest, params: list[str], lanes: int, trig: str, prefetch: int = 0) -> ast.FunctionDef:
@@ -560,6 +608,27 @@ def _split_ast(nest: LoopNest, params: list[str], lanes: int, trig: str, prefetc
     accumulators = phase.accumulators
     publish = [ast.Assign([ast.Subscript(var(partial_name(n)), var("job"), ast.Store())], var(n))
                for a in accumulators for n in [a.name] + ([f"{a.name}_i"] if a.indexed else [])]
+    if uses_pairwise(nest, phase, lanes):
+        first = ast.BinOp(var("row"), ast.Mult(), var("nsplit"))
+        pair = []
+        for a in accumulators:
+            part = partial_name(a.name)
+
+            def cell(k: ast.expr, part=part) -> ast.Subscript:
+                return ast.Subscript(var(part), ast.BinOp(clone(first), ast.Add(), k), ast.Load())
+
+            twice = ast.BinOp(ast.Constant(2), ast.Mult(), var("c"))
+            pair.append(assign(f"{a.name}_p", cell(twice)))
+            pair += body.combine(a, f"{a.name}_p", cell(ast.BinOp(clone(twice), ast.Add(), ast.Constant(1))),
+                                 f"{a.name}_pp_")
+            target_ = cell(var("c"))
+            target_.ctx = ast.Store()
+            pair.append(ast.Assign([target_], var(f"{a.name}_p")))
+        chunk = _init(accumulators) + _pairwise_loop(body, nest, phase, var("start"), var("nf_n"))
+        return fill(templates.pairwise_split_reduction, name=nest.name, params=params,
+                    UNRAVEL_OUTER=unravel("row", nest.outer), CHUNK=chunk, PUBLISH=publish, PAIR=pair,
+                    INIT=_init(accumulators), GATHER=_gather(body, accumulators, first),
+                    AFTER=_after(body, accumulators), EPILOGUE=body.epilogue(nest.epilogue))
     gather = _gather(body, accumulators, ast.BinOp(ast.BinOp(var("row"), ast.Mult(), var("nsplit")), ast.Add(), var("c")))
     laned = lanes_loop(body, nest, phase, lanes, (var("start"), var("stop"))) if len(nest.inner) == 1 else None
     if laned is not None:

@@ -76,8 +76,8 @@ def pairwise_row():
     nf_sv = uint64(get_thread_id() * 64)
     nf_sp = 0
     nf_vp = 0
-    nf_pw_frames[nf_fr] = 0
-    nf_pw_frames[nf_fr + uint64(1)] = NRED
+    nf_pw_frames[nf_fr] = START
+    nf_pw_frames[nf_fr + uint64(1)] = LENGTH
     nf_pw_frames[nf_fr + uint64(2)] = 0
     while nf_sp >= 0:
         nf_f = nf_fr + uint64(3 * nf_sp)
@@ -139,6 +139,43 @@ def split_reduction(PARAMS):
         INIT
         for c in range(nsplit):
             GATHER
+        AFTER
+        EPILOGUE
+
+
+def pairwise_split_reduction(PARAMS):
+    # A few long rows summed in NumPy's pairwise order by nsplit jobs a row (a power of 2):
+    # job `chunk` sums the node of NumPy's recursion that the bits of `chunk`, from the top,
+    # pick at depth log2(nsplit) (every node above it is longer than a leaf, so it halves);
+    # then each row adds its nodes' sums back up the same tree, neighbours first.
+    nf_depth = 0
+    while (1 << nf_depth) < nsplit:
+        nf_depth += 1
+    for job in prange(nrows * nsplit):
+        row = job // nsplit
+        chunk = job - row * nsplit
+        start = 0
+        nf_n = nred
+        for nf_level in range(nf_depth - 1, -1, -1):
+            nf_half = nf_n // 2
+            nf_half -= nf_half % 8
+            if (chunk >> nf_level) & 1:
+                start += nf_half
+                nf_n -= nf_half
+            else:
+                nf_n = nf_half
+        UNRAVEL_OUTER
+        CHUNK
+        PUBLISH
+    for row in prange(nrows):
+        UNRAVEL_OUTER
+        nf_width = nsplit
+        while nf_width > 1:
+            nf_width //= 2
+            for c in range(nf_width):
+                PAIR
+        INIT
+        GATHER
         AFTER
         EPILOGUE
 
