@@ -128,10 +128,6 @@ MEASUREMENTS = [
      "checked against NumPy first, then NumPy and numfuse timed alternately in one process: what a user "
      "gets (numfuse's plan, or the plain function where timing both chose it: numpy_fallback) and the "
      "plan's own time beside it."),
-    ("corpus-subset-cpu", "Public programs with matrix products on the CPU target",
-     "`python -m benchmarks.corpus_speed --target cpu --only ...`: the corpus's programs that the CPU "
-     "target's rule for matrix products changed (stored operands in NumPy's matmul) and a few beside "
-     "them, measured as the whole corpus is."),
     ("gomp-spincount-cpu", "OpenMP's spinning beside NumPy's BLAS",
      "`python -m benchmarks.spin_count`: the corpus's programs that mix kernels and matrix products, "
      "and a few of kernels only, under three settings of GOMP_SPINCOUNT."),

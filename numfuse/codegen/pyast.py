@@ -24,3 +24,18 @@ def assign(to: str | tuple[str, ...], value: ast.expr) -> ast.Assign:
 def call(func: str, *args: ast.expr) -> ast.Call:
     return ast.Call(func=var(func), args=list(args), keywords=[])
 
+
+
+class Suffix(ast.NodeTransformer):
+    """Every name in `names` gets `suffix` (a lane's copy of a point's statements: v0 -> v0_l3)."""
+
+    def __init__(self, names: set[str], suffix: str):
+        self.names, self.suffix = names, suffix
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        return ast.Name(node.id + self.suffix, node.ctx) if node.id in self.names else node
+
+
+def assigned_names(stmts: list[ast.stmt]) -> set[str]:
+    """The names `stmts` assign."""
+    return {n.id for st in stmts for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}

@@ -55,7 +55,8 @@ class CpuTarget(Target):
         """The chunks a reduction's reduced points are cut into: a split reduction's (few long
         rows), or a single-phase "columns" reduction's, whose threads then stream whole rows of
         the input; 1: not cut."""
-        from .codegen import column_chunks, split_chunks, uses_pairwise
+        from .codegen import column_chunks, split_chunks
+        from .pairwise import uses_pairwise
 
         if nest.kind == "reduction" and nest.schedule == "columns":
             if len(nest.phases) != 1:

@@ -25,7 +25,7 @@ import dataclasses
 
 import numpy as np
 
-from ...codegen.pyast import assign, call, target, var
+from ...codegen.pyast import Suffix, assign, assigned_names, call, target, var
 from ...codegen.statements import (
     TYPE_NAMES, CodeCache, KernelParam, KernelSource, Rename, StatementRenderer, code_key, convert, index_item, literal, positional_names, type_name, unravel, with_header,
 )
@@ -35,6 +35,7 @@ from ...ir.graph import Literal
 from ...loops.loopnest import Accumulate, Compute, LoopNest, OnlineAccumulate, Parts, Phase, walk
 from ...ir.ops import NO_INDEX
 from . import templates, trig_loops, vector_math
+from .pairwise import FRAMES, PAIRWISE_DEPTH, PAIRWISE_LEAF, computes, leaf_name, pairwise_loop, stack_name, uses_pairwise
 
 JIT_OPTIONS = dict(nogil=True, cache=True, error_model="numpy")
 # A "columns" reduction takes a block of neighbouring outputs at a time (one thread's job):
@@ -191,7 +192,7 @@ def kernel_params(nest: LoopNest, nsplit: int = 1, lanes: int = 1) -> tuple[Kern
     pairwise = {a.name: a for p in nest.phases if uses_pairwise(nest, p, lanes) for a in p.accumulators}
     if pairwise:  # each thread's frames, and per sum its leaf's values and its partial sums
         params.append(KernelParam(FRAMES, "column", numba_threads() * 3 * PAIRWISE_DEPTH, np.dtype(np.int64)))
-    computed = {a.name for p in nest.phases if uses_pairwise(nest, p, lanes) and _computes(p) for a in p.accumulators}
+    computed = {a.name for p in nest.phases if uses_pairwise(nest, p, lanes) and computes(p) for a in p.accumulators}
     for name, a in pairwise.items():
         if name in computed:  # a leaf's values (templates.pairwise_leaf)
             params.append(KernelParam(leaf_name(name), "column", numba_threads() * PAIRWISE_LEAF,
@@ -252,18 +253,6 @@ def _after(body: StatementRenderer, accumulators) -> list[ast.stmt]:
     return stmts + body.round_accumulators(accumulators)
 
 
-class _Suffix(ast.NodeTransformer):
-    def __init__(self, names: set[str], suffix: str):
-        self.names, self.suffix = names, suffix
-
-    def visit_Name(self, node: ast.Name) -> ast.Name:
-        return ast.Name(node.id + self.suffix, node.ctx) if node.id in self.names else node
-
-
-def _assigned(stmts: list[ast.stmt]) -> set[str]:
-    return {n.id for st in stmts for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-
-
 def _follows_rows(acc) -> bool:
     """Whether a column reduction's accumulator must take the reduced rows in order, as NumPy
     does: a float or complex sum or product (rounding makes the order part of the result)."""
@@ -302,11 +291,11 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
     if uses_chunks(nest, phase, lanes):  # every point through chunk_loops' scratch row
         loops = _chunk_loops(body, nest, phase, lanes, clone(lo), clone(hi))
     else:
-        local = (_assigned(point) | {last.name}) - names - {BIG_FLAG}  # one flag for every lane
+        local = (assigned_names(point) | {last.name}) - names - {BIG_FLAG}  # one flag for every lane
         base = f"{last.name}_base"
         unrolled: list[ast.stmt] = []
         for k in range(lanes):
-            rename = _Suffix(local | names, f"_l{k}")
+            rename = Suffix(local | names, f"_l{k}")
             offset = ast.BinOp(var(base), ast.Add(), ast.Constant(k)) if k else var(base)
             unrolled.append(assign(f"{last.name}_l{k}", offset))
             unrolled.extend(rename.visit(clone(st)) for st in point)
@@ -314,7 +303,7 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
         whole = ast.BinOp(clone(hi), ast.Sub(), ast.BinOp(length, ast.Mod(), ast.Constant(lanes)))
         ahead = _prefetches(body, unrolled[:1 + len(point)], f"{last.name}_l0", base)
         main = ast.For(target(base), call("range", clone(lo), whole, ast.Constant(lanes)), ahead + unrolled, [])
-        rest_body = [_Suffix(names, "_l0").visit(clone(st)) for st in point]
+        rest_body = [Suffix(names, "_l0").visit(clone(st)) for st in point]
         rest = ast.For(target(last.name), call("range", clone(whole), clone(hi)), rest_body, [])
         loops = [main, rest]
         for dim in reversed(nest.inner[:-1]):
@@ -347,7 +336,7 @@ def _prefetches(body, lane: list[ast.stmt], index: str, start: str) -> list[ast.
     bytes ahead. A row reduction reading memory then keeps more lines in flight than the
     hardware prefetchers alone do (row sums 1.4x faster on one thread); none where prefetch is 0."""
     stmts, seen = [], set()
-    computed = _assigned(lane) - {index}  # a gather's index, loaded in the lane: not known before it
+    computed = assigned_names(lane) - {index}  # a gather's index, loaded in the lane: not known before it
     for st in lane:
         value = st.value if isinstance(st, ast.Assign) else None
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "float16_load":
@@ -442,128 +431,6 @@ def _chunk_loops(body, nest: LoopNest, phase, lanes: int, start: ast.expr, stop:
     ]
 
 
-# NumPy's pairwise sum (its add.reduce of a float32 or float64 row): leaves of at most
-# PAIRWISE_LEAF points; each thread keeps a row of a leaf's values, a stack of frames and one of
-# partial sums (64 deep: a row of 2**63 points needs 57).
-PAIRWISE_LEAF = 128
-PAIRWISE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-PAIRWISE_DEPTH = 64
-FRAMES = "nf_pw_frames"
-
-
-def leaf_name(acc: str) -> str:
-    return f"nf_leaf_{acc}"
-
-
-def stack_name(acc: str) -> str:
-    return f"nf_pw_{acc}"
-
-
-def uses_pairwise(nest: LoopNest, phase, lanes: int) -> bool:
-    """Whether a row reduction's phase adds its points in NumPy's pairwise order (pairwise_loop):
-    one inner loop, lanes, every accumulator a float32 or float64 sum accumulated once, by a
-    statement of the phase itself. NumPy's add.reduce of a row along an axis it walks in order
-    (a C-contiguous array's last, or its collapsed last axes) sums that way, so the result is
-    NumPy's bits, as is a mean's or a variance's, a softmax's denominator's."""
-    if nest.kind != "reduction" or nest.schedule != "rows" or len(nest.inner) != 1 or lanes < 2:
-        return False
-    accumulators = phase.accumulators
-    if not accumulators or any(a.indexed or a.partner or a.running or a.combine != "add"
-                               or np.dtype(a.dtype) not in PAIRWISE_DTYPES for a in accumulators):
-        return False
-    top = [s for s in phase.body if isinstance(s, Accumulate)]
-    every = [s for s in walk(phase.body) if isinstance(s, Accumulate)]
-    return (bool(top) and len(top) == len(every) == len({s.acc for s in top}) == len(accumulators)
-            and not any(isinstance(s, OnlineAccumulate) for s in every))
-
-
-def _pairwise_loop(body, nest: LoopNest, phase, start: ast.expr | None = None,
-                   length: ast.expr | None = None) -> list[ast.stmt]:
-    """A phase's row summed in NumPy's pairwise order (templates.pairwise_row, pairwise_leaf);
-    each accumulator, at its identity (0.0) before, then adds the row's sum, as NumPy's
-    reduction adds it to its identity. `start`, `length`: a node of the row's tree (a split
-    reduction's job), else the whole row."""
-    last = nest.inner[-1]
-    accumulators = phase.accumulators
-
-    def at(name: str, offset: ast.expr, base: str = "nf_slot") -> ast.Subscript:
-        return ast.Subscript(var(name), ast.BinOp(var(base), ast.Add(), call("uint64", offset)), ast.Load())
-
-    def store(target_: ast.Subscript, value: ast.expr) -> ast.stmt:
-        target_.ctx = ast.Store()
-        return ast.Assign([target_], value)
-
-    def cd(a) -> np.dtype:
-        return compute_dtype(a.dtype)
-
-    values = [assign(last.name, ast.BinOp(var("nf_start"), ast.Add(), var("jj")))]
-    for st in phase.body:
-        if isinstance(st, Accumulate):
-            a = body.accumulators[st.acc]
-            values.append(store(at(leaf_name(st.acc), var("jj")), body.operand(st.src, cd(a))))
-        else:
-            values.extend(body.stmts([st]))
-    lanes_init, lanes, tree, tail, push, pop = [], [], [], [], [], []
-    for a in accumulators:
-        lane = [f"{a.name}_l{k}" for k in range(8)]
-        lanes_init += [assign(name, literal(np.asarray(-0.0, cd(a))[()])) for name in lane]
-        for k in range(8):
-            point = ast.BinOp(var("jj"), ast.Add(), ast.Constant(k)) if k else var("jj")
-            lanes += body.combine(a, lane[k], at(leaf_name(a.name), point), f"{a.name}_c{k}_")
-        for left, right in ((0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (4, 6), (0, 4)):
-            tree += body.combine(a, lane[left], var(lane[right]), f"{a.name}_t{left}{right}_")
-        tail += body.combine(a, lane[0], at(leaf_name(a.name), var("jj")), f"{a.name}_r_")
-        push.append(store(at(stack_name(a.name), var("nf_vp"), "nf_sv"), var(lane[0])))
-        below = ast.BinOp(var("nf_vp"), ast.Sub(), ast.Constant(2))
-        top = ast.BinOp(var("nf_vp"), ast.Sub(), ast.Constant(1))
-        pop.append(assign(f"{a.name}_p", at(stack_name(a.name), below, "nf_sv")))
-        pop += body.combine(a, f"{a.name}_p", at(stack_name(a.name), top, "nf_sv"), f"{a.name}_pc_")
-        pop.append(store(at(stack_name(a.name), clone(below), "nf_sv"), var(f"{a.name}_p")))
-    if _computes(phase):
-        leaf = fill_body(templates.pairwise_leaf, VALUES=values, LANES_INIT=lanes_init, LANES=lanes, TREE=tree,
-                         TAIL=tail)
-    else:
-        leaf = lanes_init + _loaded_leaf(body, nest, phase, tree)
-    row = fill_body(templates.pairwise_row, START=start or ast.Constant(0), LENGTH=length or var(last.param),
-                    LEAF=leaf, PUSH=push, POP=pop)
-    total = []
-    for a in accumulators:
-        total += body.combine(a, a.name, at(stack_name(a.name), ast.Constant(0), "nf_sv"), f"{a.name}_pw_")
-    return row + total
-
-
-def _computes(phase) -> bool:
-    """Whether a phase's points compute something (beyond loading)."""
-    return any(isinstance(st, Compute) for st in walk(phase.body))
-
-
-def _loaded_leaf(body, nest: LoopNest, phase, tree: list[ast.stmt]) -> list[ast.stmt]:
-    """A pairwise leaf whose points are loads only (a plain sum): NumPy's 8 lanes read them where
-    they are, 8 points a step (the point's statements once a lane, as lanes_loop unrolls them),
-    then `tree`, then the last points into lane 0. No copy into the thread's row: a plain sum
-    is bound by memory, and the copy would be a second pass over the leaf."""
-    last = nest.inner[-1]
-    point = body.stmts(phase.body)
-    names = {a.name for a in phase.accumulators}
-    local = (_assigned(point) | {last.name}) - names
-    base = f"{last.name}_base"
-    unrolled: list[ast.stmt] = []
-    for k in range(8):
-        rename = _Suffix(local | names, f"_l{k}")
-        unrolled.append(assign(f"{last.name}_l{k}", ast.BinOp(var(base), ast.Add(), ast.Constant(k)) if k else var(base)))
-        unrolled.extend(rename.visit(clone(st)) for st in point)
-    whole = ast.BinOp(var("nf_start"), ast.Add(),
-                      ast.BinOp(var("nf_len"), ast.Sub(), ast.BinOp(var("nf_len"), ast.Mod(), ast.Constant(8))))
-    stop = ast.BinOp(var("nf_start"), ast.Add(), var("nf_len"))
-    tail = [_Suffix(names, "_l0").visit(clone(st)) for st in point]
-    return [
-        assign("nf_whole", whole),
-        ast.For(target(base), call("range", var("nf_start"), var("nf_whole"), ast.Constant(8)), unrolled, []),
-        *tree,
-        ast.For(target(last.name), call("range", var("nf_whole"), stop), tail, []),
-    ]
-
-
 def _reduction_ast(nest: LoopNest, params: list[str], lanes: int, trig: str, prefetch: int = 0) -> ast.FunctionDef:
     body = _Statements(nest, trig, prefetch)
     phases: list[ast.stmt] = []
@@ -573,7 +440,7 @@ def _reduction_ast(nest: LoopNest, params: list[str], lanes: int, trig: str, pre
             phases.extend(nested_loops(nest.inner, body.stmts(phase.body)))
             continue
         if uses_pairwise(nest, phase, lanes):
-            phases.extend(_init(phase.accumulators) + _pairwise_loop(body, nest, phase)
+            phases.extend(_init(phase.accumulators) + pairwise_loop(body, nest, phase)
                           + _after(body, phase.accumulators))
             continue
         laned = lanes_loop(body, nest, phase, lanes)
@@ -624,7 +491,7 @@ def _split_ast(nest: LoopNest, params: list[str], lanes: int, trig: str, prefetc
             target_ = cell(var("c"))
             target_.ctx = ast.Store()
             pair.append(ast.Assign([target_], var(f"{a.name}_p")))
-        chunk = _init(accumulators) + _pairwise_loop(body, nest, phase, var("start"), var("nf_n"))
+        chunk = _init(accumulators) + pairwise_loop(body, nest, phase, var("start"), var("nf_n"))
         return fill(templates.pairwise_split_reduction, name=nest.name, params=params,
                     UNRAVEL_OUTER=unravel("row", nest.outer), CHUNK=chunk, PUBLISH=publish, PAIR=pair,
                     INIT=_init(accumulators), GATHER=_gather(body, accumulators, first),
@@ -751,14 +618,14 @@ def hoisted(stmts: list[ast.stmt], varying: set[str]) -> tuple[list[ast.stmt], l
     while changed:
         changed = False
         for st in stmts:
-            names = _assigned([st])
+            names = assigned_names([st])
             if not names or names <= varying:
                 continue
             if not plain(st) or names & varying or any(isinstance(n, ast.Name) and n.id in varying
                                                        for n in ast.walk(st.value)):
                 varying |= names
                 changed = True
-    before = [st for st in stmts if plain(st) and not _assigned([st]) & varying]
+    before = [st for st in stmts if plain(st) and not assigned_names([st]) & varying]
     kept = set(map(id, before))
     return before, [st for st in stmts if id(st) not in kept]
 
@@ -771,7 +638,7 @@ def _kernel_ast(nest: LoopNest, params: list[str], lanes: int, nsplit: int = 1, 
         if nest.schedule == "2d":
             *rows, last = nest.outer
             unravelled = unravel("row", tuple(rows))
-            before, inside = hoisted(body.stmts(nest.body), loop_names | _assigned(unravelled))
+            before, inside = hoisted(body.stmts(nest.body), loop_names | assigned_names(unravelled))
             return fill(templates.pointwise_2d, name=nest.name, params=params, HOISTED=before,
                         UNRAVEL=unravelled, LOOP=nested_loops([last], inside))
         if len(nest.body) == 1 and isinstance(nest.body[0], Parts):
@@ -781,7 +648,7 @@ def _kernel_ast(nest: LoopNest, params: list[str], lanes: int, nsplit: int = 1, 
             # With sin or cos, blocks of points: trig_loops checks each block's arguments first.
             return fill(templates.pointwise_blocks, name=nest.name, params=params, UNRAVEL=unravelled,
                         BODY=body.stmts(nest.body))
-        before, inside = hoisted(body.stmts(nest.body), loop_names | _assigned(unravelled))
+        before, inside = hoisted(body.stmts(nest.body), loop_names | assigned_names(unravelled))
         return fill(templates.pointwise, name=nest.name, params=params, HOISTED=before, UNRAVEL=unravelled,
                     BODY=inside)
     kind = layout(nest, nsplit)

@@ -1,0 +1,146 @@
+"""NumPy's pairwise summation on the CPU target: a row reduction's float32 or float64 sum added
+in the order NumPy's add.reduce adds a row it walks in order (numpy/_core/src/umath/
+loops_utils.h.src, pairwise_sum), so that a row's sum, mean or variance is NumPy's bits.
+
+A row of at most PAIRWISE_LEAF points is a leaf: its points fold into 8 lanes (point j into lane
+j mod 8; NumPy starts each lane at the leaf's first 8 points, numfuse at -0.0, which keeps every
+value's bits), the lanes are added ((0+1)+(2+3))+((4+5)+(6+7)), then the last points in order.
+A longer row is its first half, rounded down to a multiple of 8 points, plus the rest, each
+summed so. The recursion runs on per-thread stacks (templates.pairwise_row); a split
+reduction's jobs each take one node of the tree (codegen._split_ast).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from ...codegen.pyast import Suffix, assign, assigned_names, call, target, var
+from ...codegen.statements import literal
+from ...codegen.templates import clone, fill_body
+from ...ir.dtypes import compute_dtype
+from ...loops.loopnest import Accumulate, Compute, LoopNest, OnlineAccumulate, walk
+from . import templates
+
+# Each thread keeps a row of a leaf's values (where the points compute something), a stack of
+# frames and one of partial sums per sum (64 deep: a row of 2**63 points needs 57).
+PAIRWISE_LEAF = 128
+PAIRWISE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+PAIRWISE_DEPTH = 64
+FRAMES = "nf_pw_frames"
+
+
+def leaf_name(acc: str) -> str:
+    return f"nf_leaf_{acc}"
+
+
+def stack_name(acc: str) -> str:
+    return f"nf_pw_{acc}"
+
+
+def uses_pairwise(nest: LoopNest, phase, lanes: int) -> bool:
+    """Whether a row reduction's phase adds its points in NumPy's pairwise order (pairwise_loop):
+    one inner loop, lanes, every accumulator a float32 or float64 sum accumulated once, by a
+    statement of the phase itself. NumPy's add.reduce of a row along an axis it walks in order
+    (a C-contiguous array's last, or its collapsed last axes) sums that way, so the result is
+    NumPy's bits, as is a mean's or a variance's, a softmax's denominator's."""
+    if nest.kind != "reduction" or nest.schedule != "rows" or len(nest.inner) != 1 or lanes < 2:
+        return False
+    accumulators = phase.accumulators
+    if not accumulators or any(a.indexed or a.partner or a.running or a.combine != "add"
+                               or np.dtype(a.dtype) not in PAIRWISE_DTYPES for a in accumulators):
+        return False
+    top = [s for s in phase.body if isinstance(s, Accumulate)]
+    every = [s for s in walk(phase.body) if isinstance(s, Accumulate)]
+    return (bool(top) and len(top) == len(every) == len({s.acc for s in top}) == len(accumulators)
+            and not any(isinstance(s, OnlineAccumulate) for s in every))
+
+
+def pairwise_loop(body, nest: LoopNest, phase, start: ast.expr | None = None,
+                   length: ast.expr | None = None) -> list[ast.stmt]:
+    """A phase's row summed in NumPy's pairwise order (templates.pairwise_row, pairwise_leaf);
+    each accumulator, at its identity (0.0) before, then adds the row's sum, as NumPy's
+    reduction adds it to its identity. `start`, `length`: a node of the row's tree (a split
+    reduction's job), else the whole row."""
+    last = nest.inner[-1]
+    accumulators = phase.accumulators
+
+    def at(name: str, offset: ast.expr, base: str = "nf_slot") -> ast.Subscript:
+        return ast.Subscript(var(name), ast.BinOp(var(base), ast.Add(), call("uint64", offset)), ast.Load())
+
+    def store(target_: ast.Subscript, value: ast.expr) -> ast.stmt:
+        target_.ctx = ast.Store()
+        return ast.Assign([target_], value)
+
+    def cd(a) -> np.dtype:
+        return compute_dtype(a.dtype)
+
+    values = [assign(last.name, ast.BinOp(var("nf_start"), ast.Add(), var("jj")))]
+    for st in phase.body:
+        if isinstance(st, Accumulate):
+            a = body.accumulators[st.acc]
+            values.append(store(at(leaf_name(st.acc), var("jj")), body.operand(st.src, cd(a))))
+        else:
+            values.extend(body.stmts([st]))
+    lanes_init, lanes, tree, tail, push, pop = [], [], [], [], [], []
+    for a in accumulators:
+        lane = [f"{a.name}_l{k}" for k in range(8)]
+        lanes_init += [assign(name, literal(np.asarray(-0.0, cd(a))[()])) for name in lane]
+        for k in range(8):
+            point = ast.BinOp(var("jj"), ast.Add(), ast.Constant(k)) if k else var("jj")
+            lanes += body.combine(a, lane[k], at(leaf_name(a.name), point), f"{a.name}_c{k}_")
+        for left, right in ((0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (4, 6), (0, 4)):
+            tree += body.combine(a, lane[left], var(lane[right]), f"{a.name}_t{left}{right}_")
+        tail += body.combine(a, lane[0], at(leaf_name(a.name), var("jj")), f"{a.name}_r_")
+        push.append(store(at(stack_name(a.name), var("nf_vp"), "nf_sv"), var(lane[0])))
+        below = ast.BinOp(var("nf_vp"), ast.Sub(), ast.Constant(2))
+        top = ast.BinOp(var("nf_vp"), ast.Sub(), ast.Constant(1))
+        pop.append(assign(f"{a.name}_p", at(stack_name(a.name), below, "nf_sv")))
+        pop += body.combine(a, f"{a.name}_p", at(stack_name(a.name), top, "nf_sv"), f"{a.name}_pc_")
+        pop.append(store(at(stack_name(a.name), clone(below), "nf_sv"), var(f"{a.name}_p")))
+    if computes(phase):
+        leaf = fill_body(templates.pairwise_leaf, VALUES=values, LANES_INIT=lanes_init, LANES=lanes, TREE=tree,
+                         TAIL=tail)
+    else:
+        leaf = lanes_init + _loaded_leaf(body, nest, phase, tree)
+    row = fill_body(templates.pairwise_row, START=start or ast.Constant(0), LENGTH=length or var(last.param),
+                    LEAF=leaf, PUSH=push, POP=pop)
+    total = []
+    for a in accumulators:
+        total += body.combine(a, a.name, at(stack_name(a.name), ast.Constant(0), "nf_sv"), f"{a.name}_pw_")
+    return row + total
+
+
+def computes(phase) -> bool:
+    """Whether a phase's points compute something (beyond loading)."""
+    return any(isinstance(st, Compute) for st in walk(phase.body))
+
+
+def _loaded_leaf(body, nest: LoopNest, phase, tree: list[ast.stmt]) -> list[ast.stmt]:
+    """A pairwise leaf whose points are loads only (a plain sum): NumPy's 8 lanes read them where
+    they are, 8 points a step (the point's statements once a lane, as lanes_loop unrolls them),
+    then `tree`, then the last points into lane 0. No copy into the thread's row: a plain sum
+    is bound by memory, and the copy would be a second pass over the leaf."""
+    last = nest.inner[-1]
+    point = body.stmts(phase.body)
+    names = {a.name for a in phase.accumulators}
+    local = (assigned_names(point) | {last.name}) - names
+    base = f"{last.name}_base"
+    unrolled: list[ast.stmt] = []
+    for k in range(8):
+        rename = Suffix(local | names, f"_l{k}")
+        unrolled.append(assign(f"{last.name}_l{k}", ast.BinOp(var(base), ast.Add(), ast.Constant(k)) if k else var(base)))
+        unrolled.extend(rename.visit(clone(st)) for st in point)
+    whole = ast.BinOp(var("nf_start"), ast.Add(),
+                      ast.BinOp(var("nf_len"), ast.Sub(), ast.BinOp(var("nf_len"), ast.Mod(), ast.Constant(8))))
+    stop = ast.BinOp(var("nf_start"), ast.Add(), var("nf_len"))
+    tail = [Suffix(names, "_l0").visit(clone(st)) for st in point]
+    return [
+        assign("nf_whole", whole),
+        ast.For(target(base), call("range", var("nf_start"), var("nf_whole"), ast.Constant(8)), unrolled, []),
+        *tree,
+        ast.For(target(last.name), call("range", var("nf_whole"), stop), tail, []),
+    ]
+
+
