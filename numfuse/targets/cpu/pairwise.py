@@ -101,11 +101,12 @@ def pairwise_loop(body, nest: LoopNest, phase, start: ast.expr | None = None,
         pop.append(store(at(stack_name(a.name), clone(below), "nf_sv"), var(f"{a.name}_p")))
     if computes(phase):
         leaf = fill_body(templates.pairwise_leaf, VALUES=values, LANES_INIT=lanes_init, LANES=lanes, TREE=tree,
-                         TAIL=tail)
+                         TAIL=tail, LEAF_POINTS=ast.Constant(PAIRWISE_LEAF))
     else:
         leaf = lanes_init + _loaded_leaf(body, nest, phase, tree)
     row = fill_body(templates.pairwise_row, START=start or ast.Constant(0), LENGTH=length or var(last.param),
-                    LEAF=leaf, PUSH=push, POP=pop)
+                    LEAF=leaf, PUSH=push, POP=pop, LEAF_POINTS=ast.Constant(PAIRWISE_LEAF),
+                    FRAME_ROW=ast.Constant(3 * PAIRWISE_DEPTH), STACK_ROW=ast.Constant(PAIRWISE_DEPTH))
     total = []
     for a in accumulators:
         total += body.combine(a, a.name, at(stack_name(a.name), ast.Constant(0), "nf_sv"), f"{a.name}_pw_")

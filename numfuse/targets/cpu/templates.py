@@ -72,8 +72,8 @@ def pairwise_row():
     # rounded down to a multiple of 8 points, plus the rest, each summed so in turn. The
     # recursion runs on a stack of frames (start, length, stage) in the thread's row of
     # nf_pw_frames, the partial sums on a stack in each accumulator's row of its scratch.
-    nf_fr = uint64(get_thread_id() * 192)
-    nf_sv = uint64(get_thread_id() * 64)
+    nf_fr = uint64(get_thread_id() * FRAME_ROW)
+    nf_sv = uint64(get_thread_id() * STACK_ROW)
     nf_sp = 0
     nf_vp = 0
     nf_pw_frames[nf_fr] = START
@@ -83,7 +83,7 @@ def pairwise_row():
         nf_f = nf_fr + uint64(3 * nf_sp)
         nf_start = nf_pw_frames[nf_f]
         nf_len = nf_pw_frames[nf_f + uint64(1)]
-        if nf_len <= 128:
+        if nf_len <= LEAF_POINTS:
             LEAF
             PUSH
             nf_vp += 1
@@ -110,7 +110,7 @@ def pairwise_leaf():
     # loop of independent slots, which vectorizes), then NumPy's 8 lanes over them (point j
     # into lane j mod 8, from -0.0, which keeps every value's bits, as NumPy's first 8 points
     # do), the lanes added ((0+1)+(2+3))+((4+5)+(6+7)), then the last nf_len mod 8 in order.
-    nf_slot = uint64(get_thread_id() * 128)
+    nf_slot = uint64(get_thread_id() * LEAF_POINTS)
     for jj in range(nf_len):
         VALUES
     LANES_INIT
