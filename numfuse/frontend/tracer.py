@@ -85,8 +85,8 @@ class TraceContext(Layouts):
         # The most equations this trace may record (None: any number): past them bind raises
         # TraceTooLong, and the plain function runs instead (numpy_fallback.py).
         self.budget: int | None = None
-        # The target's rule for matrix products: (dtype, sizes, space, terms) -> (fused, why);
-        # None: numpy_products.fused_by_size.
+        # The target's rule for matrix products: (dtype, sizes, space, terms, computed) ->
+        # (fused, why); None: ir.library_ops.fused_by_size.
         self.fuses_product: Callable | None = None
         # Across graph breaks: a value's var in an earlier segment -> its var in the next, where
         # the value is unchanged (a break is no write: views that must not follow writes of
