@@ -625,30 +625,8 @@ def _argument_view(ctx, tracer, arguments):
 
 def returned_view(array, chain):
     """The view `chain` (view equations, from _argument_view) of the caller's `array`, made by
-    NumPy (or the device array's library) as the function made it."""
-    for eqn in chain:
-        params = dict(eqn.params)
-        if eqn.prim == "transpose":
-            array = array.transpose(params["perm"])
-        elif eqn.prim == "reshape":
-            array = array.reshape(params["shape"])
-        elif eqn.prim == "broadcast":
-            array = np.broadcast_to(array, params["shape"])
-        else:
-            start, step, drop = params["start"], params["step"], params["drop"]
-            lengths = iter(eqn.out.aval.shape)
-            index = []
-            for axis in range(array.ndim):
-                if axis in drop:
-                    index.append(start[axis])
-                    continue
-                length = next(lengths)
-                stop = start[axis] + length * step[axis]
-                index.append(slice(start[axis], None if stop < 0 else stop, step[axis]))
-            array = array[tuple(index)]
-        if array.shape != eqn.out.aval.shape:
-            raise AssertionError(f"numfuse: a returned view came out {array.shape}, not {eqn.out.aval.shape}")
-    return array
+    NumPy as the function made it."""
+    return viewmaps.view_through(np, array, chain)
 
 
 def _global_random_state():

@@ -186,3 +186,36 @@ def gather_pieces(eqn: Eqn, imap: IndexMap, index_entry) -> list[tuple]:
     bmap = imap[axis:axis + nb]
     xmap = imap[:axis] + tuple(index_entry(j) for j in range(len(indices))) + imap[axis + nb:]
     return [(eqn.inputs[0], xmap)] + [(i, bmap) for i in indices]
+
+
+def view_through(xp, array, eqns):
+    """`array` (NumPy's, or a device library's whose module is `xp`) seen through the view
+    equations `eqns` (broadcast, transpose, slice, reshape), in order, as NumPy's own views of
+    it: a library call then reads the strides the user's code gave it (which decide NumPy's
+    loop, BLAS or its own, and so its bits), and a view the function returns is a view of the
+    caller's array."""
+    for eqn in eqns:
+        out = eqn.out.aval.shape
+        if eqn.prim == "transpose":
+            array = array.transpose(eqn.param("perm"))
+        elif eqn.prim == "broadcast":
+            array = xp.broadcast_to(array, out)
+        elif eqn.prim == "reshape":
+            array = array.reshape(out)
+        elif eqn.prim == "slice":
+            start, step, drop = eqn.param("start"), eqn.param("step"), eqn.param("drop")
+            lengths = iter(out)
+            index = []
+            for k in range(array.ndim):
+                if k in drop:
+                    index.append(start[k])
+                    continue
+                n = next(lengths)
+                stop = start[k] + step[k] * n
+                index.append(slice(start[k], None if stop < 0 else stop, step[k]) if n else slice(0, 0))
+            array = array[tuple(index)]
+        else:
+            raise AssertionError(f"{eqn.prim} is no view")
+        if tuple(array.shape) != out:
+            raise AssertionError(f"numfuse: a view came out {tuple(array.shape)}, not {out}")
+    return array

@@ -24,7 +24,8 @@ from ...loops.loopnest import ERRORS_BUFFER
 from ...ir.ops import RUNTIME_ERRORS
 from ...runtime.buffer_plan import buffer_plan
 from ...runtime.fast_keys import register_array_type
-from ...runtime.library_results import check_result, view_of
+from ...ir.viewmaps import view_through
+from ...runtime.library_results import check_result
 from ...runtime.scalars import cast_scalars, scalar_cast, scalar_casts
 from . import loader
 
@@ -293,7 +294,7 @@ def _run_library(step, env) -> None:
     for var in step.inputs:
         if var in step.views:
             base, eqns = step.views[var]
-            arrays.append(view_of(np, env[base], eqns))
+            arrays.append(view_through(np, env[base], eqns))
         else:
             arrays.append(env[var])
     results = step.op.run(np, arrays, step.params)

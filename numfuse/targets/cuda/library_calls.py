@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import warn_once
-from ...runtime.library_results import check_result, view_of
+from ...ir.viewmaps import view_through
+from ...runtime.library_results import check_result
 
 
 def _cupy():
@@ -27,7 +28,7 @@ def _input(step, var, env, wrap, xp):
     place through the views the plan reads it by (LibraryStep.views)."""
     if var in step.views:
         base, eqns = step.views[var]
-        return view_of(xp, wrap(env[base]), eqns)
+        return view_through(xp, wrap(env[base]), eqns)
     return wrap(env[var])
 
 
