@@ -75,7 +75,8 @@ TEMPLATES = {
     "pointwise 2d": (lambda x: x.T * 2, (30, 40)),
     "rows with lanes": (lambda x: x.astype(np.int32).sum(axis=1, dtype=np.int32), (30, 40)),
     "rows, pairwise": (lambda x: x.sum(axis=1), (30, 400)),
-    "rows, pairwise, computed": (lambda x: (x * x).sum(axis=1), (30, 400)),
+    "rows, pairwise, computed in lanes": (lambda x: (x * x).sum(axis=1), (30, 400)),
+    "rows, pairwise, leaf stored": (lambda x: np.exp(x).sum(axis=1), (30, 400)),
     "rows, product in order": (lambda x: x.prod(axis=1), (30, 40)),
     "rows, argmax": (lambda x: x.argmax(axis=1), (30, 40)),
     "columns": (lambda x: x.max(axis=0), (30, 40)),
@@ -113,6 +114,9 @@ def test_every_template_compiles_parallel(name):
     jf, executable = _functions(fn, x)
     if "cut into chunks" in name:
         assert "nsplit" in {p.name for p in executable.sources[0].params}  # column_split_reduction
+    if "pairwise" in name:  # pairwise.stores_leaf: exp's points go through the thread's row, x * x's not
+        leaf_rows = any(p.name.startswith("nf_leaf_") for p in executable.sources[0].params)
+        assert leaf_rows == ("leaf stored" in name)
     for index in range(len(executable.launches)):
         parallel = loader.functions(executable.sources[index])[0]
         parallel.compile(_signature(executable, index, [x]))

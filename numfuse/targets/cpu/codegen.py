@@ -35,7 +35,7 @@ from ...ir.graph import Literal
 from ...loops.loopnest import Accumulate, Compute, LoopNest, OnlineAccumulate, Parts, Phase, walk
 from ...ir.ops import NO_INDEX
 from . import templates, trig_loops, vector_math
-from .pairwise import FRAMES, PAIRWISE_DEPTH, PAIRWISE_LEAF, computes, leaf_name, pairwise_loop, stack_name, uses_pairwise
+from .pairwise import FRAMES, PAIRWISE_DEPTH, PAIRWISE_LEAF, leaf_name, pairwise_loop, stack_name, stores_leaf, uses_pairwise
 
 JIT_OPTIONS = dict(nogil=True, cache=True, error_model="numpy")
 # A "columns" reduction takes a block of neighbouring outputs at a time (one thread's job):
@@ -192,7 +192,7 @@ def kernel_params(nest: LoopNest, nsplit: int = 1, lanes: int = 1) -> tuple[Kern
     pairwise = {a.name: a for p in nest.phases if uses_pairwise(nest, p, lanes) for a in p.accumulators}
     if pairwise:  # each thread's frames, and per sum its leaf's values and its partial sums
         params.append(KernelParam(FRAMES, "column", numba_threads() * 3 * PAIRWISE_DEPTH, np.dtype(np.int64)))
-    computed = {a.name for p in nest.phases if uses_pairwise(nest, p, lanes) and computes(p) for a in p.accumulators}
+    computed = {a.name for p in nest.phases if uses_pairwise(nest, p, lanes) and stores_leaf(p) for a in p.accumulators}
     for name, a in pairwise.items():
         if name in computed:  # a leaf's values (templates.pairwise_leaf)
             params.append(KernelParam(leaf_name(name), "column", numba_threads() * PAIRWISE_LEAF,

@@ -7,7 +7,9 @@ j mod 8; NumPy starts each lane at the leaf's first 8 points, numfuse at -0.0, w
 value's bits), the lanes are added ((0+1)+(2+3))+((4+5)+(6+7)), then the last points in order.
 A longer row is its first half, rounded down to a multiple of 8 points, plus the rest, each
 summed so. The recursion runs on per-thread stacks (templates.pairwise_row); a split
-reduction's jobs each take one node of the tree (codegen._split_ast).
+reduction's jobs each take one node of the tree (codegen._split_ast). A leaf's points are
+computed in the 8 lanes, unrolled, where they are loads and arithmetic; where they call a
+function (exp), into the thread's row first, a loop that vectorizes (stores_leaf).
 """
 
 from __future__ import annotations
@@ -99,11 +101,11 @@ def pairwise_loop(body, nest: LoopNest, phase, start: ast.expr | None = None,
         pop.append(assign(f"{a.name}_p", at(stack_name(a.name), below, "nf_sv")))
         pop += body.combine(a, f"{a.name}_p", at(stack_name(a.name), top, "nf_sv"), f"{a.name}_pc_")
         pop.append(store(at(stack_name(a.name), clone(below), "nf_sv"), var(f"{a.name}_p")))
-    if computes(phase):
+    if stores_leaf(phase):
         leaf = fill_body(templates.pairwise_leaf, VALUES=values, LANES_INIT=lanes_init, LANES=lanes, TREE=tree,
                          TAIL=tail, LEAF_POINTS=ast.Constant(PAIRWISE_LEAF))
     else:
-        leaf = lanes_init + _loaded_leaf(body, nest, phase, tree)
+        leaf = lanes_init + _lanes_leaf(body, nest, phase, tree)
     row = fill_body(templates.pairwise_row, START=start or ast.Constant(0), LENGTH=length or var(last.param),
                     LEAF=leaf, PUSH=push, POP=pop, LEAF_POINTS=ast.Constant(PAIRWISE_LEAF),
                     FRAME_ROW=ast.Constant(3 * PAIRWISE_DEPTH), STACK_ROW=ast.Constant(PAIRWISE_DEPTH))
@@ -113,16 +115,28 @@ def pairwise_loop(body, nest: LoopNest, phase, start: ast.expr | None = None,
     return row + total
 
 
-def computes(phase) -> bool:
-    """Whether a phase's points compute something (beyond loading)."""
-    return any(isinstance(st, Compute) for st in walk(phase.body))
+# Operations a leaf's points may compute and still fold straight into the 8 lanes, unrolled
+# (_lanes_leaf): one instruction each, so that 8 copies cost what a stored row would, without
+# the second pass over it (gesummv's `alpha * A[i, j] * x[j]` 1.5x faster, a variance's
+# squares 1.3x). A function call (exp, tanh: vector_math's polynomials) vectorizes only in the
+# leaf's loop of independent slots (exp's row sums 3x slower unrolled).
+LANE_OPS = frozenset({"add", "subtract", "multiply", "true_divide", "negative", "positive", "square",
+                      "absolute", "fabs", "convert"})
 
 
-def _loaded_leaf(body, nest: LoopNest, phase, tree: list[ast.stmt]) -> list[ast.stmt]:
-    """A pairwise leaf whose points are loads only (a plain sum): NumPy's 8 lanes read them where
-    they are, 8 points a step (the point's statements once a lane, as lanes_loop unrolls them),
-    then `tree`, then the last points into lane 0. No copy into the thread's row: a plain sum
-    is bound by memory, and the copy would be a second pass over the leaf."""
+def stores_leaf(phase) -> bool:
+    """Whether a pairwise leaf stores its points' values in the thread's row first
+    (templates.pairwise_leaf): where they compute more than LANE_OPS on real numbers."""
+    return any(isinstance(st, Compute) and (st.op not in LANE_OPS or np.dtype(st.dtype).kind == "c"
+                                            or np.dtype(st.type_dtype).kind == "c")
+               for st in walk(phase.body))
+
+
+def _lanes_leaf(body, nest: LoopNest, phase, tree: list[ast.stmt]) -> list[ast.stmt]:
+    """A pairwise leaf whose points are loads or LANE_OPS (stores_leaf): NumPy's 8 lanes read
+    or compute them where they are, 8 points a step (the point's statements once a lane, as
+    lanes_loop unrolls them), then `tree`, then the last points into lane 0. No copy into the
+    thread's row: such a sum is bound by memory, and the copy would be a second pass."""
     last = nest.inner[-1]
     point = body.stmts(phase.body)
     names = {a.name for a in phase.accumulators}
