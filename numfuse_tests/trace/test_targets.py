@@ -107,17 +107,27 @@ def test_the_cpu_code_of_a_row_reduction_reads_as_its_loops():
         "v0_l0 = in0[uint64(o0), uint64(r0_l0)]",
         "acc0_l0 = float32(acc0_l0 + v0_l0)",
     ]
-    # where the points compute something, a leaf's values go into the thread's row first
+    # where the points are arithmetic, each lane computes its own
     code = _cpu_code(lambda x: (x * x).sum(axis=1), np.ones((4, 100), np.float32))
     lines = [line.strip() for line in code.splitlines()]
+    start = lines.index("for r0_base in range(nf_start, nf_whole, 8):")
+    assert lines[start + 1:start + 5] == [
+        "r0_l0 = r0_base",
+        "v0_l0 = in0[uint64(o0), uint64(r0_l0)]",
+        "v1_l0 = float32(v0_l0 * v0_l0)",
+        "acc0_l0 = float32(acc0_l0 + v1_l0)",
+    ]
+    assert "nf_leaf_acc0" not in code
+    # where they call a function (exp), a leaf's values go into the thread's row first
+    code = _cpu_code(lambda x: np.exp(x).sum(axis=1), np.ones((4, 100), np.float32))
+    lines = [line.strip() for line in code.splitlines()]
     start = lines.index("for jj in range(nf_len):")
-    assert lines[start:start + 5] == [
+    assert lines[start:start + 3] == [
         "for jj in range(nf_len):",  # the leaf's values into the thread's row
         "r0 = nf_start + jj",
         "v0 = in0[uint64(o0), uint64(r0)]",
-        "v1 = float32(v0 * v0)",
-        "nf_leaf_acc0[nf_slot + uint64(jj)] = v1",
     ]
+    assert "nf_leaf_acc0[nf_slot + uint64(jj)] = v1" in lines
     start = lines.index("acc0_l0 = float32(acc0_l0 + acc0_l1)")  # NumPy's tree of its 8 lanes
     assert lines[start:start + 7] == [
         "acc0_l0 = float32(acc0_l0 + acc0_l1)", "acc0_l2 = float32(acc0_l2 + acc0_l3)",
