@@ -237,8 +237,11 @@ class Planner:
             if is_reduction(e.prim):
                 self._level_reduction(e)
             elif is_library(e.prim):
-                # After every kernel that writes its inputs; later kernels load its outputs.
-                level = max((self._written_level(a) for a in e.inputs if isinstance(a, Var)), default=0)
+                # After every kernel that writes its inputs (or the buffers it views); later
+                # kernels load its outputs.
+                read = [a for a in e.inputs if isinstance(a, Var)]
+                read = [view[0] if (view := self.library_view(e, k)) is not None else a for k, a in enumerate(read)]
+                level = max((self._written_level(a) for a in read), default=0)
                 self.store_level[e.out] = level
                 self.depth[e.out] = level + 1
             else:
@@ -290,15 +293,19 @@ class Planner:
     def library_view(self, eqn: Eqn, position: int) -> tuple[Var, tuple[Eqn, ...]] | None:
         """(buffer, the view equations from it to the input, in order) where library call
         `eqn`'s input `position` is a view of an argument or constant (`x.T @ y`,
-        `A[:, ::2] @ v`, `np.flip(r) @ y`), which the call reads in place, with the strides
-        NumPy's call would see; else None. The array a scatter writes is such a view only
-        through transposes (its buffer is written: no broadcast, no copying reshape)."""
+        `A[:, ::2] @ v`, `np.flip(r) @ y`) or of a version of an updated array
+        (`data[:, i] @ data[:, i:]` after `data -= mean`), which the call reads in place, with
+        the strides NumPy's call would see; else None. (A version is read while its buffer
+        holds it: _check_versions, as for a kernel's loads.) The array a scatter writes is
+        such a view only through transposes of an argument (its buffer is written: no
+        broadcast, no copying reshape)."""
         var = eqn.inputs[position]
         if not isinstance(var, Var):
             return None
-        kinds = {"transpose"} if eqn.prim in IN_PLACE and position == 0 else VIEWS
+        written = eqn.prim in IN_PLACE and position == 0
+        kinds = {"transpose"} if written else VIEWS
         chain = []
-        while var not in self.info.buffer_inputs:
+        while var not in self.info.buffer_inputs and (written or not chain or var not in self.info.family):
             eqn = self.producers.get(var)
             if eqn is None or eqn.prim not in kinds or var in self.info.materialized:
                 return None
@@ -700,6 +707,9 @@ class Planner:
         stored = [f"{n[v]} from {_writer_text(self._kernel_of(self.info.stored_by.get(v)))}" for v in step.stored_inputs]
         if stored:
             text += f"; reads {', '.join(stored)}, its producers fused there"
+        viewed = [f"{n[v]} as a view of {n[base]}" for v, (base, _) in step.views.items()]
+        if viewed:
+            text += f"; reads {', '.join(viewed)}, in place"
         return text
 
     def _check_versions(self, kernels) -> None:

@@ -1,6 +1,7 @@
 """What the CPU target promises beyond matching NumPy: the same bits for any thread count, the
 caller's arrays used in place, thread safety, the serial path for small calls, clear refusals."""
 
+import copy
 import threading
 
 import numba
@@ -364,11 +365,30 @@ def test_products_of_stored_operands_are_numpys_bits():
 
     # npbench's durbin: a recursion on np.dot of a flipped slice, whose strides BLAS cannot take
     # (NumPy's np.dot then adds in its own loop, np.matmul in another): NumPy's bits at every step
-    from numfuse_tests.corpus.programs import BY_NAME
+    from numfuse_tests.corpus.programs import BY_NAME, _spd_init
 
     durbin = BY_NAME["durbin"].fn
     r = np.arange(60, 0, -1, dtype=np.float64)
     np.testing.assert_array_equal(numfuse.jit(durbin, target="cpu")(r), durbin(r))
+
+    # npbench's covariance and lu: products of views of arrays updated in place, read in place
+    # (a kernel's copy of the view would be C-contiguous, where NumPy's call sees strides)
+    for name, args in (("covariance", (40, 50.0, rng.random((50, 40)))), ("lu", (_spd_init(40),))):
+        fn = BY_NAME[name].fn
+        mine, theirs = copy.deepcopy(args), copy.deepcopy(args)
+        np.testing.assert_array_equal(numfuse.jit(fn, target="cpu")(*mine), fn(*theirs))
+        np.testing.assert_array_equal(mine[-1], theirs[-1])
+
+    def overwritten_later(x, w):  # the product reads x's version before x *= 2 overwrites it
+        x -= 1.0
+        y = x[:, ::2] @ w
+        x *= 2.0
+        return y
+
+    x, w = rng.random((40, 60)), rng.random((30, 30))
+    x2 = x.copy()
+    np.testing.assert_array_equal(numfuse.jit(overwritten_later, target="cpu")(x, w), overwritten_later(x2, w))
+    np.testing.assert_array_equal(x, x2)
 
     def scaled(A, p):
         return 1.5 * A @ p
