@@ -181,11 +181,12 @@ def at_user_line(message: str) -> str:
 
 @contextlib.contextmanager
 def user_line_noted():
-    """Let NumPy's own errors through unchanged, with a note naming the user's line."""
-    loc = user_location()
+    """Let NumPy's own errors through unchanged, with a note naming the user's line (found
+    only when one is raised: the with statement's frame is still below this one then)."""
     try:
         yield
     except Exception as err:
+        loc = user_location()
         if loc is not None and hasattr(err, "add_note"):
             err.add_note(f"  (traced by numfuse at {loc}: {loc.text})")
         raise

@@ -29,7 +29,8 @@ from .errors import (
     NeedsGraphBreak, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TraceTooLong, TracingError, UnfusedCallWarning,
     UnsupportedError, warn_once,
 )
-from .ir.graph import format_graph
+from .ir.graph import check_graph, format_graph
+from .ir.primitives import abstract_eval
 from .plan.planner import Plan, plan as make_plan
 from .targets.cuda.libraries import describe as describe_array, library_of
 from .targets.cuda.streams import check_stream_option
@@ -382,6 +383,7 @@ class JitFunction:
         key = structure_key(graph, specs)
         compiled = self._segments.get(key)
         if compiled is None:
+            check_graph(graph, abstract_eval)  # (the tracer's check, once per structure)
             scalar_inputs = {k for k, s in enumerate(specs) if s.kind != "array"}
             strided_inputs = {k for k, s in enumerate(specs) if s.strided}
             target = self._target_for(values)

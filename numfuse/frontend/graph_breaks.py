@@ -316,7 +316,7 @@ class Breaker:
         entry = None
         results: list[Any] = []
         if outputs or writebacks:
-            graph = ctx.graph(list(outputs), self.name, writebacks)
+            graph = ctx.graph(list(outputs), self.name, writebacks, rederive=False)  # (run_graph's)
             specs = [self.specs[v] for v in inputs]
             with suspended():
                 results, entry = self.run_graph(graph, specs, values, [self.names[v] for v in inputs])

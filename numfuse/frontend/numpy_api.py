@@ -10,6 +10,7 @@ Handlers take the trace context first; they never import the tracer (it imports 
 
 from __future__ import annotations
 
+import functools
 import operator
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -73,19 +74,69 @@ class Operand:
 
 
 def _broadcast_shape(operands: list[Operand]) -> tuple[int, ...]:
-    shapes = [op.shape for op in operands]
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
+    shapes = tuple(tuple(op.shape) for op in operands)
+    shape = broadcast_shapes(shapes)
+    if shape is None:
         listed = " ".join(str(tuple(s)).replace(" ", "") for s in shapes)
         raise ValueError(
             at_user_line(f"operands could not be broadcast together with shapes {listed}")
-        ) from None
+        )
+    return shape
+
+
+@functools.lru_cache(maxsize=4096)
+def broadcast_shapes(shapes: tuple[tuple[int, ...], ...]) -> tuple[int, ...] | None:
+    """NumPy's broadcast of `shapes` (np.broadcast_shapes), or None where they do not
+    broadcast. Its own code: np.broadcast_shapes makes an array of each shape, which costs
+    more than the rule at every operation of a trace."""
+    rank = max((len(s) for s in shapes), default=0)
+    result = []
+    for axis in range(-rank, 0):
+        sizes = {s[axis] for s in shapes if len(s) >= -axis} - {1}
+        if len(sizes) > 1:
+            return None
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
 
 
 def _loop_dtypes(ufunc: np.ufunc, operands: list[Operand], all_outputs: bool = False, dtype=None):
     """The NumPy loop that runs `ufunc` on these operands: its input dtypes and output dtype
     (with `all_outputs`, the list of its output dtypes)."""
+    key = _loop_key(ufunc, operands, all_outputs, dtype)
+    found = _LOOPS.get(key) if key is not None else None
+    if found is None:
+        found = _find_loop_dtypes(ufunc, operands, all_outputs, dtype)
+        if key is not None:
+            if len(_LOOPS) >= _LOOPS_KEPT:
+                _LOOPS.clear()
+            _LOOPS[key] = found
+    ins, outs = found
+    return list(ins), (list(outs) if all_outputs else outs)
+
+
+# The loops found (a trace asks for the same few at almost every operation: NumPy's rule costs
+# tens of microseconds), by what decides them: the operands' dtypes (their char too: 'q' and
+# 'l' are equal dtypes of different scalar types), weakness and, for constants, their values
+# (a Python int out of an array's range raises). Bounded: a NaN constant equals no key.
+_LOOPS: dict = {}
+_LOOPS_KEPT = 4096
+
+
+def _loop_key(ufunc, operands, all_outputs, dtype):
+    key = [ufunc, all_outputs, dtype]
+    for op in operands:
+        key += [op.dtype, op.dtype.char, op.weak, op.tracer is None]
+        if op.tracer is None:
+            key += [type(op.value), op.value]
+    key = tuple(key)
+    try:
+        hash(key)
+    except TypeError:  # an unhashable constant: no cache
+        return None
+    return key
+
+
+def _find_loop_dtypes(ufunc: np.ufunc, operands: list[Operand], all_outputs: bool, dtype):
     name = f"np.{ufunc.__name__}"
     if all(op.weak for op in operands):
         types = tuple(op.dtype for op in operands)

@@ -23,6 +23,7 @@ leaves the original alone, as in NumPy.
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -33,8 +34,14 @@ from ..errors import at_user_line, unsupported, user_line_noted
 
 
 def stand_in(shape, strides=None, dtype=np.float64) -> np.ndarray:
-    """An array of `shape` and element `strides` (default: all 0) that holds one element."""
-    dtype = np.dtype(dtype)
+    """An array of `shape` and element `strides` (default: all 0) that holds one element.
+    Read-only, so one is shared by every view of that shape (views are made at most
+    operations of a trace, and as_strided costs more than finding one)."""
+    return _stand_in(tuple(shape), None if strides is None else tuple(strides), np.dtype(dtype))
+
+
+@functools.lru_cache(maxsize=1024)
+def _stand_in(shape, strides, dtype) -> np.ndarray:
     strides = (0,) * len(shape) if strides is None else strides
     return as_strided(np.zeros(1, dtype), tuple(shape), tuple(s * dtype.itemsize for s in strides), writeable=False)
 

@@ -33,8 +33,9 @@ def _set_shape(tracer, shape) -> None:
             ctx.family.get(tracer._var, tracer._var)) is not None:
         raise unsupported("assigning to .shape of an argument, a view or an array written in place",
                           "write x = x.reshape(shape)")
-    probe = numpy_views.stand_in(tracer.shape, ctx.strides_of(tracer._var)) if ctx.strides_of(tracer._var) is not None \
-        else None
+    # (a view: the stand-in itself is shared, and its shape is set here)
+    probe = numpy_views.stand_in(tracer.shape, ctx.strides_of(tracer._var)).view() \
+        if ctx.strides_of(tracer._var) is not None else None
     if probe is None:
         raise unsupported("assigning to .shape of an array whose memory layout numfuse does not trace",
                           "write x = x.reshape(shape)")

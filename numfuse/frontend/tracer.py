@@ -423,10 +423,13 @@ class TraceContext(Layouts):
             result = self.numpy_scalar(result)  # np.float64(1).astype(np.float32) is a scalar
         return result
 
-    def graph(self, outputs: list[Atom], name: str, writebacks=None) -> Graph:
+    def graph(self, outputs: list[Atom], name: str, writebacks=None, rederive: bool = True) -> Graph:
+        """The graph traced so far. `rederive`: check every equation's aval against the
+        registry's rule (a graph break's segment is checked where its structure is first
+        planned: at every iteration of a loop, the same structure would be checked again)."""
         graph = Graph(list(self.inputs), list(self.eqns), outputs, dict(self.consts), name, writebacks or {},
                       list(dict.fromkeys(self.notes)))
-        check_graph(graph, abstract_eval)
+        check_graph(graph, abstract_eval if rederive else None)
         return graph
 
 
