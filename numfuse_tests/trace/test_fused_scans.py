@@ -147,7 +147,7 @@ def test_explain_says_how_a_scan_runs():
 
 def test_a_long_reduction_body_folds_into_one_accumulator_on_the_cpu():
     # Eight lanes of a long body (complex arithmetic here) took minutes to compile.
-    from numfuse.targets.cpu.codegen import LANES_MAX_STATEMENTS
+    from numfuse.targets.cpu.lanes import LANES_MAX_STATEMENTS
 
     def long(x, y):
         z = x

@@ -27,9 +27,9 @@ class CpuTarget(Target):
     split_max_chunks: int = 64
     # A column reduction's chunks: at least this many reduced points (rows) each.
     column_chunk_rows: int = 64
-    # Independent accumulators of a reduction along its innermost loop (codegen.lanes_loop).
+    # Independent accumulators of a reduction along its innermost loop (lanes.lanes_loop).
     lanes: int = 8
-    # How far ahead (bytes) a reduction's lanes prefetch the rows they read (codegen._prefetches):
+    # How far ahead (bytes) a reduction's lanes prefetch the rows they read (lanes._prefetches):
     # 2 KiB ran a 512 MiB row sum 1.4x faster on one thread and 1.5x on two, as fast as torch.compile's
     # (benchmarks/results/2026-12-03-prefetch-ab-cpu-target.md).
     prefetch_bytes: int = 2048

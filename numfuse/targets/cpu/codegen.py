@@ -11,9 +11,9 @@ templates (templates.py):
   row between them: the GPU's shared-memory cache has no CPU code);
 - a split reduction (few long rows): each row cut into nsplit chunks, a prange over (row,
   chunk) pairs into partial results, then each row combines its chunks in order;
-- a row reduction's points fold into lanes (lanes_loop), through a scratch row of 64 slots
-  first where they compute something or combine other than by adding (chunk_loops); a plain
-  sum's lanes prefetch the row ahead (_prefetches).
+- a row reduction's points fold into lanes (lanes.py), through a scratch row of 64 slots
+  first where they compute something or combine other than by adding; a plain sum's lanes
+  prefetch the row ahead; a float sum follows NumPy's pairwise order (pairwise.py).
 The scalar templates' GPU intrinsics (`cuda.popc`, `cuda.cbrt`) are rewritten to the CPU's
 (intrinsics.py), and `math` is cpumath.py, whose functions keep float32 in float32.
 """
@@ -25,16 +25,17 @@ import dataclasses
 
 import numpy as np
 
-from ...codegen.pyast import Suffix, assign, assigned_names, call, target, var
+from ...codegen.pyast import assign, assigned_names, call, target, var
 from ...codegen.statements import (
     TYPE_NAMES, CodeCache, KernelParam, KernelSource, Rename, StatementRenderer, code_key, convert, index_item, literal, positional_names, type_name, unravel, with_header,
 )
 from ...codegen.templates import clone, fill, fill_body, module
 from ...ir.dtypes import compute_dtype
 from ...ir.graph import Literal
-from ...loops.loopnest import Accumulate, Compute, LoopNest, OnlineAccumulate, Parts, Phase, walk
+from ...loops.loopnest import Compute, LoopNest, Parts, Phase, walk
 from ...ir.ops import NO_INDEX
 from . import templates, trig_loops, vector_math
+from .lanes import BIG_FLAG, CHUNK, identity_literal, lanes_loop, mentions, scratch_name, uses_chunks
 from .pairwise import FRAMES, PAIRWISE_DEPTH, PAIRWISE_LEAF, leaf_name, pairwise_loop, stack_name, stores_leaf, uses_pairwise
 
 JIT_OPTIONS = dict(nogil=True, cache=True, error_model="numpy")
@@ -42,13 +43,8 @@ JIT_OPTIONS = dict(nogil=True, cache=True, error_model="numpy")
 # their accumulators take at most COLUMN_BLOCK_BYTES (16 KiB: within a core's L1 data cache),
 # and a row of the block's inputs is then thousands of contiguous bytes, which the hardware
 # prefetchers follow (blocks of 256 float32, 1 KiB a row, ran at half NumPy's speed).
-# A reduction phase of more loop-nest statements per point than this folds into one
-# accumulator, not LANES copies of its body: a long body keeps the core busy on its own, and
-# eight copies of it (of complex arithmetic, say) take Numba and LLVM minutes to compile.
-LANES_MAX_STATEMENTS = 48
 COLUMN_BLOCK_BYTES = 16 * 1024
 COLUMN_BLOCK_MIN = 256
-BIG_FLAG = "nf_big"  # whether a loop met a sin or cos argument past vector_math.TRIG_LIMIT
 GPU_INTRINSICS = ("popc", "cbrt")  # what scalar templates call as cuda.<name>
 INTRINSICS = GPU_INTRINSICS + ("float16", "float16_load", "float16_bits", "float32_from_bits", "float64_from_bits",
                              "float32_bits", "float64_bits", "fma", "prefetch", "select")
@@ -187,7 +183,7 @@ def kernel_params(nest: LoopNest, nsplit: int = 1, lanes: int = 1) -> tuple[Kern
     params.append(KernelParam("nrows", "size", nest.outer_size))
     params.append(KernelParam("nred", "size", nest.inner_size))
     chunked = {a.name: a for p in nest.phases if uses_chunks(nest, p, lanes) for a in p.accumulators}
-    for name, a in chunked.items():  # each thread's scratch row of CHUNK values (chunk_loops)
+    for name, a in chunked.items():  # each thread's scratch row of CHUNK values (lanes._chunk_loops)
         params.append(KernelParam(scratch_name(name), "column", numba_threads() * CHUNK, compute_dtype(a.dtype)))
     pairwise = {a.name: a for p in nest.phases if uses_pairwise(nest, p, lanes) for a in p.accumulators}
     if pairwise:  # each thread's frames, and per sum its leaf's values and its partial sums
@@ -214,28 +210,20 @@ def kernel_params(nest: LoopNest, nsplit: int = 1, lanes: int = 1) -> tuple[Kern
     return tuple(params)
 
 
-def _mentions(stmts: list[ast.stmt], name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for st in stmts for n in ast.walk(st))
-
-
 def nested_loops(dims, body: list[ast.stmt]) -> list[ast.stmt]:
     """`for d in range(size):` for each of `dims`, outermost first, around `body`. Where the
     body reads the linear index `lin` (an argmax's position), it is counted along."""
-    counted = _mentions(body, "lin")
+    counted = mentions(body, "lin")
     inner = body + ([ast.AugAssign(var("lin"), ast.Add(), ast.Constant(1))] if counted else [])
     for dim in reversed(dims):
         inner = [ast.For(target(dim.name), call("range", var(dim.param)), inner or [ast.Pass()], [])]
     return ([assign("lin", ast.Constant(0))] if counted else []) + inner
 
 
-def _identity(a) -> ast.expr:
-    return literal(np.asarray(a.identity).astype(compute_dtype(a.dtype))[()])
-
-
 def _init(accumulators) -> list[ast.stmt]:
     stmts = []
     for a in accumulators:
-        stmts.append(assign(a.name, _identity(a)))
+        stmts.append(assign(a.name, identity_literal(a)))
         if a.indexed:
             stmts.append(assign(f"{a.name}_i", literal(np.int64(NO_INDEX))))
     return stmts
@@ -257,178 +245,6 @@ def _follows_rows(acc) -> bool:
     """Whether a column reduction's accumulator must take the reduced rows in order, as NumPy
     does: a float or complex sum or product (rounding makes the order part of the result)."""
     return acc.combine in ("add", "multiply_scalar_loop") and np.dtype(acc.dtype).kind in "fc"
-
-
-def _in_sequence(acc) -> bool:
-    """Whether an accumulator folds its row in point order, one point after another: a float or
-    complex product, which NumPy's multiply.reduce computes so (its bits; lanes would round
-    differently)."""
-    return acc.combine == "multiply_scalar_loop" and np.dtype(acc.dtype).kind in "fc"
-
-
-def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
-               bounds: tuple[ast.expr, ast.expr] | None = None) -> tuple[list, list, list] | None:
-    """A reduction phase's loops with `lanes` independent accumulators along the innermost
-    loop: point j + k folds into lane k, the lanes combine in a fixed tree at the end. Latency
-    of one accumulator's chain no longer bounds the loop, and LLVM can vectorize the lanes,
-    without fast-math reassociation (the order is fixed: the same bits on every machine and
-    thread count). (init, loops, combine), or None where lanes do not apply: an argmax's index
-    and an online sum's rescaling need one accumulator in point order. `bounds`: the innermost
-    loop's range (a split chunk's start and stop), else all of it."""
-    accumulators = phase.accumulators
-    if lanes < 2 or not nest.inner or any(a.indexed or a.partner or a.running for a in accumulators):
-        return None
-    if any(_in_sequence(a) for a in accumulators):
-        return None
-    if sum(1 for _ in walk(phase.body)) > LANES_MAX_STATEMENTS:
-        return None
-    point = body.stmts(phase.body)
-    if _mentions(point, "lin"):
-        return None
-    last = nest.inner[-1]
-    names = {a.name for a in accumulators}
-    lo, hi = bounds or (ast.Constant(0), var(last.param))
-    if uses_chunks(nest, phase, lanes):  # every point through chunk_loops' scratch row
-        loops = _chunk_loops(body, nest, phase, lanes, clone(lo), clone(hi))
-    else:
-        local = (assigned_names(point) | {last.name}) - names - {BIG_FLAG}  # one flag for every lane
-        base = f"{last.name}_base"
-        unrolled: list[ast.stmt] = []
-        for k in range(lanes):
-            rename = Suffix(local | names, f"_l{k}")
-            offset = ast.BinOp(var(base), ast.Add(), ast.Constant(k)) if k else var(base)
-            unrolled.append(assign(f"{last.name}_l{k}", offset))
-            unrolled.extend(rename.visit(clone(st)) for st in point)
-        length = ast.BinOp(clone(hi), ast.Sub(), clone(lo))
-        whole = ast.BinOp(clone(hi), ast.Sub(), ast.BinOp(length, ast.Mod(), ast.Constant(lanes)))
-        ahead = _prefetches(body, unrolled[:1 + len(point)], f"{last.name}_l0", base)
-        main = ast.For(target(base), call("range", clone(lo), whole, ast.Constant(lanes)), ahead + unrolled, [])
-        rest_body = [Suffix(names, "_l0").visit(clone(st)) for st in point]
-        rest = ast.For(target(last.name), call("range", clone(whole), clone(hi)), rest_body, [])
-        loops = [main, rest]
-        for dim in reversed(nest.inner[:-1]):
-            loops = [ast.For(target(dim.name), call("range", var(dim.param)), loops, [])]
-    init = [assign(f"{a.name}_l{k}", _identity(a)) for a in accumulators for k in range(lanes)]
-    combine: list[ast.stmt] = []
-    for a in accumulators:
-        width = lanes
-        while width > 1:  # lane k += lane k + width/2, halving: a fixed tree
-            width //= 2
-            for k in range(width):
-                combine.extend(body.combine(a, f"{a.name}_l{k}", var(f"{a.name}_l{k + width}"), f"{a.name}_t{width}_{k}_"))
-        combine.append(assign(a.name, var(f"{a.name}_l0")))
-    return init, loops, combine
-
-
-class _Ahead(ast.NodeTransformer):
-    """`name` (a lane's point) becomes `start + points`."""
-
-    def __init__(self, name: str, start: str, points: int):
-        self.name, self.start, self.points = name, start, points
-
-    def visit_Name(self, node: ast.Name):
-        return ast.BinOp(var(self.start), ast.Add(), ast.Constant(self.points)) if node.id == self.name else node
-
-
-def _prefetches(body, lane: list[ast.stmt], index: str, start: str) -> list[ast.stmt]:
-    """`prefetch(buffer, (i, j + d))` for each buffer that lane 0's statements load along the
-    innermost loop (its index mentions `index`, which is `start` there): the point body.prefetch
-    bytes ahead. A row reduction reading memory then keeps more lines in flight than the
-    hardware prefetchers alone do (row sums 1.4x faster on one thread); none where prefetch is 0."""
-    stmts, seen = [], set()
-    computed = assigned_names(lane) - {index}  # a gather's index, loaded in the lane: not known before it
-    for st in lane:
-        value = st.value if isinstance(st, ast.Assign) else None
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "float16_load":
-            value = value.args[0]
-        if not body.prefetch or not isinstance(value, ast.Subscript) or not isinstance(value.value, ast.Name):
-            continue
-        name = value.value.id
-        if name in seen or name not in body.buffers or not _mentions([ast.Expr(value.slice)], index):
-            continue
-        if any(isinstance(n, ast.Name) and n.id in computed for n in ast.walk(value.slice)):
-            continue
-        seen.add(name)
-        points = max(1, body.prefetch // np.dtype(body.buffers[name]).itemsize)
-        indices = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
-        ahead = ast.Tuple([_Ahead(index, start, points).visit(clone(i)) for i in indices], ast.Load())
-        stmts.append(ast.Expr(call("prefetch", var(name), ahead)))
-    return stmts
-
-
-# Points of a row a chunk takes (chunk_loops): a multiple of the lanes.
-CHUNK = 64
-
-
-def scratch_name(acc: str) -> str:
-    return f"nf_tmp_{acc}"
-
-
-def uses_chunks(nest: LoopNest, phase, lanes: int) -> bool:
-    """Whether a row reduction's phase goes through chunk_loops: one inner loop, lanes, every
-    accumulation a plain one and a statement of the phase itself (not in a guard), and points
-    that compute something or combine other than by adding (a maximum's NaN-aware select, a
-    variance's squares, vector_math's exp): those vectorize in a loop of independent slots, not
-    across 8 unrolled lanes. A plain sum of loads vectorizes as lanes already, and faster."""
-    if nest.kind != "reduction" or nest.schedule != "rows" or len(nest.inner) != 1 or lanes < 2:
-        return False
-    if not phase.accumulators or any(a.indexed or a.partner or a.running for a in phase.accumulators):
-        return False
-    if uses_pairwise(nest, phase, lanes) or any(_in_sequence(a) for a in phase.accumulators):
-        return False
-    if sum(1 for _ in walk(phase.body)) > LANES_MAX_STATEMENTS:
-        return False  # no lanes (lanes_loop)
-    top = [s for s in phase.body if isinstance(s, Accumulate)]
-    every = [s for s in walk(phase.body) if isinstance(s, Accumulate)]
-    if not top or len(top) != len(every) or any(isinstance(s, OnlineAccumulate) for s in walk(phase.body)):
-        return False
-    computes = any(isinstance(s, Compute) for s in walk(phase.body))
-    return computes or any(a.combine != "add" for a in phase.accumulators)
-
-
-def _chunk_loops(body, nest: LoopNest, phase, lanes: int, start: ast.expr, stop: ast.expr) -> list[ast.stmt]:
-    """The innermost loop's points from `start` to `stop` in chunks of CHUNK: point j of a chunk
-    folds into slot j of a per-thread scratch row of CHUNK accumulators (a loop that vectorizes:
-    the slots are independent, and the index is unsigned, with no wraparound), and after the
-    chunks slot j folds into lane j mod lanes, in slot order. The bits are fixed by the sizes
-    alone, as lanes_loop's are; the point's code appears once (no unrolled lanes to compile)."""
-    last = nest.inner[-1]
-    base = f"{last.name}_chunk"
-    row = "nf_slot"  # the thread's scratch row
-    slot = ast.BinOp(var(row), ast.Add(), call("uint64", var("jj")))
-    clear, point, fold = [], [assign(last.name, ast.BinOp(var(base), ast.Add(), var("jj")))], []
-    for s in phase.body:
-        if isinstance(s, Accumulate):
-            acc = body.accumulators[s.acc]
-            value = body.operand(s.src, compute_dtype(acc.dtype))
-            cell = f"{s.acc}_s"
-            point.append(assign(cell, ast.Subscript(var(scratch_name(s.acc)), clone(slot), ast.Load())))
-            point.extend(body.combine(acc, cell, value, f"{s.acc}_sc_"))
-            point.append(ast.Assign([ast.Subscript(var(scratch_name(s.acc)), clone(slot), ast.Store())], var(cell)))
-            clear.append(ast.Assign([ast.Subscript(var(scratch_name(s.acc)), clone(slot), ast.Store())], _identity(acc)))
-        else:
-            point.extend(body.stmts([s]))
-    for k in range(lanes):
-        cell = ast.BinOp(clone(slot), ast.Add(), call("uint64", ast.Constant(k))) if k else clone(slot)
-        for a in phase.accumulators:
-            theirs = ast.Subscript(var(scratch_name(a.name)), cell, ast.Load())
-            fold.extend(body.combine(a, f"{a.name}_l{k}", theirs, f"{a.name}_c{k}_"))
-    # Whole chunks (a constant trip count vectorizes best), then the short last one, whose
-    # points take the first slots, as a whole chunk's would.
-    whole = "nf_whole"
-    span = ast.BinOp(clone(stop), ast.Sub(), clone(start))
-    chunks = ast.For(target(base), call("range", start, var(whole), ast.Constant(CHUNK)),
-                     [ast.For(target("jj"), call("range", ast.Constant(CHUNK)), clone(point), [])], [])
-    last_chunk = [assign(base, var(whole)),
-                  ast.For(target("jj"), call("range", ast.BinOp(clone(stop), ast.Sub(), var(whole))), point, [])]
-    return [
-        assign(row, call("uint64", ast.BinOp(call("get_thread_id"), ast.Mult(), ast.Constant(CHUNK)))),
-        ast.For(target("jj"), call("range", ast.Constant(CHUNK)), clear, []),
-        assign(whole, ast.BinOp(clone(stop), ast.Sub(), ast.BinOp(span, ast.Mod(), ast.Constant(CHUNK)))),
-        chunks,
-        *last_chunk,
-        ast.For(target("jj"), call("range", ast.Constant(0), ast.Constant(CHUNK), ast.Constant(lanes)), fold, []),
-    ]
 
 
 def _reduction_ast(nest: LoopNest, params: list[str], lanes: int, trig: str, prefetch: int = 0) -> ast.FunctionDef:

@@ -169,7 +169,7 @@ def select(typingctx, condition, a, b):
 # prefetch(array, (i, j, ...)): asks the cache for the line holding array[i, j, ...] (its strides,
 # no bounds check and no wraparound) without waiting for it; an address past the array's end is
 # harmless (a prefetch never faults). A reduction streaming a long row from memory so keeps more
-# lines in flight than the hardware prefetchers alone do (codegen._prefetches).
+# lines in flight than the hardware prefetchers alone do (lanes._prefetches).
 
 
 @numba.extending.intrinsic
