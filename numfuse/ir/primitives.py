@@ -17,8 +17,9 @@ The kinds, and what reads them:
 - "library": a library call between kernels (library_ops.py).
 
 `abstract_eval(eqn)` re-derives an equation's aval; `ir.check_graph(graph, abstract_eval)` runs
-it on every equation of every traced graph (as JAX's check_jaxpr does), so a rule that disagrees
-with what the tracer recorded is a bug found at once. Dtypes come from NumPy itself
+it on every equation of every traced graph (as JAX's check_jaxpr does; a graph break's segment
+once per structure, where it is planned), so a rule that disagrees with what the tracer
+recorded is a bug found at once. Dtypes come from NumPy itself
 (`ufunc.resolve_dtypes`), never from a table here.
 """
 
