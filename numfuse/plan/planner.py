@@ -320,7 +320,24 @@ class Planner:
         point's own (NumPy evaluates the right side first: it goes to a temporary), and the operand of a
         reshape that NumPy would copy."""
         info = self.info
+        # Which arrays that updates write (versions, and the arrays they update) each value may
+        # read, as _reads would walk to them: an update's right side is walked only where it
+        # may read its own array. (A loop traced whole chains its scalars through every
+        # iteration: walking each right side's whole cone took durbin's plan 10 s.)
+        written = {v for e in self.eqns if e.prim == "update" or e.prim in IN_PLACE for v in (e.inputs[0], e.out)}
+        reaches: dict[Var, frozenset] = {}
+
+        def reached(atom) -> frozenset:
+            if not isinstance(atom, Var):
+                return frozenset()
+            found = reaches.get(atom, frozenset())
+            return found | {atom} if atom in written else found
+
         for e in self.eqns:
+            if e.prim == "update" or e.prim in IN_PLACE or is_reduction(e.prim) or is_library(e.prim):
+                reaches[e.out] = frozenset()  # (where _reads stops)
+            else:
+                reaches[e.out] = frozenset().union(*(reached(a) for a in e.inputs))
             if e.prim == "update":
                 base = e.inputs[0]
                 root = info.family.setdefault(base, base)
@@ -329,7 +346,7 @@ class Planner:
                 if base not in info.buffer_inputs:
                     info.materialized.add(base)
                 value = e.inputs[1]
-                if isinstance(value, Var):
+                if isinstance(value, Var) and any(info.family.get(v) is root for v in reached(value)):
                     target = update_map(e)
                     region = tuple(e.param("shape"))
                     for var, maps in self._reads(value, identity_map(region)).items():
