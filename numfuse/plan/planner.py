@@ -25,7 +25,7 @@ after the first records why it could not join an earlier one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -346,10 +346,13 @@ class Planner:
                 if base not in info.buffer_inputs:
                     info.materialized.add(base)
                 value = e.inputs[1]
-                if isinstance(value, Var) and any(info.family.get(v) is root for v in reached(value)):
+                def reads_root(atom, root=root) -> bool:
+                    return any(info.family.get(v) is root for v in reached(atom))
+
+                if isinstance(value, Var) and reads_root(value):
                     target = update_map(e)
                     region = tuple(e.param("shape"))
-                    for var, maps in self._reads(value, identity_map(region)).items():
+                    for var, maps in self._reads(value, identity_map(region), reads_root).items():
                         # The array itself read where the update does not write (u[0] = u[1])
                         # needs no temporary either: no point is read after it is written.
                         if info.family.get(var) is root and (var is not base or not all(
@@ -378,15 +381,16 @@ class Planner:
 
     # -- grouping ------------------------------------------------------------------------------
 
-    def _reads(self, atom, imap: IndexMap) -> dict[Var, set[IndexMap]]:
+    def _reads(self, atom, imap: IndexMap, wanted: Callable[[Var], bool] | None = None) -> dict[Var, set[IndexMap]]:
         """What evaluating `atom` at `imap` loads, each with the index maps it is read at:
-        argument and constant buffers, reductions, and materialized values."""
+        argument and constant buffers, reductions, and materialized values. `wanted`: only
+        what the values it accepts may read (the walk skips the others)."""
         found: dict[Var, set] = {}
         seen = set()
         stack = [(atom, imap)]
         while stack:
             atom, imap = stack.pop()
-            if not isinstance(atom, Var) or (atom, imap) in seen:
+            if not isinstance(atom, Var) or (atom, imap) in seen or (wanted is not None and not wanted(atom)):
                 continue
             seen.add((atom, imap))
             producer = self.producers.get(atom)
