@@ -233,10 +233,10 @@ def test_cpu_choices_between_plain_values_are_selects_without_branches():
     points = [line for line in code.splitlines() if line.strip().startswith("v")]  # the points' values
     assert "select(" in code and " and " not in code and " or " not in code
     assert points and not any(" if " in line for line in points)
-    from numfuse.targets.cpu.codegen import _Selects
+    from numfuse.targets.cpu.codegen import _ForCpu
 
     def selected(expr: str) -> str:
-        return ast.unparse(_Selects().visit(ast.parse(expr)))
+        return ast.unparse(_ForCpu({}).visit(ast.parse(expr)))
 
     assert selected("float64(a if c else -math.inf)") == "float64(select(c, a, -math.inf))"
     assert selected("a[i] if c else b") == "a[i] if c else b"  # a load only where c holds

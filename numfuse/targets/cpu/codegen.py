@@ -495,8 +495,12 @@ def _part_only(nest: LoopNest, part) -> LoopNest:
     return dataclasses.replace(nest, phases=(Phase((), part.body),))
 
 
-class _ToCpu(ast.NodeTransformer):
-    """`cuda.popc(x)` (a scalar template's GPU intrinsic) becomes `popc(x)` (intrinsics.py)."""
+class _ForCpu(Rename):
+    """One pass over a kernel's tree: its names as the code names them (Rename); `cuda.popc(x)`
+    (a scalar template's GPU intrinsic) as `popc(x)` (intrinsics.py); and `a if c else b` whose
+    choices are plain values (names, constants, casts of them) as `select(c, a, b)`
+    (intrinsics.select: no branch, so Numba's passes see one block, not three). Any other
+    choice keeps its branch: it may load or divide only where its condition holds."""
 
     def visit_Attribute(self, node: ast.Attribute):
         self.generic_visit(node)
@@ -505,12 +509,6 @@ class _ToCpu(ast.NodeTransformer):
                 raise NotImplementedError(f"the CPU target has no cuda.{node.attr}")
             return ast.Name(node.attr, node.ctx)
         return node
-
-
-class _Selects(ast.NodeTransformer):
-    """`a if c else b` whose choices are plain values (names, constants, casts of them) becomes
-    `select(c, a, b)` (intrinsics.select: no branch, so Numba's passes see one block, not three).
-    Any other choice keeps its branch: it may load or divide only where its condition holds."""
 
     def visit_IfExp(self, node: ast.IfExp):
         self.generic_visit(node)
@@ -556,19 +554,21 @@ def render_code(nest: LoopNest, params, names: dict[str, str], lanes: int = 1, n
     `prefetch`: how many bytes ahead the lanes prefetch what they load (0: not at all)."""
 
     def kernel(trig: str) -> ast.FunctionDef:
-        return _Selects().visit(_ToCpu().visit(Rename(names).visit(
-            _kernel_ast(nest, [p.name for p in params], lanes, nsplit, trig, prefetch))))
+        return _ForCpu(names).visit(_kernel_ast(nest, [p.name for p in params], lanes, nsplit, trig, prefetch))
 
     fn = trig_loops.choose(kernel("fast"), kernel("libm"), BIG_FLAG) if uses_trig(nest) else kernel("libm")
-    serial = _Serial().visit(clone(fn))
-    serial.name = f"{fn.name}_serial"
     imports = [
         ast.ImportFrom("numba", [ast.alias("get_thread_id"), ast.alias("njit"), ast.alias("prange")], 0),
         ast.ImportFrom("numba.types", [ast.alias(t) for t in TYPE_NAMES if t != "float16"], 0),
         ast.ImportFrom("numfuse.targets.cpu", [ast.alias("cpumath", "math")], 0),
         ast.ImportFrom("numfuse.targets.cpu.intrinsics", [ast.alias(n) for n in INTRINSICS], 0),
     ]
-    return ast.unparse(module(imports + [_decorated(fn, True), _decorated(serial, False)]))
+    parallel = ast.unparse(module(imports + [_decorated(fn, True)]))
+    # The serial function: the same tree, its prange loops made range (after the parallel
+    # one is text: no copy of the tree).
+    serial = _decorated(_Serial().visit(fn), False)
+    serial.name = f"{serial.name}_serial"
+    return parallel + "\n\n" + ast.unparse(serial)
 
 
 _CODE = CodeCache()

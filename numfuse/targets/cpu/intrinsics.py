@@ -147,7 +147,7 @@ def fma(typingctx, a, b, c):
 # select(c, a, b) = a if c else b, with both already computed: one LLVM select, no branch. Numba
 # gives every `a if c else b` two basic blocks of its IR, and its copy propagation grows with
 # blocks times variables: a kernel of 200 masked sums took 131 s to compile. The renderer uses it
-# where both choices are plain values (codegen._Selects).
+# where both choices are plain values (codegen._ForCpu).
 
 
 @numba.extending.intrinsic
