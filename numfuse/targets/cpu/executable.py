@@ -11,6 +11,7 @@ function, or the serial one for a call too small to gain from threads (target.se
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -61,6 +62,7 @@ class CpuExecutable:
         position = {id(k): i for i, k in enumerate(plan.kernels)}
         self.order = [("kernel", position[id(s)]) if id(s) in position else ("library", s)
                       for s in (plan.steps or plan.kernels)]
+        self.has_library = any(kind == "library" for kind, _ in self.order)
         self._load_lock = threading.Lock()
 
     def _make_launch(self, kernel, source) -> _Launch:
@@ -150,14 +152,16 @@ class CpuExecutable:
         # Read once a call: the environment costs a microsecond a read, more than a small launch.
         say = debug.enabled("launch")
         try:
-            for kind, i in self.order:
-                if kind == "library":
-                    with np.errstate(all="ignore"):  # NumPy's warnings: the kernels raise none either
+            # NumPy's warnings of library calls: off, as the kernels raise none either (one
+            # errstate a call: entering one costs more than a small kernel's launch)
+            with np.errstate(all="ignore") if self.has_library else contextlib.nullcontext():
+                for kind, i in self.order:
+                    if kind == "library":
                         _run_library(i, env)
-                elif not self.launches[i].empty:
-                    if progress is not None:
-                        progress.kernel(i)
-                    self._launch(i, env, scalars, errors, say)
+                    elif not self.launches[i].empty:
+                        if progress is not None:
+                            progress.kernel(i)
+                        self._launch(i, env, scalars, errors, say)
         finally:
             if progress is not None:
                 progress.__exit__()
