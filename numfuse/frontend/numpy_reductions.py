@@ -98,6 +98,10 @@ def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, i
     value = ctx.convert(xt, acc)
     if axes:
         params = (("axes", axes), ("keepdims", bool(keepdims)))
+        if prim == "reduce_sum" and acc.kind == "f" and xt.dtype != acc:
+            # NumPy casts the input into buffers of np.getbufsize() points and adds their sums
+            # one after another (a target that follows NumPy's order reads it: the CPU's).
+            params += (("buffered", int(np.getbufsize())),)
         shape = _reduced_shape(xt.shape, axes, keepdims)
         value = ctx.bind(prim, [ctx.atom(value)], shape, acc, params=params, numpy_scalar=True)
     if kind == "mean":

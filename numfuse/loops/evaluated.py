@@ -58,6 +58,7 @@ class Evaluated:
             for a in accumulators:
                 of = f" of exp(x - {a.partner})" if a.partner else ""
                 running = ", running" if a.running else ""
+                running += f", in NumPy's buffers of {a.blocks}" if a.blocks else ""
                 lines.append(f"    {a.name}:{short_name(a.dtype)} = {a.identity.item()!r} ({a.combine}{of}{running})")
                 combine[a.name] = a.combine
             lines.extend(format_statements(_named(body), "    ", combine))

@@ -205,6 +205,10 @@ class Accumulator:
     # A scan's (np.cumsum): its points combine one after another in the row's order, and the
     # statements after its Accumulate read its running value (the scan at that point).
     running: bool = False
+    # A sum of values its reduction casts (np.mean of ints, x.sum(dtype=np.float64) of float32):
+    # NumPy casts the row into buffers of this many points and adds each buffer's sum to the
+    # total in turn; 0: the row is one sum.
+    blocks: int = 0
 
     @property
     def indexed(self) -> bool:
@@ -382,6 +386,7 @@ def format_loopnest(nest: LoopNest, sizes: bool = True) -> str:
             index = " @index" if a.indexed else ""
             of = f" of exp(x - {a.partner})" if a.partner else ""
             running = ", running" if a.running else ""
+            running += f", in NumPy's buffers of {a.blocks}" if a.blocks else ""
             lines.append(f"{indent}{a.name}:{short_name(a.dtype)}{index} = {a.identity.item()!r} ({a.combine}{of}{running})")
         body_indent = indent
         for d in nest.inner:

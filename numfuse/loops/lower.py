@@ -392,7 +392,8 @@ class Lowerer:
                 continue
             src = self.value(eqn.inputs[0], identity_map(self.domain), scopes[phase], body, phase)
             self.computed.append(eqn)
-            accumulators.append(Accumulator(f"acc{i}", red.combine, dtype, red.identity(dtype), running=red.scan))
+            accumulators.append(Accumulator(f"acc{i}", red.combine, dtype, red.identity(dtype), running=red.scan,
+                                            blocks=eqn.param("buffered", 0)))
             if eqn.out in partner_of:
                 body.append(OnlineAccumulate(f"acc{i}", f"acc{index_of[partner_of[eqn.out]]}", src))
             else:

@@ -77,6 +77,7 @@ TEMPLATES = {
     "rows, pairwise": (lambda x: x.sum(axis=1), (30, 400)),
     "rows, pairwise, computed in lanes": (lambda x: (x * x).sum(axis=1), (30, 400)),
     "rows, pairwise, leaf stored": (lambda x: np.exp(x).sum(axis=1), (30, 400)),
+    "rows, pairwise, in NumPy's buffers": (lambda x: x.sum(axis=1, dtype=np.float64), (30, 400)),
     "rows, product in order": (lambda x: x.prod(axis=1), (30, 40)),
     "rows, argmax": (lambda x: x.argmax(axis=1), (30, 40)),
     "columns": (lambda x: x.max(axis=0), (30, 40)),
@@ -86,6 +87,7 @@ TEMPLATES = {
     "columns cut into chunks, argmax": (lambda x: x.argmax(axis=0), (4000, 40)),
     "split": (lambda x: x.max(), (1 << 16,)),
     "split, pairwise": (lambda x: x.sum(), (1 << 16,)),
+    "split, pairwise, in NumPy's buffers": (lambda x: x.sum(dtype=np.float64), (1 << 16,)),
     "split, argmin": (lambda x: x.argmin(), (1 << 16,)),
     "phases": (lambda x: x / x.sum(axis=1, keepdims=True), (30, 40)),
     # sin and cos: each loop checks its arguments first (trig_loops.py)

@@ -237,6 +237,19 @@ def test_a_row_sum_is_numpys_pairwise_sum(n, chunked, dtype):
     np.testing.assert_array_equal(numfuse.jit(lambda x: x.var(axis=1), target="cpu")(x), x.var(axis=1))
 
 
+@pytest.mark.parametrize("n", [8193, 20000])
+def test_a_sum_of_values_its_reduction_casts_adds_numpys_buffers_in_turn(n):
+    """NumPy casts such a row (np.mean of ints, sum(dtype=np.float64) of float32) into buffers
+    of np.getbufsize() points and adds each buffer's pairwise sum to the total in turn."""
+    rng = np.random.default_rng(n)
+    ints = rng.integers(-2**60, 2**60, (3, n))
+    floats = (rng.standard_normal((3, n)) * 2.0 ** rng.integers(0, 60, (3, n))).astype(np.float32)
+    for fn, x in ((lambda x: np.mean(x, axis=1), ints), (lambda x: x.mean(), ints),
+                  (lambda x: x.sum(axis=-1, dtype=np.float64), floats), (lambda x: x.sum(dtype=np.float64), floats),
+                  (lambda x: (x * 3).sum(axis=1, dtype=np.float64), ints)):
+        np.testing.assert_array_equal(numfuse.jit(fn, target="cpu")(x), fn(x))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
 def test_a_row_product_multiplies_in_order_as_numpy_does(dtype):
     x = (1 + np.random.default_rng(3).standard_normal((20, 500)) * 1e-2).astype(dtype)

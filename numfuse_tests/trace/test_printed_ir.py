@@ -51,6 +51,24 @@ def test_reductions_with_keepdims():
     )
 
 
+def test_a_sum_that_casts_its_input_says_numpys_buffers():
+    # np.mean of ints casts in the reduction, in NumPy's buffers; an astype before a sum
+    # is an array of its own, summed whole
+    def sums(x):
+        return np.mean(x, axis=1), x.astype(np.float64).sum(axis=1)
+
+    assert graph_text(sums, np.ones((2, 3), np.int64)) == (
+        "{ lambda a:i64[2,3] .\n"
+        "  let b:f64[2,3] = convert[dtype=f64] a\n"
+        "      c:f64[2] = reduce_sum[axes=(1,) keepdims=False buffered=8192] b\n"
+        "      d:f64[2] = divide c count(3.0):f64\n"
+        "      e:f64[2] = reduce_sum[axes=(1,) keepdims=False] b\n"
+        "  in (d, e) }"
+    )
+    nest = numfuse.jit(lambda x: np.mean(x, axis=1), target="cpu").plan(np.ones((2, 3), np.int64)).kernels[0].nest
+    assert "acc0:f64 = 0.0 (add, in NumPy's buffers of 8192)" in str(nest)
+
+
 def test_broadcast():
     def scale(x, v):
         return x * v

@@ -66,6 +66,10 @@ class CpuTarget(Target):
             return 1
         chunks = split_chunks(nest, self.split_chunk_points, self.split_max_chunks)
         if any(uses_pairwise(nest, p, self.lanes) for p in nest.phases):
+            if any(a.blocks for a in nest.accumulators):
+                # A sum of cast values: NumPy adds its buffers' sums one after another, in
+                # one chain; one job a row follows it.
+                return 1
             # NumPy's pairwise sum: nodes of its tree at one depth (codegen._split_ast)
             return 1 << (chunks.bit_length() - 1)
         return chunks

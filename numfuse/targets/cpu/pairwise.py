@@ -53,6 +53,8 @@ def uses_pairwise(nest: LoopNest, phase, lanes: int) -> bool:
     if not accumulators or any(a.indexed or a.partner or a.running or a.combine != "add"
                                or np.dtype(a.dtype) not in PAIRWISE_DTYPES for a in accumulators):
         return False
+    if len({a.blocks for a in accumulators}) > 1:
+        return False  # sums of cast values and others: one row, one walk through it
     top = [s for s in phase.body if isinstance(s, Accumulate)]
     every = [s for s in walk(phase.body) if isinstance(s, Accumulate)]
     return (bool(top) and len(top) == len(every) == len({s.acc for s in top}) == len(accumulators)
@@ -106,13 +108,21 @@ def pairwise_loop(body, nest: LoopNest, phase, start: ast.expr | None = None,
                          TAIL=tail, LEAF_POINTS=ast.Constant(PAIRWISE_LEAF))
     else:
         leaf = lanes_init + _lanes_leaf(body, nest, phase, tree)
-    row = fill_body(templates.pairwise_row, START=start or ast.Constant(0), LENGTH=length or var(last.param),
-                    LEAF=leaf, PUSH=push, POP=pop, LEAF_POINTS=ast.Constant(PAIRWISE_LEAF),
-                    FRAME_ROW=ast.Constant(3 * PAIRWISE_DEPTH), STACK_ROW=ast.Constant(PAIRWISE_DEPTH))
+    start, length = start or ast.Constant(0), length or var(last.param)
+    blocks = accumulators[0].blocks  # (uses_pairwise: every accumulator's)
+
+    def row(start: ast.expr, length: ast.expr) -> list[ast.stmt]:
+        return fill_body(templates.pairwise_row, START=start, LENGTH=length, LEAF=clone(leaf), PUSH=clone(push),
+                         POP=clone(pop), LEAF_POINTS=ast.Constant(PAIRWISE_LEAF),
+                         FRAME_ROW=ast.Constant(3 * PAIRWISE_DEPTH), STACK_ROW=ast.Constant(PAIRWISE_DEPTH))
+
     total = []
     for a in accumulators:
         total += body.combine(a, a.name, at(stack_name(a.name), ast.Constant(0), "nf_sv"), f"{a.name}_pw_")
-    return row + total
+    if blocks:
+        return fill_body(templates.buffered_row, START=start, LENGTH=length, BLOCK=ast.Constant(blocks),
+                         ROW=row(var("nf_blk"), var("nf_blen")), TOTAL=total)
+    return row(start, length) + total
 
 
 # Operations a leaf's points may compute and still fold straight into the 8 lanes, unrolled

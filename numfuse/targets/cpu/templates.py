@@ -105,6 +105,17 @@ def pairwise_row():
                 nf_sp += 1
 
 
+def buffered_row():
+    # A sum of values its reduction casts, as NumPy adds it: its buffers of BLOCK points
+    # (np.getbufsize()) one after another, each summed pairwise (ROW), each sum added to the
+    # total in turn (TOTAL).
+    nf_end = START + LENGTH
+    for nf_blk in range(START, nf_end, BLOCK):
+        nf_blen = min(BLOCK, nf_end - nf_blk)
+        ROW
+        TOTAL
+
+
 def pairwise_leaf():
     # One leaf of nf_len points from nf_start: their values into the thread's scratch row (a
     # loop of independent slots, which vectorizes), then NumPy's 8 lanes over them (point j
