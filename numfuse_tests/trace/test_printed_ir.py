@@ -105,7 +105,7 @@ def test_convert_before_broadcast_and_mean_of_ints():
         "      d:f64[4] = convert[dtype=f64] b\n"
         "      e:f64[3,4] = broadcast[shape=(3,4)] d\n"
         "      f:f64[3,4] = add c e\n"
-        "      g:f64[4] = reduce_sum[axes=(0,) keepdims=False] c\n"
+        "      g:f64[4] = reduce_sum[axes=(0,) keepdims=False buffered=8192] c\n"
         "      h:f64[4] = divide g count(3.0):f64\n"
         "  in (f, h) }"
     )
