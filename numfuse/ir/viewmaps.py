@@ -194,28 +194,53 @@ def view_through(xp, array, eqns):
     it: a library call then reads the strides the user's code gave it (which decide NumPy's
     loop, BLAS or its own, and so its bits), and a view the function returns is a view of the
     caller's array."""
+    return view_function(xp, eqns)(array)
+
+
+def view_function(xp, eqns):
+    """view_through's view as a function of the array, its indices worked out once (a library
+    call in a loop traced whole takes its views at every call)."""
+    steps = []
     for eqn in eqns:
         out = eqn.out.aval.shape
         if eqn.prim == "transpose":
-            array = array.transpose(eqn.param("perm"))
+            steps.append((_transposed, eqn.param("perm"), out))
         elif eqn.prim == "broadcast":
-            array = xp.broadcast_to(array, out)
+            steps.append((xp.broadcast_to, out, out))
         elif eqn.prim == "reshape":
-            array = array.reshape(out)
+            steps.append((_reshaped, out, out))
         elif eqn.prim == "slice":
             start, step, drop = eqn.param("start"), eqn.param("step"), eqn.param("drop")
             lengths = iter(out)
             index = []
-            for k in range(array.ndim):
+            for k in range(eqn.inputs[0].aval.ndim):
                 if k in drop:
                     index.append(start[k])
                     continue
                 n = next(lengths)
                 stop = start[k] + step[k] * n
                 index.append(slice(start[k], None if stop < 0 else stop, step[k]) if n else slice(0, 0))
-            array = array[tuple(index)]
+            steps.append((_indexed, tuple(index), out))
         else:
             raise AssertionError(f"{eqn.prim} is no view")
-        if tuple(array.shape) != out:
-            raise AssertionError(f"numfuse: a view came out {tuple(array.shape)}, not {out}")
-    return array
+
+    def view(array):
+        for apply, arg, out in steps:
+            array = apply(array, arg)
+            if array.shape != out:
+                raise AssertionError(f"numfuse: a view came out {tuple(array.shape)}, not {out}")
+        return array
+
+    return view
+
+
+def _transposed(array, perm):
+    return array.transpose(perm)
+
+
+def _reshaped(array, shape):
+    return array.reshape(shape)
+
+
+def _indexed(array, index):
+    return array[index]

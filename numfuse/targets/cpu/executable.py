@@ -25,7 +25,7 @@ from ...loops.loopnest import ERRORS_BUFFER
 from ...ir.ops import RUNTIME_ERRORS
 from ...runtime.buffer_plan import buffer_plan
 from ...runtime.fast_keys import register_array_type
-from ...ir.viewmaps import view_through
+from ...ir.viewmaps import view_function
 from ...runtime.library_results import check_result
 from ...runtime.scalars import cast_scalars, scalar_cast, scalar_casts
 from . import loader
@@ -60,7 +60,7 @@ class CpuExecutable:
         self.launches = [self._make_launch(k, s) for k, s in zip(plan.kernels, sources)]
         self.checks_errors = any(a[0] == "errors" for launch in self.launches for a in launch.args)
         position = {id(k): i for i, k in enumerate(plan.kernels)}
-        self.order = [("kernel", position[id(s)]) if id(s) in position else ("library", s)
+        self.order = [("kernel", position[id(s)]) if id(s) in position else ("library", _LibraryCall(s))
                       for s in (plan.steps or plan.kernels)]
         self.has_library = any(kind == "library" for kind, _ in self.order)
         self._load_lock = threading.Lock()
@@ -157,7 +157,7 @@ class CpuExecutable:
             with np.errstate(all="ignore") if self.has_library else contextlib.nullcontext():
                 for kind, i in self.order:
                     if kind == "library":
-                        _run_library(i, env)
+                        i(env)
                     elif not self.launches[i].empty:
                         if progress is not None:
                             progress.kernel(i)
@@ -291,19 +291,23 @@ def _as_view(array: np.ndarray, shape: tuple, written: bool) -> np.ndarray:
     return view
 
 
-def _run_library(step, env) -> None:
-    """A library call through NumPy, from and into the plan's buffers."""
-    outputs = {e.param("output", 0): e.out for e in step.eqns}
-    arrays = []
-    for var in step.inputs:
-        if var in step.views:
-            base, eqns = step.views[var]
-            arrays.append(view_through(np, env[base], eqns))
-        else:
-            arrays.append(env[var])
-    results = step.op.run(np, arrays, step.params)
-    for k, var in outputs.items():
-        result = np.asarray(results[k])
-        check_result(step, result, var)
-        if result.size:
-            np.copyto(env[var], result)
+class _LibraryCall:
+    """A library step (LibraryStep) run through NumPy, from and into the plan's buffers: where
+    each input is (a buffer, or a view of one: view_function's indices worked out once) and
+    where each output goes, found once, not at each call (a loop traced whole makes thousands)."""
+
+    def __init__(self, step):
+        self.step = step
+        self.inputs = [(step.views[v][0], view_function(np, step.views[v][1])) if v in step.views else (v, None)
+                       for v in step.inputs]
+        self.outputs = [(e.param("output", 0), e.out) for e in step.eqns]
+        self.run, self.params = step.op.run, step.params
+
+    def __call__(self, env) -> None:
+        arrays = [env[var] if view is None else view(env[var]) for var, view in self.inputs]
+        results = self.run(np, arrays, self.params)
+        for k, var in self.outputs:
+            result = np.asarray(results[k])
+            check_result(self.step, result, var)
+            if result.size:
+                np.copyto(env[var], result)
