@@ -80,9 +80,12 @@ def reciprocal_unsigned(a):
 
 
 def floor_divide_int(a, b):
-    # Python's floor rule; NumPy gives 0 for division by zero.
+    # Python's floor rule; NumPy gives 0 for division by zero, and the negation, wrapped, for
+    # a negative int divided by -1 (the minimum // -1 is the minimum: no trap, no 0).
     q = T(0)
-    if b != T(0):
+    if a < T(0) and b == T(0) - T(1):  # (never for an unsigned T: -1 is no unsigned value)
+        q = T(0) - a
+    elif b != T(0):
         q = a // b
     return q
 
@@ -427,12 +430,13 @@ def sign_unsigned(a):
 
 
 def maximum(a, b):
-    # NumPy: (a >= b || isnan(a)) ? a : b, so NaN wins from either side.
-    return a if (a >= b) | (a != a) else b
+    # NumPy (2.x, its SIMD and scalar loops alike): (a > b || isnan(a)) ? a : b, so NaN wins
+    # from either side, and of two equal values the second: np.maximum(-0.0, 0.0) is 0.0.
+    return a if (a > b) | (a != a) else b
 
 
 def minimum(a, b):
-    return a if (a <= b) | (a != a) else b
+    return a if (a < b) | (a != a) else b
 
 
 def fmax(a, b):
