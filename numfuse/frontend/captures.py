@@ -323,9 +323,11 @@ def traced_function(fn, ctx, captures: Captures):
     Python code at every call."""
     from ..errors import NeedsGraphBreak
 
+    # A bound method (numfuse.jit(obj.method)) stays bound to its object.
+    bound_to = fn.__self__ if isinstance(fn, types.MethodType) else None
     fn = getattr(fn, "__func__", fn)
     if not (captures.named or captures.assigns) or not isinstance(fn, types.FunctionType):
-        return fn, lambda: None
+        return (fn if bound_to is None else types.MethodType(fn, bound_to)), lambda: None
     new_globals = dict(fn.__globals__)
     # Every cell copied, so that what the trace assigns to one does not reach the real cell.
     cells = [types.CellType() if _cell(c) is _MISSING else types.CellType(_cell(c)) for c in fn.__closure__ or ()]
@@ -350,7 +352,7 @@ def traced_function(fn, ctx, captures: Captures):
                       "do once: its Python code runs at every call")
             raise NeedsGraphBreak(reason, None)
 
-    return copy, check
+    return (copy if bound_to is None else types.MethodType(copy, bound_to)), check
 
 
 @contextlib.contextmanager

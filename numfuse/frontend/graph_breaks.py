@@ -149,6 +149,7 @@ class Breaker:
         self.final = None  # the last segment's cache entry
         self.exposed: set[int] = set()  # ids of buffers Python holds as NumPy arrays
         self._exposed_arrays: list = []
+        self.locked: list = []  # arrays made read-only while the run lasts (foreign_call)
 
     # -- tracers and inputs --------------------------------------------------------------------
 
@@ -272,7 +273,10 @@ class Breaker:
                 continue
             for array in returned:
                 if np.may_share_memory(array, buffer):
-                    array.flags.writeable = False
+                    if array.flags.writeable:
+                        # (until the run ends: the array may be the caller's own, np.clip's out=x)
+                        array.flags.writeable = False
+                        self.locked.append(array)
                     self._expose(t, buffer)
         return result
 
@@ -381,14 +385,18 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
             args.append(SuspendingGenerator(spec[1]))  # its draws make real arrays
         else:
             args.append(spec[1])
-    with creating_arrays(ctx):
-        result = fn(*args)
-    leaves: list[Tracer] = []
-    tree = flatten_outputs(result, leaves)
-    for leaf in leaves:
-        if leaf._ctx is not ctx:
-            raise ValueError("the function returned a traced array from another trace")
-    concrete = breaker.run(leaves, "the function returned", final=True)
+    try:
+        with creating_arrays(ctx):
+            result = fn(*args)
+        leaves: list[Tracer] = []
+        tree = flatten_outputs(result, leaves)
+        for leaf in leaves:
+            if leaf._ctx is not ctx:
+                raise ValueError("the function returned a traced array from another trace")
+        concrete = breaker.run(leaves, "the function returned", final=True)
+    finally:
+        for array in breaker.locked:
+            array.flags.writeable = True
     given: set[int] = set()
     returned = []
     for leaf in leaves:

@@ -504,8 +504,10 @@ def _result_type(ctx, *arrays_and_dtypes):
             stand_ins.append(item)
         else:
             operand = ctx.operand(item)
-            stand_ins.append(operand.resolve_type() if operand.weak else operand.dtype)
-    return np.result_type(*stand_ins)
+            # A Python scalar as one (NEP 50: weak), not as its type (float is float64)
+            stand_ins.append(operand.stand_in() if operand.weak else operand.dtype)
+    with user_line_noted():
+        return np.result_type(*stand_ins)
 
 
 FUNCTIONS: dict[Callable, Callable] = {

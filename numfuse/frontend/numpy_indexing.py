@@ -210,12 +210,19 @@ def rows_selected(ctx, x, index):
                     may_write=False)
 
 
+def _bools(items: list) -> bool:
+    """Whether a (nested) list holds Python or NumPy bools only."""
+    return bool(items) and all(_bools(v) if isinstance(v, list) else isinstance(v, (bool, np.bool_)) for v in items)
+
+
 def mask_of(ctx, x, index, reading: bool = False):
     """The traced boolean mask of `x[mask] = v` (a mask of x's shape, or of its leading
     dimensions), or None where `index` is not one."""
 
     if isinstance(index, tuple) and len(index) == 1:
         index = index[0]
+    if isinstance(index, list) and _bools(index):
+        index = np.asarray(index)  # a list of bools is a mask, as NumPy reads it
     if isinstance(index, np.ndarray) and index.dtype == bool:
         index = ctx.as_tracer(ctx.operand(index))
     if not isinstance(index, TracedArray) or index.dtype.kind != "b":
@@ -368,6 +375,10 @@ def scatter(ctx, x, index, value, ufunc: str | None = None, name: str = "x[idx] 
             dtype = getattr(np, ufunc)(np.zeros(1, x.dtype), np.asarray(stand_in)).dtype
         np.broadcast_shapes(operand.shape, region)
     v = ctx.convert(ctx.as_tracer(operand), dtype)
+    if ctx.is_scalar_input(v._var):
+        # A scalar argument is a kernel argument, not a buffer: the library call reads the
+        # value a kernel stores (a convert to its own dtype: a copy).
+        v = ctx.bind("convert", [v._var], v.shape, dtype, params=(("dtype", dtype),))
     write_in_place(ctx, x, "scatter", [v] + arrays, (("axis", axis), ("ufunc", ufunc)))
 
 

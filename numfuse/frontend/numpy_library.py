@@ -157,6 +157,9 @@ def _axis_call(prim, name):
         if order is not None:
             raise unsupported(f"{name}(order=...)", "structured arrays are not traced")
         t = traced(ctx, a)
+        if kind is not None or stable is not None:
+            with user_line_noted():  # NumPy's errors for a kind it does not know
+                getattr(np, prim)(np.zeros(1, t.dtype), kind=kind, stable=stable)
         if not t.shape and axis is not None:
             with user_line_noted():
                 getattr(np, prim)(np.zeros((), t.dtype), axis=axis)  # np.sort's AxisError

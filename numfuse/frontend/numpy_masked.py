@@ -83,6 +83,14 @@ class MaskedSelection:
     def __repr__(self) -> str:
         return f"MaskedSelection<{self.values._aval}>"
 
+    def __getattr__(self, name):
+        # Any other ndarray attribute (x[mask].std(), .argmax(), .copy(), .T): NumPy's, of the
+        # selected values (a graph break). Others are no ndarray's: an AttributeError, as
+        # NumPy's (duck-typing probes such as hasattr(value, "get") stay cheap).
+        if name.startswith("_") or not hasattr(np.ndarray, name):
+            raise AttributeError(f"'numpy.ndarray' object has no attribute '{name}'")
+        return getattr(self.compacted(f"x[mask].{name}"), name)
+
     # -- elementwise ---------------------------------------------------------------------------
 
     def _values_of(self, other):

@@ -145,7 +145,8 @@ def inner(ctx, a, b):
     ta, tb = ctx.as_tracer(ea), ctx.as_tracer(eb)
     if ta.shape[-1] != tb.shape[-1]:
         raise numpy_error(np.inner, [ta._aval, tb._aval], ValueError(at_user_line("shapes not aligned")))
-    return tensordot(ctx, ta, tb, axes=([-1], [-1]), name="np.inner")
+    # (np.inner of two vectors is a NumPy scalar; np.tensordot's 0-d result an array)
+    return ctx.numpy_scalar(tensordot(ctx, ta, tb, axes=([-1], [-1]), name="np.inner"))
 
 
 def tensordot(ctx, a, b, axes=2, name="np.tensordot"):
@@ -251,7 +252,15 @@ def einsum(ctx, *operands, out=None, optimize=False, dtype=None, order="K", cast
         raise unsupported("np.einsum with operand lists", "write the subscripts as a string: np.einsum('ij,jk->ik', a, b)")
     subscripts, arrays = operands[0], [traced(ctx, x) for x in operands[1:]]
     check_dtypes("np.einsum", *arrays)
-    terms, result, sizes = parse_einsum(subscripts, [t.shape for t in arrays])
+    try:
+        terms, result, sizes = parse_einsum(subscripts, [t.shape for t in arrays])
+        if any(c not in sizes for c in result):
+            raise KeyError(next(c for c in result if c not in sizes))
+    except (KeyError, IndexError):
+        # Subscripts NumPy refuses whatever the sizes: its own error, from arrays of one element
+        with user_line_noted():
+            np.einsum(subscripts, *[np.ones((1,) * t.ndim, t.dtype) for t in arrays])
+        raise
     shape = tuple(sizes[c] for c in result)
     letters = sorted(sizes, key=lambda c: (c not in result, result.index(c) if c in result else c))
     space = int(np.prod([sizes[c] for c in letters], dtype=np.int64))

@@ -10,6 +10,7 @@ new version of the array (`update`), through every view down to the array it was
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -165,7 +166,14 @@ class Tracer(TracedArray):
     T = property(lambda self: self._ctx.transpose(self))
 
     def __repr__(self) -> str:
-        return f"Tracer<{self._var.aval}>"
+        # repr(x) in the user's code is NumPy's (a graph break), as print(x) is; numfuse's own
+        # messages, and its debugging, show the traced value's type.
+        if called_from_numfuse():
+            return f"Tracer<{self._var.aval}>"
+        value = self._ctx.concrete(self, "repr() of a traced array")
+        if self._weak:
+            return repr(value[()].item())  # a Python scalar's
+        return repr(value[()] if self._numpy_scalar else value)
 
     def __str__(self) -> str:
         # print(x) in the user's code shows the values, as NumPy's (a graph break); numfuse's
@@ -461,7 +469,23 @@ class Tracer(TracedArray):
     def all(self, *args, **kwargs):
         return numpy_reductions.any_all_method(self._ctx, "all", self, *args, **kwargs)
 
+    def view(self, dtype=None, type=None):
+        """x.view(): the same elements, writes through it reaching x (x[...], a view of all of
+        x); a view as another dtype or type is not traced (a graph break runs NumPy's)."""
+        if dtype is not None or type is not None:
+            options = {"dtype": dtype} if dtype is not None else {}
+            return Tracer.__getattr__(self, "view")(**options, **({"type": type} if type is not None else {}))
+        return self[...]
+
+    def fill(self, value):
+        """x.fill(v): every element set to v, in place (through a view, into its base)."""
+        self[...] = value
+
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        with user_line_noted(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (its warnings are the next line's, at the user's line)
+            # NumPy's errors: a cast `casting` forbids, a bad dtype or order
+            np.empty(0, self.dtype).astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
         numpy_complex.warn_if_imaginary_dropped(self.dtype, dtype)
         return self._ctx.astype(self, dtype, copy)
 
