@@ -351,3 +351,120 @@ def test_flat_reads_and_writes_in_c_order():
     assert_same(numfuse.jit(_shrunk_covariance)(cov.copy(), 0.1), _shrunk_covariance(cov.copy(), 0.1))
     with pytest.raises(numfuse.UnsupportedError, match="not C-contiguous"):
         numfuse.jit(lambda x: x.T.flat[1])(cov)
+
+
+# -- found by a battery of misuse scripts (stop 31) ----------------------------------------------
+
+def _both(fn, *args):
+    """fn's result on copies of args with NumPy and with numfuse (plans only), and the copies."""
+    mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    theirs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    return numfuse.jit(fn, numpy_fallback=False)(*mine), fn(*theirs), mine, theirs
+
+
+def test_maximum_and_minimum_of_equal_values_give_the_second_as_numpy():
+    # np.maximum(-0.0, 0.0) is 0.0 and np.maximum(0.0, -0.0) is -0.0: a ReLU of -0.0 is 0.0
+    x = np.array([-0.0, 0.0, np.nan, 2.0])
+    for fn in (lambda x: np.maximum(x, 0.0), lambda x: np.maximum(0.0, x), lambda x: np.minimum(x, -0.0),
+               lambda x: np.minimum(-0.0, x), lambda x: np.maximum(x, x[::-1])):
+        got, expected, _, _ = _both(fn, x)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8])
+def test_the_minimum_int_floor_divided_by_minus_one_wraps_as_numpy(dtype):
+    a = np.array([np.iinfo(dtype).min, -7, 7, 0], dtype)
+    with np.errstate(all="ignore"):
+        for fn in (lambda a: a // dtype(-1), lambda a: np.divmod(a, dtype(-1))[0], lambda a: a % dtype(-1)):
+            got, expected, _, _ = _both(fn, a)
+            np.testing.assert_array_equal(got, expected)
+
+
+def test_numpys_errors_for_casts_and_sort_kinds_it_forbids():
+    x = np.arange(3.0)
+    for fn, error in ((lambda x: x.astype(np.int32, casting="safe"), TypeError),
+                      (lambda x: x.astype(np.float32, casting="same_kind") + 1, None),
+                      (lambda x: np.argsort(x, kind="bogus"), ValueError),
+                      (lambda x: np.sort(x, kind="bogus"), ValueError)):
+        if error is None:
+            got, expected, _, _ = _both(fn, x)
+            assert got.dtype == expected.dtype
+            continue
+        with pytest.raises(error):
+            fn(x)
+        with pytest.raises(error):
+            numfuse.jit(fn, numpy_fallback=False)(x)
+
+
+def test_repr_and_result_type_are_numpys():
+    x32 = np.ones(2, np.float32)
+    for fn, x in ((lambda x: repr(x), np.arange(2.0)), (lambda x: f"{x.sum()!r}", np.arange(2.0)),
+                  (lambda x: np.result_type(x, 1.0), x32), (lambda x: np.result_type(x, 300), np.ones(2, np.uint8))):
+        got, expected, _, _ = _both(fn, x)
+        assert got == expected
+
+
+def test_ndarray_methods_of_a_masked_selection_run_on_its_values():
+    x = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0])
+    for fn in (lambda x: x[x > 1].std(), lambda x: x[x > 1].argmax(), lambda x: x[x > 1].cumsum(),
+               lambda x: x[x > 1].tolist(), lambda x: x[[True, False, True, False, True, False]],
+               lambda x: x[[True, False, True, False, True, False]].sum()):
+        got, expected, _, _ = _both(fn, x)
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_a_bound_method_is_jitted_with_its_object():
+    class Scale:
+        def __init__(self):
+            self.w = 2.0
+
+        def apply(self, x):
+            return x * self.w
+
+    s = Scale()
+    np.testing.assert_array_equal(numfuse.jit(s.apply)(np.ones(3)), np.full(3, 2.0))
+
+
+def test_a_scalar_argument_scattered_into_an_array():
+    def put(x, i, v):
+        x[i] = v
+        np.add.at(x, [0, 0], v)
+        return x
+
+    got, expected, _, _ = _both(put, np.arange(4.0), np.array([1, 2]), 1.5)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_an_einsum_nonsense_raises_numpys_error():
+    with pytest.raises(ValueError, match="never appeared"):
+        numfuse.jit(lambda x: np.einsum("ij->k", x))(np.ones((2, 2)))
+
+
+def test_an_untraced_call_with_out_leaves_the_callers_array_writeable():
+    def clip(x):
+        np.clip(x, 0.0, 1.0, out=x)  # not traced: it runs at a graph break, on x itself
+
+    x = np.arange(3.0) - 1.0
+    numfuse.jit(clip, numpy_fallback=False)(x)
+    np.testing.assert_array_equal(x, [0.0, 0.0, 1.0])
+    assert x.flags.writeable
+    x[0] = 5.0
+
+
+def test_fill_and_view_write_into_the_array_as_numpy():
+    def fill(x):
+        x[1:].fill(7.0)
+        v = x.view()
+        v[0] = 9.0
+        return x, x.view(np.int64)
+
+    got, expected, mine, theirs = _both(fill, np.arange(3.0))
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+    np.testing.assert_array_equal(mine[0], theirs[0])
+
+
+def test_inner_of_two_vectors_is_a_numpy_scalar():
+    got, expected, _, _ = _both(lambda a: np.inner(a, a), np.arange(3.0))
+    assert type(got) is type(expected) and got == expected
