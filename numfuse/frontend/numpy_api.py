@@ -19,6 +19,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple  # noqa: F401  (the tracer uses it)
 
 from ..ir.dtypes import check_supported
+from ..ir.graph import Literal
 from ..errors import TracingError, UnsupportedError, at_user_line, unsupported, user_line_noted
 from .numpy_complex import FUNCTIONS as COMPLEX_FUNCTIONS
 from .numpy_complex import complex_hint, refuse_complex, warn_if_imaginary_dropped
@@ -206,7 +207,36 @@ def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs, python_operator: bool = Fals
         raise unsupported(f"{name} on {ins[op.type_from]}", complex_hint() if ins[op.type_from].kind == "c" else "")
     atoms = [ctx.coerce(o, dtype, shape) for o, dtype in zip(operands, ins)]
     weak = python_operator and all(o.weak for o in operands) and out.kind in "bifc"
-    return ctx.bind(op.name, atoms, shape, out, weak=weak, numpy_scalar=True)
+    result = ctx.bind(op.name, atoms, shape, out, weak=weak, numpy_scalar=True)
+    if weak and any(o.tracer is not None for o in operands):
+        result = _python_checks(ctx, ufunc, atoms, result)
+    return result
+
+
+# Python's arithmetic on Python numbers (the function's own, on its Python int and float
+# arguments, which numfuse computes in int64 and float64): where Python's result would not be
+# that, an error, never another number. int: a result beyond int64; int or float: a division
+# by zero, which Python refuses.
+_PYTHON_INT_CHECKS = {np.add: "python_sum_fits", np.subtract: "python_difference_fits",
+                      np.multiply: "python_product_fits"}
+_PYTHON_DIVISIONS = (np.true_divide, np.floor_divide, np.remainder)
+
+
+def _python_checks(ctx, ufunc, atoms, result):
+    check = None
+    if ufunc in _PYTHON_INT_CHECKS and all(a.aval.dtype.kind == "i" for a in atoms):
+        check = ctx.bind(_PYTHON_INT_CHECKS[ufunc], list(atoms), (), np.dtype(bool))
+    elif ufunc in _PYTHON_DIVISIONS:
+        if isinstance(atoms[1], Literal):
+            if atoms[1].value == 0:
+                raise ZeroDivisionError(at_user_line("division by zero"))
+        else:
+            check = ctx.bind("python_divisor_nonzero", [atoms[1]], (), np.dtype(bool))
+    if check is None:
+        return result
+    # (the result depends on the check, so that the check runs where the result is computed)
+    return ctx.bind("where", [check._var, result._var, result._var], (), result.dtype, weak=True,
+                    numpy_scalar=True)
 
 
 def _apply_multi_output(ctx, ufunc: np.ufunc, operands: list[Operand], python_operator: bool) -> tuple:

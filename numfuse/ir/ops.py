@@ -44,6 +44,10 @@ RUNTIME_ERRORS: dict[int, tuple[type, str]] = {
     3: (ValueError, "zero-size array to reduction operation maximum or minimum which has no identity "
                     "(the max or min of an empty x[mask])"),
     4: (ValueError, "invalid entry in choice array"),
+    5: (OverflowError, "Python int arithmetic on int arguments went beyond int64, in which numfuse computes "
+                       "it (Python's ints have no bound): make the argument static "
+                       "(numfuse.jit(static_argnames=...)) to compute it in Python"),
+    6: (ZeroDivisionError, "division by zero (of Python numbers passed as arguments)"),
 }
 
 _NEGATIVE_INT_POWER = RuntimeCheck(1, S.negative_exponent, reads=(1,))
@@ -53,6 +57,11 @@ GATHER_CHECK = RuntimeCheck(2, S.index_out_of_bounds, reads=(0,))
 _EMPTY_SELECTION = RuntimeCheck(3, S.is_zero, reads=(0,))
 # np.choose's index against the number of choices (numpy_numerics.py).
 _CHOICE = RuntimeCheck(4, S.outside_choices, reads=(0,))
+# Python's own arithmetic on Python numbers passed as arguments (numpy_api.python_checks)
+_PYTHON_SUM = RuntimeCheck(5, S.sum_leaves_int64, reads=(0, 1))
+_PYTHON_DIFFERENCE = RuntimeCheck(5, S.difference_leaves_int64, reads=(0, 1))
+_PYTHON_PRODUCT = RuntimeCheck(5, S.product_leaves_int64, reads=(0, 1))
+_PYTHON_DIVISOR = RuntimeCheck(6, S.is_zero, reads=(0,))
 
 
 @dataclass(frozen=True)
@@ -280,6 +289,14 @@ _ELEMENTWISE = [
     ElementwiseOp("nonempty", 1, {"i": S.is_nonzero}, checks={"i": _EMPTY_SELECTION}),
     # np.choose's index (int64), checked against the number of choices
     ElementwiseOp("choice_index", 2, {"i": S.choice_in_range}, checks={"i": _CHOICE}),
+    # Checks of Python's arithmetic on Python numbers passed as arguments, which NumPy's code
+    # leaves to Python: an int result beyond int64 (Python's is exact), a division by zero
+    # (Python raises). Each is True, and raises where Python's would.
+    ElementwiseOp("python_sum_fits", 2, {"i": S.no_operand_problem}, checks={"i": _PYTHON_SUM}),
+    ElementwiseOp("python_difference_fits", 2, {"i": S.no_operand_problem}, checks={"i": _PYTHON_DIFFERENCE}),
+    ElementwiseOp("python_product_fits", 2, {"i": S.no_operand_problem}, checks={"i": _PYTHON_PRODUCT}),
+    ElementwiseOp("python_divisor_nonzero", 1, {"i": S.is_nonzero, "f": S.is_nonzero, "c": S.is_nonzero},
+                  checks={"i": _PYTHON_DIVISOR, "f": _PYTHON_DIVISOR, "c": _PYTHON_DIVISOR}),
 ]
 
 ELEMENTWISE: dict[str, ElementwiseOp] = {op.name: op for op in _ELEMENTWISE}

@@ -581,6 +581,35 @@ def is_nonzero(n):
     return n != T(0)
 
 
+# Python's arithmetic on Python ints (arguments numfuse computes in int64): where it would
+# leave int64 (see ops.RUNTIME_ERRORS), tested without leaving it.
+def sum_leaves_int64(a, b):
+    return (b > T(0) and a > T(9223372036854775807) - b) or (b < T(0) and a < T(-9223372036854775808) - b)
+
+
+def difference_leaves_int64(a, b):
+    return (b < T(0) and a > T(9223372036854775807) + b) or (b > T(0) and a < T(-9223372036854775808) + b)
+
+
+def product_leaves_int64(a, b):
+    # a * b beyond [MIN, MAX], by the bound over one factor: b > MAX / a is b > MAX // a for a
+    # positive a; b < MIN / a is b < ceil(MIN / a) = (MIN + a - 1) // a; for a negative a,
+    # b < MAX / a is b < ceil(MAX / a) = (MAX + a + 1) // a (none of them leaves int64).
+    big = False
+    if a > T(0):
+        big = (b > T(0) and b > T(9223372036854775807) // a) or (
+            b < T(0) and b < (T(-9223372036854775808) + a - T(1)) // a)
+    elif a < T(0):
+        big = (b > T(0) and a < (T(-9223372036854775808) + b - T(1)) // b) or (
+            b < T(0) and b < (T(9223372036854775807) + a + T(1)) // a)
+    return big
+
+
+def no_operand_problem(a, b):
+    # (the value of a check's operation: the check is what counts)
+    return True
+
+
 def is_zero(n):
     # A count NumPy cannot reduce (see ops.RUNTIME_ERRORS).
     return n == T(0)

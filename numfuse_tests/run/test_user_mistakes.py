@@ -468,3 +468,22 @@ def test_fill_and_view_write_into_the_array_as_numpy():
 def test_inner_of_two_vectors_is_a_numpy_scalar():
     got, expected, _, _ = _both(lambda a: np.inner(a, a), np.arange(3.0))
     assert type(got) is type(expected) and got == expected
+
+
+def test_python_arithmetic_on_python_number_arguments_raises_where_python_differs():
+    # numfuse computes a Python int argument in int64 and a float in float64: where Python's
+    # exact int or its ZeroDivisionError would differ, an error, never another number
+    f = numfuse.jit(lambda x, k: x * (k * k), numpy_fallback=False)
+    np.testing.assert_array_equal(f(np.ones(2), 2**20), np.ones(2) * 2**40)
+    with pytest.raises(OverflowError, match="int64"):
+        f(np.ones(2), 2**40)
+    g = numfuse.jit(lambda s, t: (s + t, s - t, s * t), numpy_fallback=False)
+    assert g(-2**62, 2) == (-2**62 + 2, -2**62 - 2, -2**63)
+    for args in ((2**62, 2**62), (-2**62, -2**62 - 1), (-2**62, -2)):
+        with pytest.raises(OverflowError):
+            g(*args)
+    for fn, args in ((lambda s, t: s / t, (1.0, 0.0)), (lambda s, t: s // t, (7, 0)), (lambda s, t: s % t, (7.0, 0.0)),
+                     (lambda s: s / 0, (1.0,))):
+        with pytest.raises(ZeroDivisionError):
+            numfuse.jit(fn, numpy_fallback=False)(*args)
+    assert numfuse.jit(lambda s, t: s % t, numpy_fallback=False)(7, 2) == 1
