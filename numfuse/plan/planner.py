@@ -239,8 +239,8 @@ class Planner:
             elif is_library(e.prim):
                 # After every kernel that writes its inputs (or the buffers it views); later
                 # kernels load its outputs.
-                read = [a for a in e.inputs if isinstance(a, Var)]
-                read = [view[0] if (view := self.library_view(e, k)) is not None else a for k, a in enumerate(read)]
+                read = [view[0] if (view := self.library_view(e, k)) is not None else a
+                        for k, a in enumerate(e.inputs) if isinstance(a, Var)]
                 level = max((self._written_level(a) for a in read), default=0)
                 self.store_level[e.out] = level
                 self.depth[e.out] = level + 1
