@@ -26,6 +26,16 @@ from .traced import TracedArray, TracedView
 from .untraced import untraced
 
 
+def ranges_as_lists(index):
+    """`index` with each range in it a list: NumPy indexes with a range as with the sequence
+    of its ints (x[range(1, 4)] is x[[1, 2, 3]])."""
+    if isinstance(index, range):
+        return list(index)
+    if isinstance(index, tuple) and any(isinstance(item, range) for item in index):
+        return tuple(list(item) if isinstance(item, range) else item for item in index)
+    return index
+
+
 def is_advanced(ctx, index) -> bool:
     """Whether `index` holds an integer or boolean array (traced, a list, an ndarray)."""
 

@@ -77,6 +77,20 @@ def _binary(ufunc: np.ufunc, reflected: bool = False) -> Callable:
     return lambda self, other: numpy_api.apply_ufunc(self._ctx, ufunc, (self, other), {}, True)
 
 
+def _compared(ufunc: np.ufunc) -> Callable:
+    """== and !=: against None (`labels == None`), NumPy compares each element with the object
+    None: all False (all True for !=), of the array's shape."""
+    binary = _binary(ufunc)
+
+    def compare(self, other):
+        if other is None:
+            value = self._ctx.broadcast(np.bool_(ufunc is np.not_equal), self.shape)
+            return self._ctx.numpy_scalar(value) if not self.shape else value
+        return binary(self, other)
+
+    return compare
+
+
 def _inplace(ufunc: np.ufunc) -> Callable:
     def update(self, other):
         return self._update_in_place(ufunc, other)
@@ -250,7 +264,7 @@ class Tracer(TracedArray):
     __rshift__, __rrshift__ = _binary(np.right_shift), _binary(np.right_shift, True)
     __lt__, __le__ = _binary(np.less), _binary(np.less_equal)
     __gt__, __ge__ = _binary(np.greater), _binary(np.greater_equal)
-    __eq__, __ne__ = _binary(np.equal), _binary(np.not_equal)
+    __eq__, __ne__ = _compared(np.equal), _compared(np.not_equal)
     __hash__ = None
     __neg__, __pos__ = _unary(np.negative), _unary(np.positive)
     __abs__, __invert__ = _unary(np.absolute), _unary(np.invert)
@@ -374,7 +388,7 @@ class Tracer(TracedArray):
         ctx = self._ctx
         if self._numpy_scalar and not self.shape:
             raise IndexError(at_user_line("invalid index to scalar variable."))
-        index = numpy_masked.compacted_in_index(index)
+        index = numpy_indexing.ranges_as_lists(numpy_masked.compacted_in_index(index))
         rows = numpy_indexing.rows_selected(ctx, self, index)
         if rows is not None:
             return rows  # x[rows] for rows the data chose: NumPy's array, from a graph break
@@ -397,7 +411,7 @@ class Tracer(TracedArray):
         into the buffer of the array that a is a view of."""
         if self._weak or self._numpy_scalar:
             raise TypeError(at_user_line("a scalar does not support item assignment"))
-        index = numpy_masked.compacted_in_index(index)
+        index = numpy_indexing.ranges_as_lists(numpy_masked.compacted_in_index(index))
         mask = numpy_indexing.mask_of(self._ctx, self, index)
         if mask is not None:
             return numpy_indexing.masked_assign(self._ctx, self, mask, value)

@@ -487,3 +487,17 @@ def test_python_arithmetic_on_python_number_arguments_raises_where_python_differ
         with pytest.raises(ZeroDivisionError):
             numfuse.jit(fn, numpy_fallback=False)(*args)
     assert numfuse.jit(lambda s, t: s % t, numpy_fallback=False)(7, 2) == 1
+
+
+def test_a_range_indexes_as_its_ints_and_none_compares_as_numpy():
+    # found running public code: the SciPy Cookbook's Schrodinger FDTD (x[range(...)]) and a
+    # k-means whose first comparison is `labels == None`
+    def write(x):
+        x[range(1, 3)] = 0.0
+        return x
+
+    x = np.arange(12.0).reshape(3, 4)
+    for fn in (lambda x: x[range(1, 3)], lambda x: x[:, range(0, 4, 2)], write, lambda x: x == None,  # noqa: E711
+               lambda x: x != None, lambda x: np.all(x == None)):  # noqa: E711
+        got, expected, _, _ = _both(fn, x)
+        np.testing.assert_array_equal(got, expected)
