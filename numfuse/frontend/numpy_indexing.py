@@ -26,13 +26,19 @@ from .traced import TracedArray, TracedView
 from .untraced import untraced
 
 
-def ranges_as_lists(index):
-    """`index` with each range in it a list: NumPy indexes with a range as with the sequence
-    of its ints (x[range(1, 4)] is x[[1, 2, 3]])."""
+def normal_index(index):
+    """`index` as NumPy reads it, in the forms numfuse traces: each range a list (NumPy indexes
+    with a range as with the sequence of its ints: x[range(1, 4)] is x[[1, 2, 3]]), and a
+    boolean mask's trailing full slices dropped (x[mask, :] is x[mask])."""
     if isinstance(index, range):
         return list(index)
-    if isinstance(index, tuple) and any(isinstance(item, range) for item in index):
-        return tuple(list(item) if isinstance(item, range) else item for item in index)
+    if not isinstance(index, tuple):
+        return index
+    index = tuple(list(item) if isinstance(item, range) else item for item in index)
+    first = index[0] if index else None
+    if isinstance(first, (TracedArray, np.ndarray)) and first.dtype.kind == "b":
+        while len(index) > 1 and isinstance(index[-1], slice) and index[-1] == slice(None):
+            index = index[:-1]
     return index
 
 
@@ -385,10 +391,11 @@ def scatter(ctx, x, index, value, ufunc: str | None = None, name: str = "x[idx] 
             dtype = getattr(np, ufunc)(np.zeros(1, x.dtype), np.asarray(stand_in)).dtype
         np.broadcast_shapes(operand.shape, region)
     v = ctx.convert(ctx.as_tracer(operand), dtype)
-    if ctx.is_scalar_input(v._var):
-        # A scalar argument is a kernel argument, not a buffer: the library call reads the
-        # value a kernel stores (a convert to its own dtype: a copy).
-        v = ctx.bind("convert", [v._var], v.shape, dtype, params=(("dtype", dtype),))
+    # A scalar argument (the value, or an int index: z[i] = 1) is a kernel argument, not a
+    # buffer: the library call reads the value a kernel stores (a convert to its own dtype:
+    # a copy).
+    v, *arrays = [ctx.bind("convert", [a._var], a.shape, a.dtype, params=(("dtype", a.dtype),))
+                  if ctx.is_scalar_input(a._var) else a for a in [v] + arrays]
     write_in_place(ctx, x, "scatter", [v] + arrays, (("axis", axis), ("ufunc", ufunc)))
 
 

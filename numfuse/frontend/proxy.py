@@ -125,6 +125,28 @@ class _Flat:
     def __len__(self):
         return self._array.size
 
+    def __iter__(self):
+        return iter(self._array.ravel())
+
+    # NumPy's functions and ufuncs take a flatiter as the 1-D array of its points (np.dot(x.flat,
+    # y.flat)): here that array is the ravel view, traced whole, not one point at a time.
+    __array_priority__ = 1000
+
+    def __array_function__(self, func, types, args, kwargs):
+        return func(*_raveled(args), **{k: _raveled(v) for k, v in kwargs.items()})
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return getattr(ufunc, method)(*_raveled(inputs), **kwargs)
+
+
+def _raveled(value):
+    """`value` (an argument, or a tuple or list of them) with each _Flat in it its ravel view."""
+    if isinstance(value, _Flat):
+        return value._array.ravel()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_raveled(v) for v in value)
+    return value
+
 
 class Tracer(TracedArray):
     """A proxy array seen by the user's function while it is traced."""
@@ -388,7 +410,7 @@ class Tracer(TracedArray):
         ctx = self._ctx
         if self._numpy_scalar and not self.shape:
             raise IndexError(at_user_line("invalid index to scalar variable."))
-        index = numpy_indexing.ranges_as_lists(numpy_masked.compacted_in_index(index))
+        index = numpy_indexing.normal_index(numpy_masked.compacted_in_index(index))
         rows = numpy_indexing.rows_selected(ctx, self, index)
         if rows is not None:
             return rows  # x[rows] for rows the data chose: NumPy's array, from a graph break
@@ -411,7 +433,7 @@ class Tracer(TracedArray):
         into the buffer of the array that a is a view of."""
         if self._weak or self._numpy_scalar:
             raise TypeError(at_user_line("a scalar does not support item assignment"))
-        index = numpy_indexing.ranges_as_lists(numpy_masked.compacted_in_index(index))
+        index = numpy_indexing.normal_index(numpy_masked.compacted_in_index(index))
         mask = numpy_indexing.mask_of(self._ctx, self, index)
         if mask is not None:
             return numpy_indexing.masked_assign(self._ctx, self, mask, value)

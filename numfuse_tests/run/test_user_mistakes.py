@@ -501,3 +501,24 @@ def test_a_range_indexes_as_its_ints_and_none_compares_as_numpy():
                lambda x: x != None, lambda x: np.all(x == None)):  # noqa: E711
         got, expected, _, _ = _both(fn, x)
         np.testing.assert_array_equal(got, expected)
+
+
+def test_found_in_public_code_flat_products_scalar_indices_and_masked_rows():
+    # the SciPy Cookbook's laplace error (np.dot of x.flat: each point was a value of its own,
+    # minutes to plan at 100 x 100), min-char-rnn's one-hot z[i] = 1 for an int argument i,
+    # numpy-100's R[mask, :]
+    def error(u, w):
+        v = (u - w).flat
+        return np.sqrt(np.dot(v, v))
+
+    def one_hot(i):
+        z = np.zeros(5)
+        z[i] = 1
+        return z
+
+    u, w = np.random.default_rng(0).random((2, 100, 100))
+    plan = numfuse.jit(error, numpy_fallback=False).plan(u, w)
+    assert len(plan.kernels) <= 2
+    for fn, args in ((error, (u, w)), (one_hot, (2,)), (lambda R: R[R[:, 0] > 3, :], (np.arange(12.0).reshape(4, 3),))):
+        got, expected, _, _ = _both(fn, *args)
+        np.testing.assert_allclose(got, expected, rtol=1e-13)
