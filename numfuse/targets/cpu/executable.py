@@ -155,13 +155,13 @@ class CpuExecutable:
             # NumPy's warnings of library calls: off, as the kernels raise none either (one
             # errstate a call: entering one costs more than a small kernel's launch)
             with np.errstate(all="ignore") if self.has_library else contextlib.nullcontext():
-                for kind, i in self.order:
+                for kind, step in self.order:  # (a kernel's index, or a _LibraryCall)
                     if kind == "library":
-                        i(env)
-                    elif not self.launches[i].empty:
+                        step(env)
+                    elif not self.launches[step].empty:
                         if progress is not None:
-                            progress.kernel(i)
-                        self._launch(i, env, scalars, errors, say)
+                            progress.kernel(step)
+                        self._launch(step, env, scalars, errors, say)
         finally:
             if progress is not None:
                 progress.__exit__()
