@@ -39,3 +39,20 @@ class Suffix(ast.NodeTransformer):
 def assigned_names(stmts: list[ast.stmt]) -> set[str]:
     """The names `stmts` assign."""
     return {n.id for st in stmts for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def unrolled_points(point: list[ast.stmt], index: str, base: str, copies: int, renamed=frozenset(),
+             kept=frozenset()) -> list[ast.stmt]:
+    """`point` (one point's statements, at the loop variable `index`) `copies` times, for the
+    points `base`, `base + 1`, ...: copy k sets `{index}_l{k}` and renames `_l{k}` every name it
+    assigns, its index and `renamed` (lane k's accumulators), but `kept` (lanes unrolled along
+    an innermost loop: lanes.lanes_loop, a pairwise leaf's)."""
+    from .templates import clone
+
+    local = (assigned_names(point) | {index} | set(renamed)) - set(kept)
+    stmts: list[ast.stmt] = []
+    for k in range(copies):
+        stmts.append(assign(f"{index}_l{k}", ast.BinOp(var(base), ast.Add(), ast.Constant(k)) if k else var(base)))
+        rename = Suffix(local, f"_l{k}")
+        stmts.extend(rename.visit(clone(st)) for st in point)
+    return stmts

@@ -13,7 +13,7 @@ import ast
 
 import numpy as np
 
-from ...codegen.pyast import Suffix, assign, assigned_names, call, target, var
+from ...codegen.pyast import Suffix, assign, assigned_names, call, target, unrolled_points, var
 from ...codegen.statements import StatementRenderer, literal
 from ...codegen.templates import clone
 from ...ir.dtypes import compute_dtype
@@ -69,14 +69,8 @@ def lanes_loop(body: StatementRenderer, nest: LoopNest, phase, lanes: int,
     if uses_chunks(nest, phase, lanes):  # every point through chunk_loops' scratch row
         loops = _chunk_loops(body, nest, phase, lanes, clone(lo), clone(hi))
     else:
-        local = (assigned_names(point) | {last.name}) - names - {BIG_FLAG}  # one flag for every lane
         base = f"{last.name}_base"
-        unrolled: list[ast.stmt] = []
-        for k in range(lanes):
-            rename = Suffix(local | names, f"_l{k}")
-            offset = ast.BinOp(var(base), ast.Add(), ast.Constant(k)) if k else var(base)
-            unrolled.append(assign(f"{last.name}_l{k}", offset))
-            unrolled.extend(rename.visit(clone(st)) for st in point)
+        unrolled = unrolled_points(point, last.name, base, lanes, names, kept={BIG_FLAG})  # one flag for every lane
         length = ast.BinOp(clone(hi), ast.Sub(), clone(lo))
         whole = ast.BinOp(clone(hi), ast.Sub(), ast.BinOp(length, ast.Mod(), ast.Constant(lanes)))
         ahead = _prefetches(body, unrolled[:1 + len(point)], f"{last.name}_l0", base)

@@ -18,7 +18,7 @@ import ast
 
 import numpy as np
 
-from ...codegen.pyast import Suffix, assign, assigned_names, call, target, var
+from ...codegen.pyast import Suffix, assign, call, target, unrolled_points, var
 from ...codegen.statements import literal
 from ...codegen.templates import clone, fill_body
 from ...ir.dtypes import compute_dtype
@@ -150,13 +150,8 @@ def _lanes_leaf(body, nest: LoopNest, phase, tree: list[ast.stmt]) -> list[ast.s
     last = nest.inner[-1]
     point = body.stmts(phase.body)
     names = {a.name for a in phase.accumulators}
-    local = (assigned_names(point) | {last.name}) - names
     base = f"{last.name}_base"
-    unrolled: list[ast.stmt] = []
-    for k in range(8):
-        rename = Suffix(local | names, f"_l{k}")
-        unrolled.append(assign(f"{last.name}_l{k}", ast.BinOp(var(base), ast.Add(), ast.Constant(k)) if k else var(base)))
-        unrolled.extend(rename.visit(clone(st)) for st in point)
+    unrolled = unrolled_points(point, last.name, base, 8, names)
     whole = ast.BinOp(var("nf_start"), ast.Add(),
                       ast.BinOp(var("nf_len"), ast.Sub(), ast.BinOp(var("nf_len"), ast.Mod(), ast.Constant(8))))
     stop = ast.BinOp(var("nf_start"), ast.Add(), var("nf_len"))
