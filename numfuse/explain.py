@@ -76,12 +76,14 @@ def explain_text(compiled) -> str:
     return "\n".join(lines)
 
 
-def segmented_explain_text(name: str, run) -> str:
-    """A function run with graph breaks: each break, then each distinct segment's plan."""
+def segmented_explain_text(name: str, run, why: str | None = None) -> str:
+    """A function run with graph breaks: why it runs so (the first reason its trace met), each
+    break, then each distinct segment's plan."""
     segments = [b.segment for b in run.breaks] + [run.final]
     distinct = list({id(s): s for s in segments if s is not None}.values())
-    lines = [f"numfuse.jit({name}) runs in {len(run.breaks) + 1} segment(s), {len(distinct)} distinct; "
-             f"graph breaks, in the order this call met them:"]
+    lines = [f"numfuse.jit({name}) runs segment by segment: {why}"] if why else []
+    lines.append(f"numfuse.jit({name}) runs in {len(run.breaks) + 1} segment(s), {len(distinct)} distinct; "
+                 f"graph breaks, in the order this call met them:")
     number = {id(s): k for k, s in enumerate(distinct)}
     runs: list[list] = []  # consecutive breaks at one line ending the same segment: one line
     for b in run.breaks:

@@ -14,6 +14,7 @@ be traced; jit then retraces with that argument static, keyed by its value.
 from __future__ import annotations
 
 import array
+import copy
 import functools
 import inspect
 import operator
@@ -26,7 +27,7 @@ import numpy as np
 from .codegen.statements import KernelSource
 from .compiled import Compiled, array_positions, checked_fast_run, externals_match, kernel_header, without_gc
 from .errors import (
-    NeedsGraphBreak, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TraceTooLong, TracingError, UnfusedCallWarning,
+    NeedsGraphBreak, NumfuseError, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TraceTooLong, TracingError, UnfusedCallWarning,
     UnsupportedError, warn_once,
 )
 from .ir.graph import check_graph, format_graph
@@ -35,7 +36,8 @@ from .plan.planner import Plan, plan as make_plan
 from .targets.cuda.libraries import describe as describe_array, library_of
 from .targets.cuda.streams import check_stream_option
 from .frontend.aliasing import base_of, external_sharing, find_sharing
-from .frontend.arguments import RANDOM_STATES, classify, flatten_containers, has_array_leaf
+from .frontend.arguments import RANDOM_STATES, ContainerCopies, classify, flatten_containers, has_array_leaf
+from .frontend.effects import Effects, Watch
 from .frontend.captures import captures_of, changed_guard, guards_hold, one_trace_at_a_time, swapped_arrays
 from .frontend.captures import traced_function as captures_traced_function
 from .frontend.type_builtin import numpy_type_visible
@@ -220,8 +222,8 @@ class JitFunction:
         if random_argument is not None:
             return self._segmented(names, f"argument {random_argument!r} is a random generator, whose draws "
                                           "differ at every call")
-        captured = captures_of(self._fn, [(n, s[1]) for n, s in zip(names, specs)
-                                          if not isinstance(s, ArgSpec) and s[0] == "static"])
+        statics = [(n, s[1]) for n, s in zip(names, specs) if not isinstance(s, ArgSpec) and s[0] == "static"]
+        captured = captures_of(self._fn, statics)
         fn_name = getattr(self._fn, "__name__", "f")
         real = len(names)
         hidden: list = []  # (name, spec, make): bases of arguments that share memory
@@ -234,7 +236,7 @@ class JitFunction:
             all_specs = list(specs) + [h[1] for h in hidden]
             traced_positions = [i for i, s in enumerate(all_specs) if isinstance(s, ArgSpec)]
             try:
-                traced = trace(functools.partial(self._call_traced, call, captured, real), all_specs, fn_name,
+                traced = trace(functools.partial(self._call_traced, call, captured, real, statics), all_specs, fn_name,
                                hidden=len(hidden), external=captured.arrays,
                                external_arguments={k: v[:3] for k, v in through.items()}, budget=budget,
                                fuses_product=target.fuses_product)
@@ -310,16 +312,38 @@ class JitFunction:
                         external_watch=watch,
                         external_part=external_sharing(values, array_positions(specs), watch))
 
-    def _call_traced(self, call, captured, real, *values):
+    def _call_traced(self, call, captured, real, statics, *values):
         """The function called by the trace: with the arrays its code names among its globals
-        and closure traced (captures.traced_function), on the bound arguments."""
+        and closure traced (captures.traced_function), on the bound arguments. A function that
+        changes what it was given or can reach (effects.py) runs segment by segment instead."""
         from .frontend.numpy_creation import current_context
 
         ctx = current_context()
         with numpy_type_visible(captured.type_holders):
             fn, check = captures_traced_function(self._fn, ctx, captured)
             with swapped_arrays(ctx, captured):
-                result = call(fn, values[:real])
+                watch = Watch(self._fn, statics)
+                copies = ContainerCopies() if getattr(call, "structure", None) is not None else None
+                name = getattr(self._fn, "__qualname__", "the function")
+                try:
+                    result = call(fn, values[:real]) if copies is None else call(fn, values[:real], copies)
+                except Exception as raised:
+                    if isinstance(raised, NumfuseError) or not (ctx.wrote_inputs() or watch.changed() or
+                                                                 copies is not None and copies.changed()):
+                        raise
+                    # The function's own exception, after writing what the caller sees: NumPy's
+                    # function makes those writes, so this one runs segment by segment, and
+                    # raises where it raises (graph_breaks=False: the exception itself).
+                    watch.restore()
+                    raise NeedsGraphBreak(f"{name} raised {type(raised).__name__} when traced, after writing into "
+                                          "what the caller holds: it runs segment by segment, so that those writes "
+                                          "are made", raised) from raised
+                changed = watch.changed() + (copies.changed() if copies is not None else [])
+                if changed:
+                    watch.restore()
+                    raise NeedsGraphBreak(
+                        f"{name} changes {', '.join(changed)}, which a trace would do once: its Python code runs at "
+                        "every call, and what it changes gets its values at the end", None)
         check()
         return result
 
@@ -372,9 +396,14 @@ class JitFunction:
         fn_name = getattr(self._fn, "__name__", "f")
         if self._type_holders is None:
             self._type_holders = captures_of(self._fn).type_holders
+        statics = [(n, s[1]) for n, s in zip(names, specs) if not isinstance(s, ArgSpec) and s[0] == "static"]
         with one_trace_at_a_time(), numpy_type_visible(self._type_holders):
-            return run_segmented(lambda *vals: call(self._fn, vals), specs, values, names, self._run_segment,
-                                 fn_name, describe_array, self._target_for(values).fuses_product)
+            copies = ContainerCopies() if getattr(call, "structure", None) is not None else None
+            effects = Effects(Watch(self._fn, statics), copies)
+            run = (lambda *vals: call(self._fn, vals)) if copies is None else \
+                (lambda *vals: call(self._fn, vals, copies))
+            return run_segmented(run, specs, values, names, self._run_segment, fn_name, describe_array,
+                                 self._target_for(values).fuses_product, effects)
 
     def _run_segment(self, graph, specs, values, names):
         """Plan (once per structure), compile and run one segment: (outputs, its Compiled)."""
@@ -623,10 +652,10 @@ class JitFunction:
         if compiled.graph_break is None:
             text = explain_text(compiled)
         else:
-            copies = [a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for a in args]
-            copied_kwargs = {k: a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for k, a in kwargs.items()}
+            copies = [_copy_for_explain(a) for a in args]
+            copied_kwargs = {k: _copy_for_explain(a) for k, a in kwargs.items()}
             run = self._run_segmented(copies, copied_kwargs)
-            text = segmented_explain_text(getattr(self._fn, "__name__", "f"), run)
+            text = segmented_explain_text(getattr(self._fn, "__name__", "f"), run, compiled.graph_break)
         if compiled.numpy_choice:  # (made at the first call that ran: numpy_fallback.py)
             text = text.rstrip("\n") + "\n\n" + str(compiled.numpy_choice) + "\n"
         return text
@@ -638,6 +667,17 @@ class JitFunction:
 
     def __repr__(self) -> str:
         return f"<numfuse.jit {getattr(self._fn, '__qualname__', self._fn)}>"
+
+
+def _copy_for_explain(value):
+    """An argument as explain runs the function on it: arrays copied, and containers (which
+    the function may change) with them."""
+    if isinstance(value, (dict, list, tuple)):
+        try:
+            return copy.deepcopy(value)
+        except Exception:  # (something inside that cannot be copied: the container itself)
+            return value
+    return value.copy() if hasattr(value, "copy") and hasattr(value, "shape") else value
 
 
 def _constant(value, _values):

@@ -10,12 +10,15 @@ differ at every call, so a function given one runs segment by segment (graph_bre
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..ir.dtypes import check_supported
 from ..errors import UnsupportedError
 from ..ir.graph import Aval
 from .traced import is_host_array
+from .proxy import Tracer
 from .tracer import ArgSpec
 
 # Generators whose state changes at each draw: never a static value keyed by identity.
@@ -121,19 +124,101 @@ def _flatten(value, name: str, names: list, leaves: list, describe_array):
     return ("leaf",)
 
 
-def _unflatten(tree, leaves):
+def _unflatten(tree, leaves, copies: "ContainerCopies | None" = None, original=None, path: str = ""):
     kind = tree[0]
     if kind == "leaf":
-        return next(leaves)
+        leaf = next(leaves)
+        if copies is not None:
+            copies.leaves[id(leaf)] = original
+        return leaf
     if kind == "dict":
         _, cls, keys, children = tree
-        items = {k: _unflatten(c, leaves) for k, c in zip(keys, children)}
-        return items if cls is dict else cls(items)
-    _, cls, children = tree
-    items = [_unflatten(c, leaves) for c in children]
-    if cls is list or cls is tuple:
-        return cls(items)
-    return cls(*items) if hasattr(cls, "_fields") else cls(items)  # a namedtuple, or a subclass
+        items = {k: _unflatten(c, leaves, copies, None if original is None else original[k], f"{path}[{k!r}]")
+                 for k, c in zip(keys, children)}
+        made = items if cls is dict else cls(items)
+    else:
+        _, cls, children = tree
+        parts = [None] * len(children) if original is None else list(original)
+        items = [_unflatten(c, leaves, copies, o, f"{path}[{i}]") for i, (c, o) in enumerate(zip(children, parts))]
+        if cls is list or cls is tuple:
+            made = cls(items)
+        else:
+            made = cls(*items) if hasattr(cls, "_fields") else cls(items)  # a namedtuple, or a subclass
+    if copies is not None:
+        copies.add(made, original, path)
+    return made
+
+
+class ContainerCopies:
+    """The containers one call of the function was given: each a copy of the caller's (a
+    dict, list, tuple or namedtuple, its leaves the arguments' traced values), with what it
+    held when made. What the function did to a copy (`params["b"] = x`, `xs.append(y)`) is
+    changed the same way in the caller's container by `sync` (effects.py)."""
+
+    def __init__(self):
+        self.pairs: list[tuple[Any, Any, tuple, str]] = []  # (copy, caller's, its items when made, path)
+        self.leaves: dict[int, Any] = {}  # id of a leaf given -> the caller's value
+        self._caller_of: dict[int, Any] = {}  # id of a copy -> the caller's container
+
+    def add(self, copy, original, path: str) -> None:
+        self.pairs.append((copy, original, _items_of(copy), path))
+        self._caller_of[id(copy)] = original
+
+    def changed(self) -> list[str]:
+        """The caller's containers whose copies the function changed: `params`, `xs[0]`."""
+        return [path for copy, _, made, path in self.pairs if not _same_items(made, _items_of(copy))]
+
+    def changed_copies(self) -> list:
+        """The copies the function changed."""
+        return [copy for copy, _, made, _ in self.pairs if not _same_items(made, _items_of(copy))]
+
+    def sync(self, real) -> None:
+        """Change each caller's container as the function changed its copy: a value the
+        function put there is `real(traced value)` (or the Python value itself), a leaf or a
+        container it was given is the caller's own."""
+
+        def caller_value(value):
+            if id(value) in self._caller_of:
+                return self._caller_of[id(value)]
+            if id(value) in self.leaves:
+                return self.leaves[id(value)]
+            if isinstance(value, (list, tuple, dict)):
+                return _rebuilt(value, caller_value)  # made by the function: items of ours inside
+            return real(value) if isinstance(value, Tracer) else value
+
+        updates = []
+        for copy, original, made, _ in self.pairs:
+            if isinstance(original, (dict, list)) and not _same_items(made, _items_of(copy)):
+                updates.append((original, [(k, caller_value(v)) for k, v in _items_of(copy)]))
+        for original, items in updates:  # (all computed first: one may hold another)
+            if isinstance(original, dict):
+                original.clear()
+                original.update(items)
+            else:
+                original[:] = [v for _, v in items]
+
+
+def _items_of(container) -> tuple:
+    if isinstance(container, dict):
+        return tuple(container.items())
+    return tuple(enumerate(container))
+
+
+def _same_items(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(x[1] is y[1] and x[0] == y[0] for x, y in zip(a, b))
+
+
+def _rebuilt(value, each):
+    """A new container of `value`'s type holding each(item)."""
+    if isinstance(value, dict):
+        items = {k: each(v) for k, v in value.items()}
+        if type(value) is dict:
+            return items
+        value.update(items)  # (a dict subclass: the same object, its items given their values)
+        return value
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        return type(value)(*(each(v) for v in value))
+    return type(value)(each(v) for v in value)
 
 
 def flatten_containers(names, values, call, describe_array, keep=frozenset()):
@@ -153,9 +238,10 @@ def flatten_containers(names, values, call, describe_array, keep=frozenset()):
             flat_names.append(name)
             flat_values.append(value)
 
-    def rebuilt(fn, vals):
+    def rebuilt(fn, vals, copies: ContainerCopies | None = None):
         vals = iter(vals)
-        args = [next(vals) if tree is None else _unflatten(tree[0], vals) for tree in trees]
+        args = [next(vals) if tree is None else _unflatten(tree[0], vals, copies, value, name)
+                for tree, name, value in zip(trees, names, values)]
         return call(fn, args)
 
     rebuilt.structure = tuple(t[0] if t is not None else None for t in trees)

@@ -40,6 +40,7 @@ from ..errors import SourceLoc, user_location
 from ..ir.graph import Graph, SizeConst, Var
 from .proxy import Tracer, _View
 from .tracer import ArgSpec, TraceContext, flatten_outputs, unflatten_outputs
+from .effects import Effects
 from .numpy_creation import SuspendingGenerator, creating_arrays, suspended
 
 
@@ -150,6 +151,7 @@ class Breaker:
         self.exposed: set[int] = set()  # ids of buffers Python holds as NumPy arrays
         self._exposed_arrays: list = []
         self.locked: list = []  # arrays made read-only while the run lasts (foreign_call)
+        self.running = False  # a segment is running (or raised)
 
     # -- tracers and inputs --------------------------------------------------------------------
 
@@ -216,6 +218,7 @@ class Breaker:
     def _own_buffer(self, tracers: list[Tracer]) -> None:
         """Give each of `tracers` a buffer no other array object shares (a copy where one
         does), so that what is done to its real array is done to it alone."""
+        self.running = True  # (stays so where the segment raises)
         ctx = self.ctx
         roots = self._roots()
         for t in tracers:
@@ -287,6 +290,7 @@ class Breaker:
     def run(self, needed: list[Tracer], reason: str, final: bool = False) -> dict[int, Any]:
         """Run the segment traced so far; every live array keeps its value as an input of the
         next segment. Returns the value of each of `needed` (by id)."""
+        self.running = True  # (stays so where the segment raises)
         ctx = self.ctx
         roots = self._roots()
         holders = roots + [t for t in needed if isinstance(t, _View)]
@@ -343,6 +347,7 @@ class Breaker:
                 name = self.names[what] if kind == "input" else "a value computed before a graph break"
                 kept[var] = (value_of_source(source[var]), name)
             self._next_segment(held, kept, unchanged)
+        self.running = False
         return concrete
 
     def _next_segment(self, held, kept, unchanged) -> None:
@@ -370,9 +375,12 @@ class Breaker:
 
 
 def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run_graph: Callable,
-                  name: str, describe_array: Callable, fuses_product: Callable | None = None) -> SegmentedRun:
+                  name: str, describe_array: Callable, fuses_product: Callable | None = None,
+                  effects: Effects | None = None) -> SegmentedRun:
     """Call `fn` on tracers of `values` (a spec per argument, as for tracer.trace), running it
-    segment by segment. `fuses_product`: the target's rule for matrix products (tracer.trace)."""
+    segment by segment. `fuses_product`: the target's rule for matrix products (tracer.trace).
+    `effects`: what else the function may change (effects.py), given its values at the end,
+    or where the function raises (what it did before stays done, as in NumPy)."""
     ctx = TraceContext()
     ctx.fuses_product = fuses_product
     breaker = Breaker(ctx, run_graph, name, describe_array)
@@ -385,22 +393,12 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
             args.append(SuspendingGenerator(spec[1]))  # its draws make real arrays
         else:
             args.append(spec[1])
-    try:
-        with creating_arrays(ctx):
-            result = fn(*args)
-        leaves: list[Tracer] = []
-        tree = flatten_outputs(result, leaves)
-        for leaf in leaves:
-            if leaf._ctx is not ctx:
-                raise ValueError("the function returned a traced array from another trace")
-        concrete = breaker.run(leaves, "the function returned", final=True)
-    finally:
-        for array in breaker.locked:
-            array.flags.writeable = True
-    given: set[int] = set()
-    returned = []
-    for leaf in leaves:
-        value = concrete[id(leaf)]
+    given: dict[int, Any] = {}  # id of a traced value given to the caller -> the value
+    owned: set[int] = set()  # ids of the arrays given, each once
+
+    def give(leaf: Tracer, value):
+        if id(leaf) in given:
+            return given[id(leaf)]
         if leaf._weak or leaf._numpy_scalar:
             if not isinstance(value, (np.generic, int, float, complex, bool)):
                 value = to_host(value)[()]
@@ -408,10 +406,40 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
                 value = value.item()
         else:
             # An array object gets its own buffer; the caller's array only as the argument itself.
-            if (id(value) in breaker.caller_arrays and not leaf._argument) or id(value) in given:
+            if (id(value) in breaker.caller_arrays and not leaf._argument) or id(value) in owned:
                 value = value.copy()
-            given.add(id(value))
-        returned.append(value)
+            owned.add(id(value))
+        given[id(leaf)] = value
+        return value
+
+    def finish(needed: list[Tracer], reason: str) -> dict[int, Any]:
+        pending = effects.tracers() if effects is not None else []
+        concrete = breaker.run(needed + pending, reason, final=True)
+        if effects is not None:
+            effects.settle(lambda t: give(t, concrete[id(t)]))
+        return concrete
+
+    try:
+        with creating_arrays(ctx):
+            try:
+                result = fn(*args)
+            except Exception:
+                if not breaker.running:  # (not a segment's own error: that segment did not run whole)
+                    try:
+                        finish([], "the function raised")
+                    except Exception:
+                        pass  # the caller sees the function's own exception
+                raise
+        leaves: list[Tracer] = []
+        tree = flatten_outputs(result, leaves)
+        for leaf in leaves:
+            if leaf._ctx is not ctx:
+                raise ValueError("the function returned a traced array from another trace")
+        concrete = finish(leaves, "the function returned")
+    finally:
+        for array in breaker.locked:
+            array.flags.writeable = True
+    returned = [give(leaf, concrete[id(leaf)]) for leaf in leaves]
     return SegmentedRun(unflatten_outputs(tree, returned), breaker.breaks, breaker.final)
 
 

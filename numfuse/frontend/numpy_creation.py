@@ -242,6 +242,10 @@ def _array_of_traced(name, a, dtype=None, *args, copy=None, order=None, ndmin=0,
         return None
     copy = (True if copy is None else copy) if name == "array" else copy
     dtype = a.dtype if dtype is None else np.dtype(dtype)
+    if a._weak or a._numpy_scalar:
+        # A scalar's array is a new 0-d array (a scalar is immutable, never its buffer).
+        made = a.astype(dtype) if dtype != a.dtype else a.copy()
+        return type(made)(made._ctx, made._var)
     if dtype == a.dtype and not copy:
         return a
     if copy is False:

@@ -121,6 +121,10 @@ class TraceContext(Layouts):
             self.strides[var] = spec.strides
         return var
 
+    def wrote_inputs(self) -> bool:
+        """Whether the trace so far wrote into an input (an argument, a global array)."""
+        return any(self.latest.get(v, v) is not v for v in self.inputs)
+
     def start_segment(self) -> None:
         """Forget the equations traced so far (a graph break ran them): what follows is a new
         graph, whose inputs the Breaker adds."""

@@ -522,3 +522,25 @@ def test_found_in_public_code_flat_products_scalar_indices_and_masked_rows():
     for fn, args in ((error, (u, w)), (one_hot, (2,)), (lambda R: R[R[:, 0] > 3, :], (np.arange(12.0).reshape(4, 3),))):
         got, expected, _, _ = _both(fn, *args)
         np.testing.assert_allclose(got, expected, rtol=1e-13)
+
+
+def test_asarray_of_a_scalar_is_a_new_zero_d_array():
+    # np.asarray(x.sum(), dtype=...) was a NumPy scalar: NumPy makes a 0-d array of a scalar
+    def cast(x):
+        return np.asarray(x.sum(), dtype=np.float32), np.array(x.max()), np.asarray(x.min())
+
+    def written(x, s):
+        y = np.asarray(s)
+        y += 1.0  # a new array: neither the scalar nor the argument changes
+        t = x.sum()
+        z = np.asarray(t)
+        z *= 2.0
+        return y, s, z, t
+
+    x = np.arange(5.0)
+    for fn, args in ((cast, (x,)), (written, (x, 2.5))):
+        got, expected, _, _ = _both(fn, *args)
+        assert [type(g) for g in got] == [type(e) for e in expected]
+        for g, e in zip(got, expected):
+            assert np.asarray(g).dtype == np.asarray(e).dtype
+            np.testing.assert_array_equal(g, e)

@@ -1,0 +1,222 @@
+"""What a function changes besides its result and its arguments' arrays, as NumPy's function
+does at every call (frontend/effects.py): items of container arguments, attributes of the
+objects it reaches, global and closure variables; and what it did before raising."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+import numfuse
+from numfuse.frontend.proxy import Tracer
+
+X = np.arange(4.0)
+
+
+def _calls(fn, make, times=3):
+    """Call NumPy's fn and numfuse's on fresh arguments `times` times; each pair of
+    argument lists, after the calls, with each pair of results."""
+    jitted = numfuse.jit(fn)
+    out = []
+    for _ in range(times):
+        a, b = make(), make()
+        out.append((a, fn(*a), b, jitted(*b)))
+    return jitted, out
+
+
+def _no_tracer(value):
+    assert not isinstance(value, Tracer), value
+    if isinstance(value, dict):
+        for v in value.values():
+            _no_tracer(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _no_tracer(v)
+
+
+def _equal(got, expected):
+    _no_tracer(got)
+    assert type(got) is type(expected), (type(got), type(expected))
+    if isinstance(expected, dict):
+        assert list(got) == list(expected)
+        for k in expected:
+            _equal(got[k], expected[k])
+    elif isinstance(expected, (list, tuple)):
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            _equal(g, e)
+    elif isinstance(expected, np.ndarray):
+        np.testing.assert_array_equal(got, expected)
+        assert got.dtype == expected.dtype
+    else:
+        assert got == expected
+
+
+def test_items_put_into_a_dict_argument_reach_the_caller():
+    def forward(cache, x, w):
+        cache["h"] = np.sqrt(x * w + 1.0)
+        cache["count"] = cache["count"] + 1
+        del cache["old"]
+        cache["w"] += 1.0
+        return cache["h"].sum()
+
+    def make():
+        return [{"w": np.ones(4), "old": 0, "count": 3}, X.copy(), 0.5]
+
+    jitted, calls = _calls(forward, make)
+    for a, r, b, got in calls:
+        _equal(b, a)
+        assert got == r
+    assert "changes cache" in jitted.explain(*make())
+
+
+def test_a_dict_argument_keeps_the_callers_arrays_it_was_given():
+    def keep(d, x):
+        d["alias"] = d["w"]  # the caller's own array, in NumPy and here
+        d["x"] = x
+        return x + 1
+
+    d, x = {"w": np.ones(3)}, np.arange(3.0)
+    numfuse.jit(keep)(d, x)
+    assert d["alias"] is d["w"] and d["x"] is x
+
+
+def test_list_argument_appended_and_replaced_items():
+    def push(history, x):
+        history.append(x * 2)
+        history[0] = history[0] + x
+        history.insert(0, 5)
+        return len(history)
+
+    def make():
+        return [[X.copy()], X.copy()]
+
+    _, calls = _calls(push, make)
+    for a, r, b, got in calls:
+        _equal(b, a)
+        assert got == r
+
+
+def test_nested_containers_and_namedtuples_change_in_place():
+    State = collections.namedtuple("State", "params log")
+
+    def step(state, x):
+        state.params["w"] = state.params["w"] - 0.1 * x
+        state.log.append(state.params["w"].sum())
+        return state.params["w"]
+
+    def make():
+        return [State({"w": np.ones(4)}, []), X.copy()]
+
+    _, calls = _calls(step, make)
+    for a, r, b, got in calls:
+        _equal(b[0].params, a[0].params)
+        _equal(b[0].log, a[0].log)
+        _equal(got, r)
+
+
+def test_attributes_of_self_get_values_not_traced_arrays():
+    class Layer:
+        def __init__(self):
+            self.w = np.full(4, 2.0)
+            self.calls = 0
+
+        def forward(self, x):
+            self.cache = x * self.w
+            self.calls += 1
+            return self.cache.sum()
+
+    numpy_layer, layer = Layer(), Layer()
+    jitted = numfuse.jit(layer.forward)
+    for _ in range(3):
+        assert jitted(X) == numpy_layer.forward(X)
+        assert type(layer.cache) is np.ndarray
+        np.testing.assert_array_equal(layer.cache, numpy_layer.cache)
+        assert layer.calls == numpy_layer.calls
+
+
+def test_global_and_closure_variables_and_global_dicts():
+    store = {}
+
+    def make_fn():
+        total = None
+
+        def f(x):
+            nonlocal total
+            global LAST
+            LAST = x * 3
+            store["y"] = x + 1
+            total = x if total is None else total + x
+            return total
+
+        return f
+
+    fn = numfuse.jit(make_fn())
+    reference = make_fn()
+    expected_store = {}
+    for _ in range(3):
+        got = fn(X)
+        store_copy = dict(store)
+        expected = reference(X)
+        _equal(got, expected)
+        assert type(LAST) is np.ndarray  # noqa: F821 (set by f)
+        np.testing.assert_array_equal(LAST, X * 3)  # noqa: F821
+        expected_store["y"] = X + 1
+        _equal(store_copy, expected_store)
+
+
+def test_writes_before_an_exception_stay_written():
+    def check(x, n):
+        x[0] = 5.0
+        x[1:] += 1.0
+        if n > 2:
+            raise ValueError("n is too large")
+        return x * 2
+
+    jitted = numfuse.jit(check)
+    for _ in range(2):
+        x = np.zeros(4)
+        with pytest.raises(ValueError, match="n is too large"):
+            jitted(x, 3)
+        np.testing.assert_array_equal(x, [5.0, 1.0, 1.0, 1.0])
+    x = np.zeros(4)
+    np.testing.assert_array_equal(jitted(x, 1), [10.0, 2.0, 2.0, 2.0])
+
+
+def test_writes_before_an_exception_after_a_graph_break():
+    def clip_then_fail(x, d):
+        x[0] = 5.0
+        if x[1] > 0:  # a graph break
+            x[1] = 0.0
+        d["seen"] = x[2] * 2
+        x[2] = 7.0
+        raise KeyError("stop")
+
+    for _ in range(2):
+        x, d = np.ones(3), {"keep": np.zeros(1)}
+        with pytest.raises(KeyError):
+            numfuse.jit(clip_then_fail)(x, d)
+        np.testing.assert_array_equal(x, [5.0, 0.0, 7.0])
+        assert d["seen"] == 2.0 and type(d["seen"]) is np.float64
+
+
+def test_graph_breaks_false_refuses_a_function_with_side_effects():
+    def put(d, x):
+        d["y"] = x * 2
+        return x
+
+    with pytest.raises(numfuse.TracingError, match="changes d"):
+        numfuse.jit(put, graph_breaks=False)({"a": X}, X)
+
+
+def test_unchanged_containers_keep_one_kernel():
+    def read_only(params, x):
+        return np.tanh(x * params["w"] + params["b"])
+
+    params = {"w": X.copy(), "b": 1.0}
+    jitted = numfuse.jit(read_only)
+    _equal(jitted(params, X), read_only(params, X))
+    assert "graph break" not in jitted.explain(params, X).lower()
+    assert list(params) == ["w", "b"]
