@@ -8,6 +8,7 @@ from typing import Callable
 
 import numpy as np
 
+from .errors import UnsupportedError
 from .jit_function import JitFunction
 
 
@@ -110,6 +111,11 @@ def jit(fn: Callable | None = _NO_FUNCTION, *, static_argnums=(), static_argname
         raise TypeError(f"numfuse.jit expects a function, got {type(fn).__name__} {fn!r:.60}")
     if isinstance(fn, np.ufunc):
         fn = _ufunc_caller(fn)
+    if inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        raise UnsupportedError(
+            f"numfuse.jit({getattr(fn, '__qualname__', fn)}): a generator or async function returns a generator "
+            "or coroutine, not arrays, which numfuse cannot compile; jit the function that computes with "
+            "what it yields, or call it without numfuse.jit")
     try:
         inspect.signature(fn)
     except (TypeError, ValueError):

@@ -41,14 +41,20 @@ class NeedsGraphBreak(TracingError):
         self.input_position = None
 
 
-class TraceTooLong(TracingError):
-    """Internal: the trace passed its budget of operations (numpy_fallback.TRACE_BUDGET), where
-    the plain function runs instead; `reason` says where."""
+class RunUntraced(TracingError):
+    """Internal: the trace met what only the function as written does as NumPy does (np.errstate
+    asking NumPy to raise, inside the function): the plain function runs instead, from this
+    call on; `reason` says why."""
 
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
         self.input_position = None
+
+
+class TraceTooLong(RunUntraced):
+    """Internal: the trace passed its budget of operations (numpy_fallback.TRACE_BUDGET), where
+    the plain function runs instead; `reason` says where."""
 
 
 class CacheSecurityError(NumfuseError, PermissionError):

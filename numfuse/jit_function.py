@@ -27,7 +27,7 @@ import numpy as np
 from .codegen.statements import KernelSource
 from .compiled import Compiled, array_positions, checked_fast_run, externals_match, kernel_header, without_gc
 from .errors import (
-    NeedsGraphBreak, NumfuseError, NumfuseWarning, ScalarOutOfRange, TakeFullPath, TraceTooLong, TracingError, UnfusedCallWarning,
+    NeedsGraphBreak, NumfuseError, NumfuseWarning, RunUntraced, ScalarOutOfRange, TakeFullPath, TracingError, UnfusedCallWarning,
     UnsupportedError, warn_once,
 )
 from .ir.graph import check_graph, format_graph
@@ -42,7 +42,7 @@ from .frontend.captures import captures_of, changed_guard, guards_hold, one_trac
 from .frontend.captures import traced_function as captures_traced_function
 from .frontend.type_builtin import numpy_type_visible
 from . import debug, numpy_fallback
-from .runtime import fp_modes
+from .frontend import fp_modes
 from .targets import Target, choose as choose_target, requested as requested_target
 from .explain import emit_plan, explain_text, segmented_explain_text, signature_text
 from .frontend.returns import as_numpy_returns, subclass_wrapper
@@ -246,7 +246,7 @@ class JitFunction:
                     raise
                 if isinstance(err, NeedsGraphBreak):
                     return self._segmented(names, err.reason, err.refusal)
-                if isinstance(err, TraceTooLong):
+                if isinstance(err, RunUntraced):
                     return Compiled(None, None, [], [], arg_names=names,
                                     numpy_choice=numpy_fallback.MeasuredChoice(chosen="numpy", reason=err.reason))
                 positions = getattr(err, "input_positions", None) or [getattr(err, "input_position", None)]
@@ -447,8 +447,9 @@ class JitFunction:
         stopping = fp_modes.stopping_categories()
         if stopping:
             if fp_modes.host_only((*args, *kwargs.values()), library_of) and not _inside_a_trace(args, kwargs):
-                warnings.warn(f"numfuse: {self._label()}: {fp_modes.reason(stopping)}", UnfusedCallWarning,
-                              stacklevel=2)
+                if fp_modes.errstate_stops(stopping):
+                    warnings.warn(f"numfuse: {self._label()}: {fp_modes.reason(stopping)}", UnfusedCallWarning,
+                                  stacklevel=2)
                 return self._fn(*args, **kwargs)
         if self._fast and not kwargs:
             key = self._fast_key(args, self._static_positions)

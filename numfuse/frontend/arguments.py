@@ -33,7 +33,7 @@ def classify(name: str, value, static: bool, describe_array):
             hash(value)
         except TypeError:
             raise UnsupportedError(f"static argument {name!r} must be hashable, got {type(value).__name__}") from None
-        return ("static", type(value), value), ("static", value)
+        return ("static", static_key(value), value), ("static", value)
     if isinstance(value, RANDOM_STATES):
         return ("random", type(value)), ("static", value)
     info = describe_array(name, value)
@@ -55,7 +55,7 @@ def classify(name: str, value, static: bool, describe_array):
         return ("dev", info.shape, dtype.str, layout), ArgSpec("array", Aval(info.shape, dtype), False, layout, on_host=False)
     # NumPy strings are str and bytes: static like them.
     if isinstance(value, (np.str_, np.bytes_)):
-        return ("static", type(value), value), ("static", value)
+        return ("static", static_key(value), value), ("static", value)
     # NumPy scalars first: np.float64 is a subclass of float, yet strongly typed.
     if isinstance(value, np.generic):
         dtype = check_supported(value.dtype, f"argument {name!r}")
@@ -80,7 +80,17 @@ def classify(name: str, value, static: bool, describe_array):
             "a hashable static value"
         ) from None
     # Strings, None, tuples...: Python values that steer the function, keyed by value.
-    return ("static", type(value), value_key), ("static", value)
+    return ("static", static_key(value_key), value_key), ("static", value)
+
+
+def static_key(value):
+    """A static value's part of the key: its value, with the type of everything in it (Python
+    finds (1,), (1.0,), (True,) and (np.float64(1),) equal; NumPy's rules do not)."""
+    if isinstance(value, tuple):  # (a namedtuple too)
+        return (type(value), tuple(static_key(v) for v in value))
+    if isinstance(value, frozenset):
+        return (type(value), frozenset(static_key(v) for v in value))
+    return (type(value), value)
 
 
 # -- containers of arrays ----------------------------------------------------------------------

@@ -93,6 +93,14 @@ def _names_read(code: types.CodeType, out: set) -> set:
 def captures_of(fn: Callable, statics=()) -> Captures:
     """The candidate arrays and guards of `fn`; `statics`: (name, value) of its static
     arguments, whose attributes (`self.w`, `self.eps`) are read as its globals are."""
+    if not hasattr(fn, "__code__") and isinstance(getattr(type(fn), "__call__", None), types.FunctionType):
+        fn = types.MethodType(type(fn).__call__, fn)  # a callable object: its __call__, bound
+    if isinstance(fn, types.MethodType) and getattr(fn.__func__, "__code__", None) is not None:
+        # A bound method (numfuse.jit(obj.method), a classmethod): its object is read as a
+        # static argument is, under the name the code gives it (self, cls).
+        code = fn.__func__.__code__
+        if code.co_argcount:
+            statics = [(code.co_varnames[0], fn.__self__)] + list(statics)
     fn = getattr(fn, "__func__", fn)  # a staticmethod or classmethod's function
     code = getattr(fn, "__code__", None)
     module_globals = getattr(fn, "__globals__", None)

@@ -39,7 +39,8 @@ from .arguments import classify
 from ..errors import SourceLoc, user_location
 from ..ir.graph import Graph, SizeConst, Var
 from .proxy import Tracer, _View
-from .tracer import ArgSpec, TraceContext, flatten_outputs, unflatten_outputs
+from .returns import view_or_copy
+from .tracer import ArgSpec, TraceContext, argument_view, flatten_outputs, unflatten_outputs
 from .effects import Effects
 from .numpy_creation import SuspendingGenerator, creating_arrays, suspended
 
@@ -405,8 +406,13 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
             if leaf._weak and isinstance(value, np.generic):
                 value = value.item()
         else:
+            view = argument_view(ctx, leaf, args) if isinstance(leaf, _View) else None
+            if view is not None:
+                # A view of an argument (x[1:] after a break): the same view of the caller's
+                # array, as NumPy returns it.
+                value = view_or_copy(values[view[0]], view[1], value)
             # An array object gets its own buffer; the caller's array only as the argument itself.
-            if (id(value) in breaker.caller_arrays and not leaf._argument) or id(value) in owned:
+            elif (id(value) in breaker.caller_arrays and not leaf._argument) or id(value) in owned:
                 value = value.copy()
             owned.add(id(value))
         given[id(leaf)] = value

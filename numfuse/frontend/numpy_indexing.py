@@ -58,7 +58,8 @@ def _index_tracer(ctx, item):
     if isinstance(item, TracedArray):
         t = item
     else:
-        array = np.asarray(item)
+        # (an empty list indexes as an empty int array, as in NumPy)
+        array = np.asarray(item) if not (isinstance(item, list) and not item) else np.zeros(0, np.intp)
         if array.dtype == object:
             raise unsupported("an index list that is not of integers")
         t = ctx.as_tracer(ctx.operand(array if array.ndim else array[()]))
@@ -379,7 +380,10 @@ def scatter(ctx, x, index, value, ufunc: str | None = None, name: str = "x[idx] 
     operand = ctx.operand(value)
     with user_line_noted():
         # NumPy's own casting rules and errors, on one-element stand-ins.
-        stand_in = operand.value if operand.tracer is None else np.zeros(1, operand.dtype)
+        # (a Python scalar argument stands in as a Python scalar: NumPy refuses a complex one
+        # into a real array, where it casts an array's values with a ComplexWarning)
+        stand_in = operand.value if operand.tracer is None else \
+            operand.dtype.type(0).item() if operand.weak else np.zeros(1, operand.dtype)
         if ufunc is None:
             np.zeros(1, x.dtype)[[0]] = stand_in
             dtype = x.dtype

@@ -389,6 +389,15 @@ class Tracer(TracedArray):
     def __complex__(self):
         return complex(self._ctx.concrete(self, "complex() of a traced array"))
 
+    def __round__(self, ndigits=None):
+        """round() of a scalar as NumPy's (a NumPy scalar with ndigits, else a Python int) or
+        Python's (a Python number argument); an array has none, as in NumPy."""
+        if not (self._numpy_scalar or self._weak):
+            raise TypeError(at_user_line("type numpy.ndarray doesn't define __round__ method"))
+        if self._weak or ndigits is None:
+            return round(self._ctx.concrete(self, "round() of a traced value").item(), ndigits)
+        return np.round(self, ndigits)
+
     def item(self, *args):
         return self._ctx.concrete(self, ".item() of a traced array").item(*args)
 
@@ -409,7 +418,15 @@ class Tracer(TracedArray):
         """Basic indexing: a view (index maps, no copy); a scalar where NumPy gives one."""
         ctx = self._ctx
         if self._numpy_scalar and not self.shape:
-            raise IndexError(at_user_line("invalid index to scalar variable."))
+            # A NumPy scalar's own indexing: s[()] is s, s[...] and s[None] index a new 0-d
+            # array of it; anything else NumPy refuses.
+            if index == ():
+                return self
+            if not (index is Ellipsis or index is None or isinstance(index, tuple) and
+                    all(i is Ellipsis or i is None for i in index)):
+                raise IndexError(at_user_line("invalid index to scalar variable."))
+            copied = self.copy()
+            return Tracer(ctx, copied._var)[index]
         index = numpy_indexing.normal_index(numpy_masked.compacted_in_index(index))
         rows = numpy_indexing.rows_selected(ctx, self, index)
         if rows is not None:

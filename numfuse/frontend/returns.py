@@ -17,11 +17,11 @@ def as_numpy_returns(compiled, outputs, traced_values, wrapper, arguments=()) ->
     (its __array_wrap__, as NumPy's ufuncs call it)."""
     outputs = list(outputs)
     for k, (argument, chain) in compiled.traced.views.items():
-        outputs[k] = _view_or_copy(traced_values[argument], chain, outputs[k])
+        outputs[k] = view_or_copy(traced_values[argument], chain, outputs[k])
     for k, position in compiled.traced.returned.items():
         outputs[k] = arguments[position]  # the argument itself, as NumPy returns it
     for k, (other, chain) in compiled.traced.output_views.items():
-        outputs[k] = _view_or_copy(outputs[other], chain, outputs[k])  # a view of that result, as NumPy's
+        outputs[k] = view_or_copy(outputs[other], chain, outputs[k])  # a view of that result, as NumPy's
     if wrapper is not None:
         reaching = inputs_reaching(compiled.traced.graph)
         for k, (value, kind) in enumerate(zip(outputs, compiled.traced.leaf_kinds)):
@@ -34,13 +34,14 @@ def as_numpy_returns(compiled, outputs, traced_values, wrapper, arguments=()) ->
     return outputs
 
 
-def _view_or_copy(base, chain, computed):
+def view_or_copy(base, chain, computed):
     """`chain` applied to `base` by its own library (NumPy's, CuPy's, Numba's device arrays'
     slicing, transpose and reshape): a view of the caller's array; where the library cannot
     make that view (a broadcast of a Numba device array, a library without views), the
     `computed` result, a new array of the view's values."""
     if isinstance(base, np.ndarray) or type(base).__module__.split(".")[0] == "cupy":
-        return returned_view(base, chain)
+        view = returned_view(base, chain)
+        return base.view() if view is base else view  # (x[:], x.view(): a new array object, as NumPy's)
     try:
         view = returned_view(base, chain)
     except Exception:  # (what the library's own view methods raise varies)

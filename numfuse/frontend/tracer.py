@@ -14,10 +14,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import aliasing, numpy_api, numpy_views
+from . import aliasing, fp_modes, numpy_api, numpy_views
 from ..ir import viewmaps
 from ..ir.dtypes import check_supported
-from ..errors import NeedsGraphBreak, TraceTooLong, TracingError, at_user_line, unsupported, user_location
+from ..errors import NeedsGraphBreak, RunUntraced, TraceTooLong, TracingError, at_user_line, unsupported, user_location
 from ..ir.graph import Atom, Aval, Eqn, Graph, Literal, SizeConst, SizeValue, Var, check_graph
 from .numpy_creation import creating_arrays
 from .numpy_masked import MaskedSelection, returned_error
@@ -88,6 +88,7 @@ class TraceContext(Layouts):
         # The target's rule for matrix products: (dtype, sizes, space, terms, computed) ->
         # (fused, why); None: ir.library_ops.fused_by_size.
         self.fuses_product: Callable | None = None
+        self.untraced: str | None = None  # why the function must run as written (RunUntraced)
         # Across graph breaks: a value's var in an earlier segment -> its var in the next, where
         # the value is unchanged (a break is no write: views that must not follow writes of
         # their base may still read it).
@@ -303,6 +304,12 @@ class TraceContext(Layouts):
         # the two are different types (a comparison's loop casts to 'q', a sum gives 'l').
         key = (prim, tuple(_atom_key(a) for a in atoms), params, aval, aval.dtype.char)
         var = self._cse.get(key)
+        if self.breaks is None and self.array_class is np.ndarray and fp_modes.stopping_categories():
+            # np.errstate(divide="raise") (or warnings made errors) in the function, around
+            # NumPy code on NumPy arrays: the function runs as written (fp_modes.py).
+            loc = user_location()
+            self.untraced = fp_modes.reason(fp_modes.stopping_categories(), loc.short() if loc else "")
+            raise RunUntraced(self.untraced)
         if var is None:
             if self.budget is not None and len(self.eqns) >= self.budget:
                 raise TraceTooLong(_too_long(self.budget))
@@ -538,12 +545,14 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
         if ctx.break_needed is None and _global_random_state() != random_before:
             ctx.break_needed = ("np.random drew numbers, which differ at every call (called in "
                                 f"{name or getattr(fn, '__name__', 'f')})")
+        if ctx.untraced is not None:
+            raise RunUntraced(ctx.untraced)  # (the function caught bind's exception)
         if ctx.break_needed is not None:
             # Something needed real values, and the function caught numfuse's exception (or
             # never saw one: a random draw): it runs segment by segment, or is refused.
             refusal = TracingError(f"{ctx.break_needed}: numfuse.jit(graph_breaks=False) refuses it")
             raise NeedsGraphBreak(ctx.break_needed, refusal)
-    except (NeedsGraphBreak, TraceTooLong):
+    except (NeedsGraphBreak, RunUntraced):
         # The segmented run (or the plain function) draws what NumPy would have drawn at this call.
         _restore_global_random_state(random_before)
         raise
@@ -563,18 +572,19 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
         position = next((i for i, a in aliases.items() if t is a), None)
         if position is not None:
             returned[k] = position  # `return b`: NumPy returns b itself
-        view = _argument_view(ctx, t, arguments)
+        view = argument_view(ctx, t, arguments)
         if view is not None:
             # A view of an argument (x[1:], x.T): NumPy returns a view of the caller's array,
             # and so does jit where the array's library can make it (returned_view); the graph
             # still computes it, for the device arrays of other libraries.
             views[k] = view
         else:
-            view = _argument_view(ctx, t, [leaf if leaf is not t else None for leaf in leaves])
+            view = argument_view(ctx, t, [leaf if leaf is not t else None for leaf in leaves])
             if view is not None:  # `y = x + 1; return y, y[1:]`: a view of another result
                 output_views[k] = view
         var = t._var
-        if (var in ctx.consts or var in ctx.inputs) and not any(t is a for a in arguments):
+        if (var in ctx.consts or var in ctx.inputs) and not any(t is a for a in arguments) and \
+                not any(t is e for e in ctx.external_tracers.values()):
             # Not the argument itself but a copy of it (x.astype(x.dtype)): a new array.
             var = ctx.bind("convert", [var], t.shape, t.dtype, params=(("dtype", t.dtype),))._var
         elif var in ctx.family and ctx.latest.get(ctx.family[var]) is not var:
@@ -582,6 +592,14 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
             var = ctx.copy_var(var)
         outputs.append(var)
     _drop_unread_externals(ctx, outputs)
+    # A view of a global array (`return G[1:]`): a view of it, as NumPy's (its input follows
+    # the arguments' among the call's values).
+    globals_read = [ctx.external_tracers.get(id(a)) for _, a in ctx.external_inputs]
+    for k, t in enumerate(leaves):
+        if k not in views and k not in returned and k not in output_views:
+            view = argument_view(ctx, t, [None] * len(arguments) + globals_read)
+            if view is not None:
+                views[k] = view
     # Arguments written into: their final versions go back into the caller's arrays; and so do
     # global arrays written into.
     writebacks = {
@@ -607,7 +625,7 @@ def _drop_unread_externals(ctx, outputs) -> None:
             ctx.external_inputs = [(n, a) for n, a in ctx.external_inputs if id(a) != key]
 
 
-def _argument_view(ctx, tracer, arguments):
+def argument_view(ctx, tracer, arguments):
     """(index among the traced arguments, the view equations from it) where `tracer` is a view
     (proxy._View) of an argument, computed by view primitives from its latest version; else
     None. A plain Tracer over the same values (x.flatten(), x.copy()) is a new array."""
@@ -631,7 +649,7 @@ def _argument_view(ctx, tracer, arguments):
 
 
 def returned_view(array, chain):
-    """The view `chain` (view equations, from _argument_view) of the caller's `array`, made by
+    """The view `chain` (view equations, from argument_view) of the caller's `array`, made by
     NumPy as the function made it."""
     return viewmaps.view_through(np, array, chain)
 

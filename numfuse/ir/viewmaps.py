@@ -220,6 +220,8 @@ def view_function(xp, eqns):
                 n = next(lengths)
                 stop = start[k] + step[k] * n
                 index.append(slice(start[k], None if stop < 0 else stop, step[k]) if n else slice(0, 0))
+            if len(drop) == len(index):
+                index.append(Ellipsis)  # a 0-d view, as NumPy's x[0, ...] is (x[0] would be a scalar)
             steps.append((_indexed, tuple(index), out))
         else:
             raise AssertionError(f"{eqn.prim} is no view")

@@ -18,9 +18,12 @@ ZEROS = np.array([1.0, 0.0, 2.0])
 def counted(fn):
     """fn, and a list that grows each time NumPy runs its body (tracing counts too)."""
     runs = []
+    # (counted through a bound method, which numfuse does not look into: a list the body
+    # appended to itself would be a change it makes, run at every call: frontend/effects.py)
+    note = runs.append
 
     def body(*args):
-        runs.append(1)
+        note(1)
         return fn(*args)
 
     return body, runs

@@ -56,7 +56,7 @@ def _equal(got, expected):
 
 def test_items_put_into_a_dict_argument_reach_the_caller():
     def forward(cache, x, w):
-        cache["h"] = np.sqrt(x * w + 1.0)
+        cache["h"] = x * w + 1.0  # (exact: a sum in any order)
         cache["count"] = cache["count"] + 1
         del cache["old"]
         cache["w"] += 1.0

@@ -29,6 +29,32 @@ def test_a_view_of_an_argument_is_returned_as_a_view_of_the_callers_array(fn):
         assert (x == -1.0).any()
 
 
+G = np.arange(6.0)
+
+
+def _break_then_view(x):
+    v = x[1:].T
+    if x[0, 0] > -1.0:  # a graph break
+        x[0, 0] = 5.0
+    return v, x[::2, 1]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x[0, ...], lambda x: x[..., 1][2, ...], lambda x: G, lambda x: G[1:], lambda x: (G[::2], x + G[:3]),
+    _break_then_view,
+], ids=["zero-d", "zero-d-of-view", "global", "global-view", "global-view-and-sum", "after-a-break"])
+def test_zero_d_views_views_of_globals_and_views_after_a_break_are_views_as_in_numpy(fn):
+    x, e = np.arange(12.0).reshape(4, 3), np.arange(12.0).reshape(4, 3)
+    got, expected = numfuse.jit(fn)(x), fn(e)
+    got, expected = (got, expected) if isinstance(got, tuple) else ((got,), (expected,))
+    for g, w in zip(got, expected):
+        assert type(g) is type(w)
+        np.testing.assert_array_equal(g, w)
+        assert np.shares_memory(g, x) == np.shares_memory(w, e)
+        assert np.shares_memory(g, G) == np.shares_memory(w, G)
+    np.testing.assert_array_equal(x, e)
+
+
 @pytest.mark.parametrize("fn", [lambda x: x.flatten(), lambda x: x.copy(), lambda x: x[1:] + 0,
                                 lambda x: np.array(x)])
 def test_a_copy_is_returned_as_a_new_array(fn):
@@ -544,3 +570,117 @@ def test_asarray_of_a_scalar_is_a_new_zero_d_array():
         for g, e in zip(got, expected):
             assert np.asarray(g).dtype == np.asarray(e).dtype
             np.testing.assert_array_equal(g, e)
+
+
+# -- found by the second misuse battery ----------------------------------------------------------
+
+
+def test_static_tuples_are_keyed_by_the_types_inside():
+    # (2.5,) and (np.float64(2.5),) are equal in Python, not to NumPy's promotion
+    scale = numfuse.jit(lambda x, t: x * t[0])
+    x = np.ones(2, np.float32)
+    assert scale(x, (2.5,)).dtype == np.float32
+    assert scale(x, (np.float64(2.5),)).dtype == np.float64
+    add = numfuse.jit(lambda x, t: x + np.array(t))
+    assert add(np.zeros(2, np.int8), (1, 0)).dtype == np.int64
+    assert add(np.zeros(2, np.int8), (True, False)).dtype == np.int8
+
+
+def _scaler():
+    class Scaler:  # (a new class each time: the test changes its attribute)
+        k = 3.0
+
+        def __init__(self):
+            self.s = 2.0
+
+        def __call__(self, x):
+            return x * self.s
+
+        def method(self, x):
+            return x * self.s
+
+        @classmethod
+        def by_class(cls, x):
+            return x * cls.k
+
+    return Scaler()
+
+
+def test_a_bound_method_a_callable_object_and_a_classmethod_read_their_attributes_at_each_call():
+    x = np.ones(2)
+    for make, change in ((lambda o: o, lambda o: setattr(o, "s", 5.0)),
+                         (lambda o: o.method, lambda o: setattr(o, "s", 7.0)),
+                         (lambda o: type(o).by_class, lambda o: setattr(type(o), "k", 10.0))):
+        obj = _scaler()
+        jitted = numfuse.jit(make(obj))
+        np.testing.assert_array_equal(jitted(x), make(obj)(x))
+        change(obj)
+        np.testing.assert_array_equal(jitted(x), make(obj)(x))
+
+
+def test_errstate_set_inside_the_function_is_followed():
+    def guarded(x):
+        with np.errstate(divide="raise"):
+            try:
+                return x / 0
+            except FloatingPointError:
+                return np.zeros_like(x)
+
+    def squared(x):
+        with np.errstate(over="raise"):
+            return x * x
+
+    for _ in range(2):
+        np.testing.assert_array_equal(numfuse.jit(guarded)(np.ones(2)), np.zeros(2))
+        with pytest.raises(FloatingPointError):
+            numfuse.jit(squared)(np.array([1e30], np.float32))
+    assert "inside the function" in numfuse.jit(guarded).explain(np.ones(2))
+
+
+def test_warnings_made_errors_raise_numpys_runtime_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning):
+            numfuse.jit(lambda x: (x / 0.0).sum())(np.ones(2))
+    assert numfuse.jit(lambda x: (x / 0.0).sum())(np.ones(2)) == np.inf
+
+
+def test_round_and_indexing_of_scalars_and_empty_index_lists():
+    x = np.arange(4.0) * 1.37
+    for fn in (lambda x: round(x.sum()), lambda x: round(x.sum(), 2), lambda x: round(x.astype(np.int64).sum(), -1),
+               lambda x: x.sum()[()], lambda x: x.sum()[...], lambda x: x.sum()[None], lambda x: x[[]],
+               lambda x: x.reshape(2, 2)[:, []]):
+        got, expected, _, _ = _both(fn, x)
+        assert type(got) is type(expected)
+        np.testing.assert_array_equal(got, expected)
+    with pytest.raises(TypeError, match="__round__"):
+        numfuse.jit(lambda x: round(x))(x)
+
+
+def test_a_view_the_size_of_the_argument_is_a_new_array_object():
+    for fn in (lambda x: x[:], lambda x: x[...], lambda x: x.view(), lambda x: x.T):
+        x = np.arange(6.0)
+        got = numfuse.jit(fn)(x)
+        assert got is not x and np.shares_memory(got, x)
+        got.shape = (3, 2)  # NumPy's view: its shape is its own
+        assert x.shape == (6,)
+
+
+def test_a_complex_python_value_into_a_real_array_raises_as_numpy():
+    def put(x, i, v):
+        x[i] = v
+        return x
+
+    with pytest.raises(TypeError):
+        numfuse.jit(put)(np.zeros(2), 0, 1 + 1j)
+    np.testing.assert_array_equal(numfuse.jit(put)(np.zeros(2), 1, 3.5), [0.0, 3.5])
+
+
+def test_a_generator_function_is_refused_when_jitted():
+    def frames(x):
+        yield x
+
+    with pytest.raises(numfuse.UnsupportedError, match="generator"):
+        numfuse.jit(frames)

@@ -1,10 +1,10 @@
-"""Reading NumPy's floating-point error state at a call (runtime/fp_modes.py): which categories
+"""Reading NumPy's floating-point error state at a call (frontend/fp_modes.py): which categories
 stop a program, as each np.errstate and np.seterr sets them, and which arguments are on the host."""
 
 import numpy as np
 import pytest
 
-from numfuse.runtime import fp_modes
+from numfuse.frontend import fp_modes
 
 
 def test_numpys_defaults_stop_nothing():
