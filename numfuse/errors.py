@@ -185,6 +185,15 @@ def at_user_line(message: str) -> str:
     return f"{message}\n  at {where}"
 
 
+def note_user_line(err: BaseException) -> BaseException:
+    """`err` with a note naming the user's line (where one is found), for NumPy's own errors
+    that numfuse raises."""
+    loc = user_location()
+    if loc is not None and hasattr(err, "add_note"):
+        err.add_note(f"  (traced by numfuse at {loc}: {loc.text})")
+    return err
+
+
 @contextlib.contextmanager
 def user_line_noted():
     """Let NumPy's own errors through unchanged, with a note naming the user's line (found
@@ -192,9 +201,7 @@ def user_line_noted():
     try:
         yield
     except Exception as err:
-        loc = user_location()
-        if loc is not None and hasattr(err, "add_note"):
-            err.add_note(f"  (traced by numfuse at {loc}: {loc.text})")
+        note_user_line(err)
         raise
 
 

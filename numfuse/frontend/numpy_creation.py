@@ -38,7 +38,7 @@ _lock = threading.Lock()
 _installed = [0]  # how many traces, on every thread, are running
 _ORIGINALS: dict[str, object] = {}
 _NAMES = ("zeros", "ones", "empty", "full", "eye", "identity", "arange", "linspace", "logspace", "tri",
-          "indices", "array", "asarray")
+          "indices", "array", "asarray", "asanyarray", "ascontiguousarray")
 _GRIDS = ("mgrid", "ogrid")
 
 
@@ -74,7 +74,7 @@ def _from_user_code(depth: int = 2, name: str | None = None) -> bool:
 
 # A library's np.array(list_of_traced_values) (SciPy's, say) wants a real array: only the user's
 # own code gets a traced one.
-_ONLY_IN_OWN_CODE = ("array", "asarray")
+_ONLY_IN_OWN_CODE = ("array", "asarray", "asanyarray", "ascontiguousarray")
 
 
 def _in_installed_package(depth: int) -> bool:
@@ -181,6 +181,13 @@ def _from_sequence(ctx, items, dtype):
 
 def _make(ctx, name, original, args, kwargs):
 
+    if name == "asanyarray":
+        name = "asarray"  # (a traced array is an ndarray of its own class)
+    if name == "ascontiguousarray" and args and isinstance(args[0], TracedArray):
+        made = _contiguous(ctx, *args, **kwargs)
+        return made if made is not None else original(*args, **kwargs)
+    if name == "ascontiguousarray":
+        return original(*args, **kwargs)
     if name in ("array", "asarray"):
         if args and isinstance(args[0], TracedArray):
             made = _array_of_traced(name, *args, **kwargs)
@@ -251,6 +258,22 @@ def _array_of_traced(name, a, dtype=None, *args, copy=None, order=None, ndmin=0,
     if copy is False:
         return None  # NumPy's ValueError: a cast needs a copy
     return a.astype(dtype) if dtype != a.dtype else a.copy()
+
+
+def _contiguous(ctx, a, dtype=None, *, like=None):
+    """np.ascontiguousarray of a traced array: the array itself where it is C-contiguous and of
+    that dtype (writes through either show in both, as in NumPy), else a C-ordered copy; at
+    least 1-d (a 0-d array's 1-element view). None (NumPy's own, a graph break) for like=."""
+    if like is not None:
+        return None
+    dtype = a.dtype if dtype is None else np.dtype(dtype)
+    if a._weak or a._numpy_scalar:
+        a = _array_of_traced("asarray", a)
+    if a.ndim == 0:
+        a = a.reshape(1)
+    if dtype != a.dtype:
+        return a.astype(dtype)
+    return a if ctx.c_contiguous(a._var) else a.copy()
 
 
 def _linspace_arguments(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):

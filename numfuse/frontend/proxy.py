@@ -307,7 +307,7 @@ class Tracer(TracedArray):
         if self._readonly:
             _refuse_write(self, "output array is read-only")
         other_operand = self._ctx.operand(other)
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), user_line_noted():
             ufunc(np.empty((0,), self.dtype), other_operand.stand_in(), out=np.empty((0,), self.dtype))
         if result.shape != self.shape:
             raise ValueError(
@@ -378,10 +378,14 @@ class Tracer(TracedArray):
         return bool(self._ctx.concrete(self, "Python's `if`, `while`, `and`, `or`, `not` or bool() on an array"))
 
     def __float__(self):
-        return float(self._ctx.concrete(self, "float() of a traced array"))
+        value = self._ctx.concrete(self, "float() of a traced array")
+        with user_line_noted():
+            return float(value)
 
     def __int__(self):
-        return int(self._ctx.concrete(self, "int() of a traced array"))
+        value = self._ctx.concrete(self, "int() of a traced array")
+        with user_line_noted():
+            return int(value)
 
     def __index__(self):
         return operator.index(self._ctx.concrete(self, "Using a traced value as an index, axis or size"))
@@ -399,7 +403,9 @@ class Tracer(TracedArray):
         return np.round(self, ndigits)
 
     def item(self, *args):
-        return self._ctx.concrete(self, ".item() of a traced array").item(*args)
+        value = self._ctx.concrete(self, ".item() of a traced array")
+        with user_line_noted():
+            return value.item(*args)
 
     def tolist(self):
         return self._ctx.concrete(self, ".tolist() of a traced array").tolist()

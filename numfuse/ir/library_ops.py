@@ -21,6 +21,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..errors import note_user_line
 from .graph import Aval
 
 
@@ -82,7 +83,7 @@ def numpy_error(fn: Callable, avals: list[Aval], fallback: Exception, **kwargs) 
         with np.errstate(all="ignore"):
             fn(*stand_ins, **kwargs)
     except Exception as err:  # noqa: BLE001  (NumPy's error, whatever it is, is the one to raise)
-        return err
+        return note_user_line(err)
     return fallback
 
 

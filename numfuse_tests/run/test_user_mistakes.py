@@ -684,3 +684,21 @@ def test_a_generator_function_is_refused_when_jitted():
 
     with pytest.raises(numfuse.UnsupportedError, match="generator"):
         numfuse.jit(frames)
+
+
+def test_ascontiguousarray_and_asanyarray_are_the_array_itself_where_numpy_gives_it():
+    def through(x):
+        y = np.ascontiguousarray(x)
+        y[0, 0] = 5.0  # writes x, as NumPy's
+        z = np.asanyarray(x)
+        z[1, 1] = 6.0
+        c = np.ascontiguousarray(x[:, ::2])  # a copy: x keeps its values
+        c[0, 1] = 7.0
+        return y, c, np.ascontiguousarray(x.sum()), np.ascontiguousarray(x.T, dtype=np.float32)
+
+    got, expected, mine, theirs = _both(through, np.zeros((3, 4)))
+    np.testing.assert_array_equal(mine[0], theirs[0])
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape and g.dtype == e.dtype and g.flags.c_contiguous
+        np.testing.assert_array_equal(g, e)
+        assert np.shares_memory(g, mine[0]) == np.shares_memory(e, theirs[0])
