@@ -46,6 +46,9 @@ class Compiled:
     # numpy_fallback.MeasuredChoice between this plan and the plain function, made at the
     # first call that runs; False where none is made (device arrays, the simulator, the option).
     numpy_choice: Any = None
+    # effects.Replay: what the function changes besides its result, which each call does again
+    # (the traced function returned (result, the values it put there)); None: nothing.
+    replay: Any = None
 
 
 @contextlib.contextmanager

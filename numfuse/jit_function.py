@@ -37,8 +37,10 @@ from .targets.cuda.libraries import describe as describe_array, library_of
 from .targets.cuda.streams import check_stream_option
 from .frontend.aliasing import base_of, external_sharing, find_sharing
 from .frontend.arguments import RANDOM_STATES, ContainerCopies, classify, flatten_containers, has_array_leaf
-from .frontend.effects import Effects, Watch
-from .frontend.captures import captures_of, changed_guard, guards_hold, one_trace_at_a_time, swapped_arrays
+from .frontend.effects import Effects, Watch, replay_of
+from .frontend.captures import (
+    captures_of, changed_guard, guards_hold, loosened, one_trace_at_a_time, swapped_arrays,
+)
 from .frontend.captures import traced_function as captures_traced_function
 from .frontend.type_builtin import numpy_type_visible
 from . import debug, numpy_fallback
@@ -236,7 +238,9 @@ class JitFunction:
             all_specs = list(specs) + [h[1] for h in hidden]
             traced_positions = [i for i, s in enumerate(all_specs) if isinstance(s, ArgSpec)]
             try:
-                traced = trace(functools.partial(self._call_traced, call, captured, real, statics), all_specs, fn_name,
+                replay: list = [None]  # (set by _call_traced)
+                traced = trace(functools.partial(self._call_traced, call, captured, real, statics, replay), all_specs,
+                               fn_name,
                                hidden=len(hidden), external=captured.arrays,
                                external_arguments={k: v[:3] for k, v in through.items()}, budget=budget,
                                fuses_product=target.fuses_product)
@@ -300,7 +304,16 @@ class JitFunction:
             plan = make_plan(traced.graph, scalar_inputs, strided_inputs, target=target)
             sources = [target.render(k.nest, kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
         emit_plan(self._label(), plan, sources, target)
-        extra = [h[2] for h in hidden] + [functools.partial(_constant, a) for a in externals]
+        # A global array read from a place the function sets at every call (a replayed change:
+        # `self.avg = 0.9 * self.avg + x`) is read from that place at each call.
+        guards, replayed = captured.guards, replay[0]
+        places = [(where, key) for kind, where, key in replayed.slots if kind == "holder"] if replayed else []
+        if places:
+            guards = loosened(guards, places)
+        swapped = {id(array): (holder, key) for holder, key, array in captured.swaps
+                   if any(holder is h and key == k for h, k in places)}
+        extra = [h[2] for h in hidden] + [functools.partial(_item_of, *swapped[id(a)]) if id(a) in swapped else
+                                          functools.partial(_constant, a) for a in externals]
         all_names = list(names) + [h[0] for h in hidden] + [n for n, _ in traced.external]
         aliased = any(not isinstance(s, ArgSpec) and s[0] == "alias" for s in specs)
         watch = tuple(externals) + tuple(v[3] for v in through.values())
@@ -308,17 +321,19 @@ class JitFunction:
             if len(self._externals) < MAX_EXTERNALS and not any(external is known for known in self._externals):
                 self._externals.append(external)
         return Compiled(traced, plan, sources, traced_positions, arg_names=all_names, target=target,
-                        extra=extra, guards=captured.guards, sharing=sharing if aliased else None,
+                        extra=extra, guards=guards, sharing=sharing if aliased else None, replay=replayed,
                         external_watch=watch,
                         external_part=external_sharing(values, array_positions(specs), watch))
 
-    def _call_traced(self, call, captured, real, statics, *values):
+    def _call_traced(self, call, captured, real, statics, replay, *values):
         """The function called by the trace: with the arrays its code names among its globals
-        and closure traced (captures.traced_function), on the bound arguments. A function that
-        changes what it was given or can reach (effects.py) runs segment by segment instead."""
+        and closure traced (captures.traced_function), on the bound arguments. What it changes
+        besides (effects.py) is replayed at each call (`replay[0]`, the effects.Replay; the
+        trace's value is then (result, the values put)), or it runs segment by segment."""
         from .frontend.numpy_creation import current_context
 
         ctx = current_context()
+        replay[0] = None
         with numpy_type_visible(captured.type_holders):
             fn, check = captures_traced_function(self._fn, ctx, captured)
             with swapped_arrays(ctx, captured):
@@ -328,22 +343,27 @@ class JitFunction:
                 try:
                     result = call(fn, values[:real]) if copies is None else call(fn, values[:real], copies)
                 except Exception as raised:
-                    if isinstance(raised, NumfuseError) or not (ctx.wrote_inputs() or watch.changed() or
-                                                                 copies is not None and copies.changed()):
+                    changed = watch.changed() or copies is not None and copies.changed()
+                    watch.restore()  # (no traced value left in the user's objects, whatever happens)
+                    if isinstance(raised, NumfuseError) or not (changed or ctx.wrote_inputs()):
                         raise
                     # The function's own exception, after writing what the caller sees: NumPy's
                     # function makes those writes, so this one runs segment by segment, and
                     # raises where it raises (graph_breaks=False: the exception itself).
-                    watch.restore()
                     raise NeedsGraphBreak(f"{name} raised {type(raised).__name__} when traced, after writing into "
                                           "what the caller holds: it runs segment by segment, so that those writes "
                                           "are made", raised) from raised
                 changed = watch.changed() + (copies.changed() if copies is not None else [])
                 if changed:
+                    replayed = replay_of(watch, copies)
                     watch.restore()
-                    raise NeedsGraphBreak(
-                        f"{name} changes {', '.join(changed)}, which a trace would do once: its Python code runs at "
-                        "every call, and what it changes gets its values at the end", None)
+                    if replayed is None:
+                        raise NeedsGraphBreak(
+                            f"{name} changes {', '.join(changed)}, which a trace would do once: its Python code runs "
+                            "at every call, and what it changes gets its values at the end", None)
+                    replay[0] = replayed[0]
+                    ctx.notes.append(str(replayed[0]))
+                    result = (result, replayed[1])
         check()
         return result
 
@@ -544,10 +564,15 @@ class JitFunction:
             bound = self._bind(args, kwargs)[1] if compiled.traced.returned else ()
             outputs = as_numpy_returns(compiled, outputs, traced_values, wrapper, bound)
         elif remember_fast and not kwargs and not also_static and self._simple and len(args) == len(self._names) \
-                and len(compiled.arg_names) - len(compiled.extra) == len(args) and compiled.sharing is None:
-            # (containers flattened, or arguments sharing memory: no fast path)
+                and len(compiled.arg_names) - len(compiled.extra) == len(args) and compiled.sharing is None \
+                and compiled.replay is None:
+            # (containers flattened, arguments sharing memory, changes replayed: no fast path)
             self._remember_fast_path(args, compiled, traced_values, names)
-        return unflatten_outputs(compiled.traced.out_tree, outputs)
+        result = unflatten_outputs(compiled.traced.out_tree, outputs)
+        if compiled.replay is not None:
+            result, values = result
+            compiled.replay.apply(values, self._bind_arguments(args, kwargs)[1])
+        return result
 
     def _remember_fast_path(self, args, compiled: Compiled, traced_values, names) -> None:
         if debug.enabled("launch"):
@@ -668,6 +693,10 @@ class JitFunction:
 
     def __repr__(self) -> str:
         return f"<numfuse.jit {getattr(self._fn, '__qualname__', self._fn)}>"
+
+
+def _item_of(holder, key, _values):
+    return holder[key]
 
 
 def _copy_for_explain(value):

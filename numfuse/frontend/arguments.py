@@ -134,7 +134,8 @@ def _flatten(value, name: str, names: list, leaves: list, describe_array):
     return ("leaf",)
 
 
-def _unflatten(tree, leaves, copies: "ContainerCopies | None" = None, original=None, path: str = ""):
+def _unflatten(tree, leaves, copies: "ContainerCopies | None" = None, original=None, path: str = "",
+               route: tuple = ()):
     kind = tree[0]
     if kind == "leaf":
         leaf = next(leaves)
@@ -143,19 +144,21 @@ def _unflatten(tree, leaves, copies: "ContainerCopies | None" = None, original=N
         return leaf
     if kind == "dict":
         _, cls, keys, children = tree
-        items = {k: _unflatten(c, leaves, copies, None if original is None else original[k], f"{path}[{k!r}]")
+        items = {k: _unflatten(c, leaves, copies, None if original is None else original[k], f"{path}[{k!r}]",
+                               route + (k,))
                  for k, c in zip(keys, children)}
         made = items if cls is dict else cls(items)
     else:
         _, cls, children = tree
         parts = [None] * len(children) if original is None else list(original)
-        items = [_unflatten(c, leaves, copies, o, f"{path}[{i}]") for i, (c, o) in enumerate(zip(children, parts))]
+        items = [_unflatten(c, leaves, copies, o, f"{path}[{i}]", route + (i,))
+                 for i, (c, o) in enumerate(zip(children, parts))]
         if cls is list or cls is tuple:
             made = cls(items)
         else:
             made = cls(*items) if hasattr(cls, "_fields") else cls(items)  # a namedtuple, or a subclass
     if copies is not None:
-        copies.add(made, original, path)
+        copies.add(made, original, path, route)
     return made
 
 
@@ -166,21 +169,26 @@ class ContainerCopies:
     changed the same way in the caller's container by `sync` (effects.py)."""
 
     def __init__(self):
-        self.pairs: list[tuple[Any, Any, tuple, str]] = []  # (copy, caller's, its items when made, path)
+        # (copy, caller's, its items when made, its path as the user writes it, its route: the
+        # argument's position among the bound arguments, then each key or index down to it)
+        self.pairs: list[tuple[Any, Any, tuple, str, tuple]] = []
         self.leaves: dict[int, Any] = {}  # id of a leaf given -> the caller's value
         self._caller_of: dict[int, Any] = {}  # id of a copy -> the caller's container
 
-    def add(self, copy, original, path: str) -> None:
-        self.pairs.append((copy, original, _items_of(copy), path))
+    def add(self, copy, original, path: str, route: tuple) -> None:
+        self.pairs.append((copy, original, _items_of(copy), path, route))
         self._caller_of[id(copy)] = original
 
     def changed(self) -> list[str]:
         """The caller's containers whose copies the function changed: `params`, `xs[0]`."""
-        return [path for copy, _, made, path in self.pairs if not _same_items(made, _items_of(copy))]
+        return [path for copy, _, made, path, _ in self.pairs if not _same_items(made, _items_of(copy))]
 
     def changed_copies(self) -> list:
         """The copies the function changed."""
-        return [copy for copy, _, made, _ in self.pairs if not _same_items(made, _items_of(copy))]
+        return [copy for copy, _, made, _, _ in self.pairs if not _same_items(made, _items_of(copy))]
+
+    def is_copy(self, value) -> bool:
+        return id(value) in self._caller_of
 
     def sync(self, real) -> None:
         """Change each caller's container as the function changed its copy: a value the
@@ -197,7 +205,7 @@ class ContainerCopies:
             return real(value) if isinstance(value, Tracer) else value
 
         updates = []
-        for copy, original, made, _ in self.pairs:
+        for copy, original, made, _, _ in self.pairs:
             if isinstance(original, (dict, list)) and not _same_items(made, _items_of(copy)):
                 updates.append((original, [(k, caller_value(v)) for k, v in _items_of(copy)]))
         for original, items in updates:  # (all computed first: one may hold another)
@@ -250,8 +258,8 @@ def flatten_containers(names, values, call, describe_array, keep=frozenset()):
 
     def rebuilt(fn, vals, copies: ContainerCopies | None = None):
         vals = iter(vals)
-        args = [next(vals) if tree is None else _unflatten(tree[0], vals, copies, value, name)
-                for tree, name, value in zip(trees, names, values)]
+        args = [next(vals) if tree is None else _unflatten(tree[0], vals, copies, value, name, (position,))
+                for position, (tree, name, value) in enumerate(zip(trees, names, values))]
         return call(fn, args)
 
     rebuilt.structure = tuple(t[0] if t is not None else None for t in trees)

@@ -7,9 +7,12 @@ NumPy's function makes each such change at every call, with real values. A trace
 Python code once, with traced values, so:
 
 - a full trace watches what the function can reach (`Watch`, made before the call and compared
-  after it): a change makes the function run segment by segment (graph_breaks.py), its Python
-  code at every call, as in NumPy; what the trace changed is undone first, so that no traced
-  value is left in the user's objects;
+  after it), and undoes what the trace changed, so that no traced value is left in the user's
+  objects. A change that each call makes alike, traced values put somewhere (`self.cache = h`,
+  `params["h"] = h`, `history.append(h)` of an argument), is replayed (`Replay`): the values are
+  outputs of the plan, and each call puts them there. Any other change (a Python value, a key
+  removed, a list of the user's objects that grows) makes the function run segment by segment
+  (graph_breaks.py), its Python code at every call, as in NumPy;
 - a run segment by segment changes the real objects: at its end (or where it raises), every
   traced value left in them (`Watch.escaped`) gets its value (`settled`), and each container
   argument that the function changed is changed the same way in the caller's container
@@ -27,23 +30,16 @@ from typing import Any
 
 import numpy as np
 
+from .captures import names_read, with_code
 from .proxy import Tracer
 
-__all__ = ["Effects", "Watch", "settled", "tracers_in"]
+__all__ = ["Effects", "Replay", "Watch", "replay_of", "settled", "tracers_in"]
 
 MAX_DEPTH = 2
 MAX_HOLDERS = 256
 # Never followed: their attributes are libraries' state, not the user's.
 _OPAQUE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
            np.ndarray, np.generic, np.dtype, np.ufunc, str, bytes, int, float, complex, bool, type(None), Tracer)
-
-
-def _names_named(code: types.CodeType, out: set) -> set:
-    out.update(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            _names_named(const, out)
-    return out
 
 
 class Watch:
@@ -55,13 +51,14 @@ class Watch:
         self.holders: list[tuple[str, str, Any]] = []  # (label, kind, dict | list | _Keys | _Cell)
         self._seen: set[int] = set()
         roots = list(roots)
+        fn = with_code(fn)
         if isinstance(fn, types.MethodType):
             roots.append(("self", fn.__self__))
         fn = getattr(fn, "__func__", fn)
         code = getattr(fn, "__code__", None)
         module_globals = getattr(fn, "__globals__", None)
         if code is not None and isinstance(module_globals, dict):
-            names = sorted(_names_named(code, set()))
+            names = sorted(names_read(code, set()))
             # The module's globals that the code names: `H = x` under `global H`.
             self._add("global", "globals", _Keys(module_globals, names))
             roots += [(n, module_globals[n]) for n in names if n in module_globals]
@@ -234,6 +231,98 @@ def settled(value, real):
         value.update(items)  # (a dict subclass keeps its type and its other state)
         return value
     return value
+
+
+class Replay:
+    """The changes of a full trace that each call makes again, with the plan's values (as
+    torch.compile replays a graph's side effects): the function's value comes with the traced
+    values it put somewhere, and `apply` puts each where the function put it. Only changes that
+    are the same at every call are replayed (`replay_of`)."""
+
+    def __init__(self, slots: list, labels: list[str]):
+        self.slots = slots  # ("holder", dict or list, key) or ("argument", route, key)
+        self.labels = labels
+
+    def apply(self, values, arguments) -> None:
+        """Put `values` in their places; `arguments`: the call's bound arguments, where the
+        routes of container arguments start."""
+        for (kind, where, key), value in zip(self.slots, values):
+            if kind == "argument":
+                container = arguments[where[0]]
+                for step in where[1:]:
+                    container = container[step]
+                where = container
+            if isinstance(where, list) and key == len(where):
+                where.append(value)
+            else:
+                where[key] = value
+
+    def __str__(self) -> str:
+        return (f"the function sets {', '.join(self.labels)}: each call does so again, with the values "
+                "its plan computes (the last outputs)")
+
+
+def replay_of(watch: Watch, copies=None) -> "tuple[Replay, list] | None":
+    """What the function changed, as a Replay and the traced values it put there; None where a
+    change is not one a call can make again from values alone: a key or item removed, a list of
+    the user's objects that grew, a global or closure variable, a Python value put somewhere (a
+    counter `self.calls += 1`), a container the function was given put elsewhere."""
+    slots, labels, values = [], [], []
+
+    def put(slot, label, value) -> bool:
+        if not _traced_only(value, copies):
+            return False
+        slots.append(slot)
+        labels.append(label)
+        values.append(value)
+        return True
+
+    for (label, kind, holder), before in zip(watch.holders, watch.before):
+        after = _contents(holder)
+        if _same(before, after):
+            continue
+        if kind not in ("attributes", "items"):
+            return None
+        if isinstance(holder, dict):
+            old = dict(before)
+            if any(k not in holder for k in old):
+                return None
+            for key, value in after:
+                name = f"{label}.{key}" if kind == "attributes" else f"{label}[{key!r}]"
+                if old.get(key, _ABSENT) is not value and not put(("holder", holder, key), name, value):
+                    return None
+        else:
+            if len(after) != len(before):
+                return None
+            for (key, value), (_, old_value) in zip(after, before):
+                if value is not old_value and not put(("holder", holder, key), f"{label}[{key}]", value):
+                    return None
+    for copy, _, made, path, route in copies.pairs if copies is not None else ():
+        now = tuple(copy.items()) if isinstance(copy, dict) else tuple(enumerate(copy))
+        if isinstance(copy, tuple) or _same(made, now):
+            continue
+        old = dict(made)
+        if len(now) < len(made) or any(k not in old for k, _ in now[:len(made)]) or \
+                isinstance(copy, dict) and any(k not in copy for k in old):
+            return None  # (removed, or reordered)
+        for key, value in now:
+            if old.get(key, _ABSENT) is not value and not put(("argument", route, key), f"{path}[{key!r}]", value):
+                return None
+    return Replay(slots, labels), values
+
+
+def _traced_only(value, copies) -> bool:
+    """Whether `value` is traced values only (in plain tuples, lists and dicts): what the plan
+    computes at each call."""
+    if isinstance(value, Tracer):
+        return True
+    if copies is not None and copies.is_copy(value):
+        return False
+    if type(value) in (tuple, list) or isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        return len(value) > 0 and all(_traced_only(v, copies) for v in value)
+    if type(value) is dict:
+        return len(value) > 0 and all(_traced_only(v, copies) for v in value.values())
+    return False
 
 
 class Effects:

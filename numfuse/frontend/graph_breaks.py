@@ -37,6 +37,7 @@ import numpy as np
 
 from .arguments import classify
 from ..errors import SourceLoc, user_location
+from ..ir import viewmaps
 from ..ir.graph import Graph, SizeConst, Var
 from .proxy import Tracer, _View
 from .returns import view_or_copy
@@ -101,6 +102,17 @@ def structure_key(graph: Graph, specs: list[ArgSpec]) -> tuple:
     parts.append(tuple(key(o) for o in graph.outputs))
     parts.append(tuple(sorted((p, number[v]) for p, v in graph.writebacks.items())))
     return tuple(parts)
+
+
+def _base_and_chain(ctx, view: _View):
+    """(the array object `view` is a view of, the view equations from its buffer), or None."""
+    root = view
+    while isinstance(root, _View):
+        root = root._base
+    if root._weak or root._numpy_scalar:
+        return None
+    found = argument_view(ctx, view, [root])
+    return None if found is None else (root, found[1])
 
 
 def _leaves_of(value, kind: type, found: list) -> list:
@@ -219,7 +231,6 @@ class Breaker:
     def _own_buffer(self, tracers: list[Tracer]) -> None:
         """Give each of `tracers` a buffer no other array object shares (a copy where one
         does), so that what is done to its real array is done to it alone."""
-        self.running = True  # (stays so where the segment raises)
         ctx = self.ctx
         roots = self._roots()
         for t in tracers:
@@ -253,14 +264,21 @@ class Breaker:
         from .numpy_api import function_name
 
         passed: list[Tracer] = _leaves_of((args, kwargs), Tracer, [])
+        # A view is given as the same view of its base's buffer (np.fill_diagonal(S[j], v)
+        # writes S), where its chain of views from that base is known.
+        bases = {id(t): _base_and_chain(self.ctx, t) for t in passed if isinstance(t, _View)} if may_write else {}
         if may_write:
             # What it writes into is the array object it was given, alone.
-            self._own_buffer(passed)
-        concrete = self.run(passed, f"{what or function_name(func) + ' is not traced'}: it ran on the real arrays here")
+            self._own_buffer(passed + [b[0] for b in bases.values() if b is not None])
+        needed = passed + [b[0] for b in bases.values() if b is not None]
+        concrete = self.run(needed, f"{what or function_name(func) + ' is not traced'}: it ran on the real arrays here")
         real = {}
         for t in passed:
             value = concrete[id(t)]
-            if isinstance(t, _View) and isinstance(value, np.ndarray):
+            base = bases.get(id(t))
+            if base is not None and isinstance(concrete[id(base[0])], np.ndarray):
+                value = viewmaps.view_through(np, concrete[id(base[0])], base[1])
+            elif isinstance(t, _View) and isinstance(value, np.ndarray):
                 value = value.copy()
                 value.flags.writeable = False  # a view's snapshot: writes would not reach its base
             if t._weak or t._numpy_scalar:

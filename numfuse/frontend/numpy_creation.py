@@ -352,6 +352,23 @@ def _shape(shape) -> tuple[int, ...]:
     return np.broadcast_to(np.empty((), bool), sizes).shape
 
 
+_REPLACING: list = []  # a cache: what _replacements made last, reused while NumPy's are the same
+
+
+def _replacements() -> list:
+    """(module, name, key in _ORIGINALS, NumPy's function, its replacement while tracing) of
+    each function creating_arrays replaces; made once (a run with graph breaks installs them at
+    every call), again where NumPy's own were replaced since (a user's patch)."""
+    if _REPLACING and all(getattr(module, name) is original for module, name, _, original, _ in _REPLACING):
+        return _REPLACING
+    made = [(np, n, n, getattr(np, n), _traced(n, getattr(np, n))) for n in _NAMES]
+    made += [(np, n, n, getattr(np, n), _TracedGrid(n, getattr(np, n))) for n in _GRIDS]
+    made += [(np.random, n, "random." + n, getattr(np.random, n), _noting_random(n, getattr(np.random, n)))
+             for n in _random_functions()]
+    _REPLACING[:] = made
+    return made
+
+
 @contextlib.contextmanager
 def creating_arrays(ctx):
     """Within: np.zeros and friends, called by the user's code on this thread, make traced
@@ -361,18 +378,9 @@ def creating_arrays(ctx):
         stack = _local.stack = []
     with _lock:
         if _installed[0] == 0:
-            for name in _NAMES:
-                original = getattr(np, name)
-                _ORIGINALS[name] = original
-                setattr(np, name, _traced(name, original))
-            for name in _GRIDS:
-                original = getattr(np, name)
-                _ORIGINALS[name] = original
-                setattr(np, name, _TracedGrid(name, original))
-            for name in _random_functions():
-                original = getattr(np.random, name)
-                _ORIGINALS["random." + name] = original
-                setattr(np.random, name, _noting_random(name, original))
+            for module, name, key, original, replacement in _replacements():
+                _ORIGINALS[key] = original
+                setattr(module, name, replacement)
         _installed[0] += 1
     stack.append(ctx)
     try:

@@ -137,7 +137,8 @@ def getitem(ctx, x, index):
     if scalars_only:
         # NumPy's x[k] for an integer scalar k is a view; numfuse's gather is a copy, so
         # writing through it (which would change x in NumPy) is refused, never silently lost.
-        result._readonly = "writing into x[k] (or updating it in place) where k is a traced integer"
+        result._readonly = "writing into x[k] where k is a traced integer"
+        result._indexed_from = (x, index)  # (an in-place update is written back: proxy._update_in_place)
     return result
 
 

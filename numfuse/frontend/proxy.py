@@ -47,7 +47,9 @@ def _set_shape(tracer, shape) -> None:
 
 def _refuse_write(tracer, numpy_message: str):
     if isinstance(tracer._readonly, str):
-        raise unsupported(tracer._readonly, "index with a static int (numfuse.jit(static_argnames=...)) to get a view")
+        raise unsupported(tracer._readonly, "write into x itself with the whole index (x[k, 0] = v, x[:, k] -= v: "
+                                            "those are followed), or index with a static int "
+                                            "(numfuse.jit(static_argnames=...)) to get a view")
     raise ValueError(at_user_line(numpy_message))
 
 
@@ -152,7 +154,7 @@ class Tracer(TracedArray):
     """A proxy array seen by the user's function while it is traced."""
 
     __slots__ = ("_ctx", "_var", "_weak", "_numpy_scalar", "_argument", "_view", "_input_position", "_readonly",
-                 "_passed_as", "__weakref__")
+                 "_passed_as", "_indexed_from", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, ctx, var, weak=False, numpy_scalar=False, argument=False):
@@ -167,6 +169,9 @@ class Tracer(TracedArray):
         # NumPy's result would be a view but numfuse's is a copy (x[k] for a traced index k).
         self._readonly = False
         self._passed_as = None  # a scalar argument's Python or NumPy type (see __class__)
+        # (array, index) of x[k] for a traced integer k: NumPy's view, numfuse's copy; an
+        # in-place update of it is written back there (x[:, k] -= v), as through NumPy's view.
+        self._indexed_from = None
         if ctx.breaks is not None:
             ctx.breaks.track(self)  # live at a graph break: its value is kept (graph_breaks.py)
 
@@ -304,6 +309,13 @@ class Tracer(TracedArray):
         result = numpy_api.apply_ufunc(self._ctx, ufunc, (self, other), {}, True)
         if self._weak or self._numpy_scalar:
             return result  # Python and NumPy scalars are immutable: `s += 1` rebinds s
+        if self._indexed_from is not None and result.shape == self.shape:
+            base, index = self._indexed_from
+            updated = self._ctx.convert(result, self.dtype)
+            base[index] = updated  # (checks the base is writable, and casts as NumPy would)
+            updated = Tracer(self._ctx, updated._var)
+            updated._readonly, updated._indexed_from = self._readonly, self._indexed_from
+            return updated
         if self._readonly:
             _refuse_write(self, "output array is read-only")
         other_operand = self._ctx.operand(other)
@@ -644,6 +656,7 @@ class _View(Tracer, TracedView):
         self._view = True
         self._input_position = None
         self._readonly = base._readonly if readonly is None else readonly
+        self._indexed_from = None
 
     @property
     def _aval(self) -> Aval:

@@ -552,9 +552,11 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
             # never saw one: a random draw): it runs segment by segment, or is refused.
             refusal = TracingError(f"{ctx.break_needed}: numfuse.jit(graph_breaks=False) refuses it")
             raise NeedsGraphBreak(ctx.break_needed, refusal)
-    except (NeedsGraphBreak, RunUntraced):
-        # The segmented run (or the plain function) draws what NumPy would have drawn at this call.
-        _restore_global_random_state(random_before)
+    except Exception as err:
+        if _numfuse_tracing_error(err):
+            # jit traces again, runs it segment by segment or as the plain function: that run
+            # draws what NumPy would have drawn at this call.
+            _restore_global_random_state(random_before)
         raise
     if budget is not None and len(ctx.eqns) >= budget:
         raise TraceTooLong(_too_long(budget))  # (the function caught bind's exception)
@@ -652,6 +654,18 @@ def returned_view(array, chain):
     """The view `chain` (view equations, from argument_view) of the caller's `array`, made by
     NumPy as the function made it."""
     return viewmaps.view_through(np, array, chain)
+
+
+def _numfuse_tracing_error(error: BaseException) -> bool:
+    """Whether `error` is a TracingError, or NumPy's error raised from one (jit retraces or
+    runs the function another way then)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, TracingError):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _global_random_state():

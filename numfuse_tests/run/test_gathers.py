@@ -409,3 +409,24 @@ def test_choose_out_of_range_raises_numpys_value_error(bad):
         fn(np.array(bad), np.ones(2))
     with pytest.raises(ValueError, match="invalid entry in choice array"):
         numfuse.jit(fn)(np.array(bad), np.ones(2))
+
+
+def test_an_in_place_update_of_x_k_for_a_traced_k_writes_x_as_numpys_view():
+    # cs231n's svm_loss_naive: dW[:, y[i]] -= X[i, :], with y[i] from data
+    def svm_step(dW, X, y):
+        for i in range(X.shape[0]):
+            dW[:, y[i]] -= X[i, :]
+        return dW
+
+    def column(x, y):
+        col = x[:, y[0]]
+        col *= 2.0  # writes x, as NumPy's view col does
+        col += 1.0
+        return x, col
+
+    rng = np.random.default_rng(0)
+    dW, X, y = rng.random((4, 3)), rng.random((5, 4)), np.array([0, 2, 1, 2, 0])
+    np.testing.assert_array_equal(numfuse.jit(svm_step)(dW.copy(), X, y), svm_step(dW.copy(), X, y))
+    x = rng.random((3, 3))
+    for got, expected in zip(numfuse.jit(column)(x.copy(), y[1:]), column(x.copy(), y[1:])):
+        np.testing.assert_array_equal(got, expected)

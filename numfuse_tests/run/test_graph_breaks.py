@@ -424,3 +424,42 @@ def test_a_break_is_no_write_for_views_of_unknown_layout():
 
     with pytest.raises(numfuse.UnsupportedError, match="after the array was written"):
         numfuse.jit(g)(np.arange(6.0).reshape(2, 3))
+
+
+def test_an_untraced_function_writes_into_a_view_as_into_numpys():
+    # the numpy-tutorials SVD tutorial: np.fill_diagonal(S[j, :, :], s[j, :]) of a made array
+    def diagonals(s):
+        S = np.zeros((2, 3, 3))
+        for j in range(2):
+            np.fill_diagonal(S[j, :, :], s[j, :])
+        return S
+
+    def into_argument(x, s):
+        np.fill_diagonal(x[1:, 1:], s)
+        return x
+
+    s = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(numfuse.jit(diagonals)(s), diagonals(s))
+    x, expected = np.zeros((4, 4)), np.zeros((4, 4))
+    got = numfuse.jit(into_argument)(x, np.arange(3.0))
+    into_argument(expected, np.arange(3.0))
+    np.testing.assert_array_equal(x, expected)
+    assert got is x
+
+
+def test_global_draws_of_a_trace_made_again_are_not_drawn_twice():
+    # a Python float argument that steers an `if` is made static by a second trace: the first
+    # trace's draws are put back (a Metropolis step drew twice on its first call)
+    def step(beta):
+        u = np.random.rand()
+        if u < np.exp(-beta):
+            return u
+        return -u
+
+    jitted = numfuse.jit(step)
+    for _ in range(2):
+        np.random.seed(0)
+        expected, after = step(0.5), np.random.rand()
+        np.random.seed(0)
+        assert jitted(0.5) == expected
+        assert np.random.rand() == after

@@ -202,13 +202,50 @@ def test_writes_before_an_exception_after_a_graph_break():
         assert d["seen"] == 2.0 and type(d["seen"]) is np.float64
 
 
-def test_graph_breaks_false_refuses_a_function_with_side_effects():
+def test_graph_breaks_false_replays_traced_values_and_refuses_python_values():
     def put(d, x):
-        d["y"] = x * 2
+        d["y"] = x * 2  # a traced value: replayed, no graph break
         return x
 
+    def count(d, x):
+        d["n"] = 5  # a Python value: the function's Python code must run
+        return x
+
+    d = {"a": X}
+    numfuse.jit(put, graph_breaks=False)(d, X)
+    np.testing.assert_array_equal(d["y"], X * 2)
     with pytest.raises(numfuse.TracingError, match="changes d"):
-        numfuse.jit(put, graph_breaks=False)({"a": X}, X)
+        numfuse.jit(count, graph_breaks=False)({"a": X}, X)
+
+
+def test_changes_made_alike_at_every_call_are_replayed_by_the_plan():
+    # an ML layer keeping its input and output for the backward pass: one plan, no segments
+    class Dense:
+        def __init__(self):
+            self.w = np.full((4, 3), 0.5)
+            self.grads = {}
+
+        def forward(self, x, cache):
+            self.x = x
+            h = x @ self.w
+            self.out = np.maximum(h, 0.0)
+            self.grads["mask"] = h > 0
+            cache["h"] = h
+            cache["pair"] = (h, self.out)
+            return self.out
+
+    layer, reference = Dense(), Dense()
+    jitted = numfuse.jit(layer.forward)
+    x = np.arange(8.0).reshape(2, 4) - 3.0
+    for _ in range(3):
+        mine, theirs = {"keep": 1}, {"keep": 1}
+        _equal(jitted(x, mine), reference.forward(x, theirs))
+        _equal(mine, theirs)
+        assert layer.x is x  # the caller's array itself, as NumPy's assignment keeps it
+        _equal(layer.out, reference.out)
+        _equal(layer.grads, reference.grads)
+    text = jitted.explain(x, {"keep": 1})
+    assert "segment" not in text and "each call does so again" in text
 
 
 def test_unchanged_containers_keep_one_kernel():
@@ -220,3 +257,45 @@ def test_unchanged_containers_keep_one_kernel():
     _equal(jitted(params, X), read_only(params, X))
     assert "graph break" not in jitted.explain(params, X).lower()
     assert list(params) == ["w", "b"]
+
+
+def test_a_replayed_attribute_the_function_also_reads_is_read_at_each_call():
+    # a running mean: the plan reads self.avg from the object at each call, and a new array of
+    # another shape there traces again
+    class RunningMean:
+        def __init__(self, n):
+            self.avg = np.zeros(n)
+
+        def forward(self, x):
+            self.avg = 0.9 * self.avg + 0.1 * x.mean(axis=0)
+            return x - self.avg
+
+    layer, reference = RunningMean(3), RunningMean(3)
+    jitted = numfuse.jit(layer.forward)
+    for i in range(4):
+        x = np.arange(6.0).reshape(2, 3) + i
+        _equal(jitted(x), reference.forward(x))
+        _equal(layer.avg, reference.avg)
+    assert len(jitted._cache) == 1 and jitted._stale_traces == 0
+    layer.avg, reference.avg = np.ones(4), np.ones(4)
+    _equal(jitted(np.ones((2, 4))), reference.forward(np.ones((2, 4))))
+
+
+def test_a_counter_and_a_growing_list_run_the_python_code_at_every_call():
+    class Model:
+        def __init__(self):
+            self.calls = 0
+            self.history = []
+
+        def step(self, x):
+            self.calls += 1
+            y = x * 2.0
+            self.history.append(y)
+            return y
+
+    model, reference = Model(), Model()
+    jitted = numfuse.jit(model.step)
+    for _ in range(3):
+        _equal(jitted(X), reference.step(X))
+    assert model.calls == 3
+    _equal(model.history, reference.history)
