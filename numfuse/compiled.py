@@ -49,6 +49,9 @@ class Compiled:
     # effects.Replay: what the function changes besides its result, which each call does again
     # (the traced function returned (result, the values it put there)); None: nothing.
     replay: Any = None
+    # The result holds container arguments themselves (arguments.CallerContainer): each call
+    # puts the caller's own there, as NumPy's function returns them.
+    caller_containers: bool = False
 
 
 @contextlib.contextmanager

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 import contextlib
+import dis
 import functools
 import linecache
 import os
@@ -163,6 +165,86 @@ def user_location() -> SourceLoc | None:
             return SourceLoc(code.co_filename, frame.f_lineno, code.co_name)
         frame = frame.f_back
     return None
+
+
+def user_catches(error: type) -> bool:
+    """Whether the user's code being traced (its frames, innermost first, down to numfuse's
+    own) is inside a `try` whose `except` catches `error`: what may raise it must then run
+    where Python can catch it, at a graph break, not later in a kernel or a plan's step. Where
+    the handler cannot be read, yes. (Python 3.11's exception tables; on 3.10, no.)"""
+    if sys.version_info < (3, 11):
+        return False
+    frame = sys._getframe(1)
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    while frame is not None and not _is_internal(frame.f_code.co_filename):
+        if _catches(frame, error):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _catches(frame, error: type) -> bool:
+    offset = frame.f_lasti
+    for start, end, target in _handlers(frame.f_code):
+        if start <= offset < end:
+            return _handler_catches(frame, target, error)
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _handlers(code) -> tuple:
+    """(start, end, handler) of each entry of `code`'s exception table."""
+    return tuple((e.start, e.end, e.target) for e in dis.Bytecode(code).exception_entries)
+
+
+@functools.lru_cache(maxsize=256)
+def _instructions(code) -> dict:
+    """`code`'s instructions by offset: (opname, argval)."""
+    return {i.offset: (i.opname, i.argval) for i in dis.get_instructions(code)}
+
+
+_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST", "LOAD_DEREF", "LOAD_ATTR", "BUILD_TUPLE")
+
+
+def _handler_catches(frame, target: int, error: type) -> bool:
+    """Whether the handler at `target` catches `error`: one of its `except` clauses names a
+    class of it (the classes it loads before CHECK_EXC_MATCH, each clause tried in turn), or it
+    is a bare `except:`; a `finally` or a `with` block's handler does not."""
+    code = frame.f_code
+    instructions = _instructions(code)
+    offsets = sorted(instructions)
+    at = offsets.index(target) if target in instructions else None
+    if at is None or instructions[offsets[at]][0] != "PUSH_EXC_INFO":
+        return False
+    at += 1
+    while at < len(offsets):
+        opname, _ = instructions[offsets[at]]
+        if opname == "POP_TOP":
+            return True  # a bare `except:`
+        stack: list = []
+        while at < len(offsets) and instructions[offsets[at]][0] in _LOADS:
+            opname, argval = instructions[offsets[at]]
+            if opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                stack.append(frame.f_globals.get(argval, getattr(builtins, str(argval), None)))
+            elif opname in ("LOAD_FAST", "LOAD_DEREF"):
+                stack.append(frame.f_locals.get(argval))
+            elif opname == "LOAD_ATTR" and stack:
+                stack.append(getattr(stack.pop(), argval, None))
+            elif opname == "BUILD_TUPLE":
+                count = int(argval)
+                stack[len(stack) - count:] = [tuple(stack[len(stack) - count:])]
+            at += 1
+        if at >= len(offsets) or instructions[offsets[at]][0] != "CHECK_EXC_MATCH" or len(stack) != 1:
+            return False  # a `finally`, a `with` block's exit, or what is not read here
+        classes = stack[0] if isinstance(stack[0], tuple) else (stack[0],)
+        if any(isinstance(c, type) and issubclass(error, c) for c in classes):
+            return True
+        opname, argval = instructions[offsets[at + 1]] if at + 1 < len(offsets) else ("", None)
+        if not opname.startswith("POP_JUMP") or argval not in instructions:
+            return False
+        at = offsets.index(argval)  # the next clause
+    return False
 
 
 def user_stacklevel() -> int:

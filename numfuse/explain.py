@@ -13,6 +13,7 @@ import numpy as np
 
 from . import debug
 from .codegen.statements import kernel_code
+from .frontend.arguments import static_value
 from .ir.graph import format_graph
 
 
@@ -132,7 +133,7 @@ def signature_text(names, key_parts) -> str:
         if part[0] in ("np", "dev"):
             parts.append(f"{name}: {part[0]} {np.dtype(part[2]).name}{list(part[1])} {part[3]}")
         elif part[0] == "static":
-            parts.append(f"{name}={part[2]!r:.40}")
+            parts.append(f"{name}={static_value(part[1])!r:.40}")
         else:
             parts.append(f"{name}: {part[0]} {part[1].__name__ if isinstance(part[1], type) else part[1]}")
     return ", ".join(parts)

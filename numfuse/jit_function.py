@@ -36,7 +36,10 @@ from .plan.planner import Plan, plan as make_plan
 from .targets.cuda.libraries import describe as describe_array, library_of
 from .targets.cuda.streams import check_stream_option
 from .frontend.aliasing import base_of, external_sharing, find_sharing
-from .frontend.arguments import RANDOM_STATES, ContainerCopies, classify, flatten_containers, has_array_leaf
+from .frontend.arguments import (
+    RANDOM_STATES, ContainerCopies, caller_containers, classify, flatten_containers, has_array_leaf,
+    holds_caller_container,
+)
 from .frontend.effects import Effects, Watch, replay_of
 from .frontend.captures import (
     captures_of, changed_guard, guards_hold, loosened, one_trace_at_a_time, swapped_arrays,
@@ -238,7 +241,7 @@ class JitFunction:
             all_specs = list(specs) + [h[1] for h in hidden]
             traced_positions = [i for i, s in enumerate(all_specs) if isinstance(s, ArgSpec)]
             try:
-                replay: list = [None]  # (set by _call_traced)
+                replay: list = [None, False]  # (set by _call_traced)
                 traced = trace(functools.partial(self._call_traced, call, captured, real, statics, replay), all_specs,
                                fn_name,
                                hidden=len(hidden), external=captured.arrays,
@@ -322,6 +325,7 @@ class JitFunction:
                 self._externals.append(external)
         return Compiled(traced, plan, sources, traced_positions, arg_names=all_names, target=target,
                         extra=extra, guards=guards, sharing=sharing if aliased else None, replay=replayed,
+                        caller_containers=replay[1],
                         external_watch=watch,
                         external_part=external_sharing(values, array_positions(specs), watch))
 
@@ -329,11 +333,12 @@ class JitFunction:
         """The function called by the trace: with the arrays its code names among its globals
         and closure traced (captures.traced_function), on the bound arguments. What it changes
         besides (effects.py) is replayed at each call (`replay[0]`, the effects.Replay; the
-        trace's value is then (result, the values put)), or it runs segment by segment."""
+        trace's value is then (result, the values put)), or it runs segment by segment. A
+        container argument it returns is marked, for the caller's own (`replay[1]`)."""
         from .frontend.numpy_creation import current_context
 
         ctx = current_context()
-        replay[0] = None
+        replay[:] = [None, False]
         with numpy_type_visible(captured.type_holders):
             fn, check = captures_traced_function(self._fn, ctx, captured)
             with swapped_arrays(ctx, captured):
@@ -353,6 +358,9 @@ class JitFunction:
                     raise NeedsGraphBreak(f"{name} raised {type(raised).__name__} when traced, after writing into "
                                           "what the caller holds: it runs segment by segment, so that those writes "
                                           "are made", raised) from raised
+                if copies is not None:
+                    result = copies.returned(result, marked=True)
+                    replay[1] = holds_caller_container(result)
                 changed = watch.changed() + (copies.changed() if copies is not None else [])
                 if changed:
                     replayed = replay_of(watch, copies)
@@ -545,7 +553,10 @@ class JitFunction:
         also_static: frozenset = frozenset()
         while True:
             if compiled.graph_break is not None:
-                return self._run_segmented(args, kwargs, also_static).result
+                result = self._run_segmented(args, kwargs, also_static).result
+                if holds_caller_container(result):
+                    result = caller_containers(result, self._bind_arguments(args, kwargs)[1])
+                return result
             if compiled.executable is None:
                 compiled.executable = self._executable(compiled)
             names = [compiled.arg_names[i] for i in compiled.traced_positions]
@@ -572,6 +583,8 @@ class JitFunction:
         if compiled.replay is not None:
             result, values = result
             compiled.replay.apply(values, self._bind_arguments(args, kwargs)[1])
+        if compiled.caller_containers:
+            result = caller_containers(result, self._bind_arguments(args, kwargs)[1])
         return result
 
     def _remember_fast_path(self, args, compiled: Compiled, traced_values, names) -> None:

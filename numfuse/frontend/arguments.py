@@ -29,11 +29,12 @@ def classify(name: str, value, static: bool, describe_array):
     """(signature key part, ArgSpec or a static marker) for one argument. `describe_array(name,
     value)`: its ArrayInfo (shape, dtype, layout, library), None for a value that is no array."""
     if static:
+        key = static_key(value)
         try:
-            hash(value)
+            hash(key)
         except TypeError:
             raise UnsupportedError(f"static argument {name!r} must be hashable, got {type(value).__name__}") from None
-        return ("static", static_key(value), value), ("static", value)
+        return ("static", key), ("static", value)
     if isinstance(value, RANDOM_STATES):
         return ("random", type(value)), ("static", value)
     info = describe_array(name, value)
@@ -55,7 +56,7 @@ def classify(name: str, value, static: bool, describe_array):
         return ("dev", info.shape, dtype.str, layout), ArgSpec("array", Aval(info.shape, dtype), False, layout, on_host=False)
     # NumPy strings are str and bytes: static like them.
     if isinstance(value, (np.str_, np.bytes_)):
-        return ("static", static_key(value), value), ("static", value)
+        return ("static", static_key(value)), ("static", value)
     # NumPy scalars first: np.float64 is a subclass of float, yet strongly typed.
     if isinstance(value, np.generic):
         dtype = check_supported(value.dtype, f"argument {name!r}")
@@ -68,29 +69,43 @@ def classify(name: str, value, static: bool, describe_array):
         return ("py", float), ArgSpec("python", Aval((), np.dtype(np.float64)))
     if isinstance(value, complex):
         return ("py", complex), ArgSpec("python", Aval((), np.dtype(np.complex128)))
-    if isinstance(value, set):
-        value_key = frozenset(value)  # a set of Python values steers the function like a frozenset
-    else:
-        value_key = value
+    # (a set of Python values steers the function like a frozenset)
+    key = static_key(frozenset(value) if isinstance(value, set) else value)
     try:
-        hash(value_key)
+        hash(key)
     except TypeError:
         raise UnsupportedError(
             f"argument {name!r} of type {type(value).__name__} is neither an array, a scalar nor "
             "a hashable static value"
         ) from None
     # Strings, None, tuples...: Python values that steer the function, keyed by value.
-    return ("static", static_key(value_key), value_key), ("static", value)
+    return ("static", key), ("static", value)
 
 
 def static_key(value):
     """A static value's part of the key: its value, with the type of everything in it (Python
-    finds (1,), (1.0,), (True,) and (np.float64(1),) equal; NumPy's rules do not)."""
+    finds (1,), (1.0,), (True,) and (np.float64(1),) equal; NumPy's rules do not); a slice
+    (unhashable before Python 3.12) by its bounds. `static_value` gives the value back."""
     if isinstance(value, tuple):  # (a namedtuple too)
         return (type(value), tuple(static_key(v) for v in value))
     if isinstance(value, frozenset):
         return (type(value), frozenset(static_key(v) for v in value))
+    if isinstance(value, slice):
+        return (slice, (static_key(value.start), static_key(value.stop), static_key(value.step)))
     return (type(value), value)
+
+
+def static_value(key):
+    """The value a static_key was made from (for printing a signature)."""
+    kind, body = key
+    if kind is slice:
+        return slice(*(static_value(k) for k in body))
+    if isinstance(kind, type) and issubclass(kind, tuple):
+        items = [static_value(k) for k in body]
+        return kind(*items) if hasattr(kind, "_fields") else kind(items)
+    if kind is frozenset:
+        return frozenset(static_value(k) for k in body)
+    return body
 
 
 # -- containers of arrays ----------------------------------------------------------------------
@@ -190,6 +205,20 @@ class ContainerCopies:
     def is_copy(self, value) -> bool:
         return id(value) in self._caller_of
 
+    def returned(self, value, marked: bool = False):
+        """`value` (what the function returns) with each copy in it replaced by the caller's
+        container, as NumPy's function returns the object it was given (`return params`); or,
+        `marked`, by a CallerContainer naming it (for a trace: `caller_containers` puts the
+        call's own in its place)."""
+        if id(value) in self._caller_of:
+            if not marked:
+                return self._caller_of[id(value)]
+            return CallerContainer(next(route for copy, _, _, _, route in self.pairs if copy is value))
+        if isinstance(value, (list, tuple, dict)):
+            return _rebuilt(value, lambda v: self.returned(v, marked))
+        return value
+
+
     def sync(self, real) -> None:
         """Change each caller's container as the function changed its copy: a value the
         function put there is `real(traced value)` (or the Python value itself), a leaf or a
@@ -215,6 +244,35 @@ class ContainerCopies:
             else:
                 original[:] = [v for _, v in items]
 
+
+class CallerContainer:
+    """Where a traced function's result holds a container argument itself: its route."""
+
+    def __init__(self, route: tuple):
+        self.route = route
+
+
+def caller_containers(value, arguments):
+    """`value` with each CallerContainer replaced by that container of the call's `arguments`
+    (the bound arguments), or None where it holds none."""
+    if isinstance(value, CallerContainer):
+        container = arguments[value.route[0]]
+        for step in value.route[1:]:
+            container = container[step]
+        return container
+    if isinstance(value, (list, tuple, dict)):
+        return _rebuilt(value, lambda v: caller_containers(v, arguments))
+    return value
+
+
+def holds_caller_container(value) -> bool:
+    if isinstance(value, CallerContainer):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(holds_caller_container(v) for v in value)
+    if isinstance(value, dict):
+        return any(holds_caller_container(v) for v in value.values())
+    return False
 
 def _items_of(container) -> tuple:
     if isinstance(container, dict):

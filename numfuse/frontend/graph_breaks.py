@@ -447,6 +447,8 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
         with creating_arrays(ctx):
             try:
                 result = fn(*args)
+                if effects is not None and effects.copies is not None:
+                    result = effects.copies.returned(result, marked=True)  # (the caller's own: jit's)
             except Exception:
                 if not breaker.running:  # (not a segment's own error: that segment did not run whole)
                     try:

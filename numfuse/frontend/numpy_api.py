@@ -20,7 +20,7 @@ from numpy.lib.array_utils import normalize_axis_tuple  # noqa: F401  (the trace
 
 from ..ir.dtypes import check_supported
 from ..ir.graph import Literal
-from ..errors import TracingError, UnsupportedError, at_user_line, unsupported, user_line_noted
+from ..errors import TracingError, UnsupportedError, at_user_line, unsupported, user_catches, user_line_noted
 from .numpy_complex import FUNCTIONS as COMPLEX_FUNCTIONS
 from .numpy_complex import complex_hint, refuse_complex, warn_if_imaginary_dropped
 from .numpy_functions import FUNCTIONS as COMPOSED_FUNCTIONS
@@ -576,6 +576,11 @@ def function_name(func) -> str:
 
 def call_function(ctx, func, args, kwargs):
     handler = FUNCTIONS.get(func)
+    if handler is not None and getattr(func, "__module__", None) == "numpy.linalg" \
+            and user_catches(np.linalg.LinAlgError):
+        # NumPy's LinAlgError (a singular matrix) must raise where the user's try catches it.
+        what = f"{function_name(func)} inside a try that catches LinAlgError: it runs where Python can catch it"
+        return untraced(ctx, func, args, kwargs, unsupported(what), what)
     if handler is None:
         return untraced(ctx, func, args, kwargs, unsupported(function_name(func)), f"{function_name(func)} is not traced")
     try:

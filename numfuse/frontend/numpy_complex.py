@@ -97,9 +97,7 @@ def part(ctx, tracer, which: str):
             return ctx.wrap(ctx.atom(zeros), weak=tracer._weak, numpy_scalar=tracer._numpy_scalar)
         zeros._readonly = True
         return zeros
-    if scalar:
-        return tracer
-    return ctx.view(tracer, lambda var: var, unmap=lambda at: at)  # writes go to x itself
+    return tracer  # x.real of a real x is x itself, as in NumPy
 
 
 def _part_function(which: str) -> Callable:

@@ -226,7 +226,15 @@ def _make(ctx, name, original, args, kwargs):
     traced = [a for a in list(args) + list(kwargs.values()) if isinstance(a, TracedArray)]
     if traced and name == "linspace":
         return _linspace(ctx, *args, **kwargs)
-    if traced:
+    if traced and all(a.ndim == 0 for a in traced):
+        # np.arange(x.sum()): the array's size depends on the value, which a graph break gives
+        # (as NumPy's scalar of its dtype, so that NumPy's result dtype is the same).
+        def real(a):
+            return ctx.concrete(a, f"np.{name} of a traced value (its size depends on it)")[()] \
+                if isinstance(a, TracedArray) else a
+
+        args, kwargs = [real(a) for a in args], {k: real(a) for k, a in kwargs.items()}
+    elif traced:
         raise unsupported(f"np.{name} with a traced argument", "pass its arguments as Python values (static arguments)")
     array = original(*args, **kwargs)
     made = _from_indices(ctx, name, array, args, kwargs)
@@ -251,8 +259,8 @@ def _array_of_traced(name, a, dtype=None, *args, copy=None, order=None, ndmin=0,
     dtype = a.dtype if dtype is None else np.dtype(dtype)
     if a._weak or a._numpy_scalar:
         # A scalar's array is a new 0-d array (a scalar is immutable, never its buffer).
-        made = a.astype(dtype) if dtype != a.dtype else a.copy()
-        return type(made)(made._ctx, made._var)
+        made = a.astype(dtype) if dtype != a.dtype else a
+        return type(made)(made._ctx, made._ctx.new_array(made._var))
     if dtype == a.dtype and not copy:
         return a
     if copy is False:

@@ -21,7 +21,7 @@ import operator
 
 import numpy as np
 
-from ..errors import at_user_line, unsupported, user_line_noted
+from ..errors import at_user_line, unsupported, user_catches, user_line_noted
 from .traced import TracedArray, TracedView
 from .untraced import untraced
 
@@ -74,8 +74,21 @@ def _index_tracer(ctx, item):
     return ctx.convert(t, np.int64)
 
 
+def _caught(index) -> bool:
+    """An index with traced integer arrays, in a `try` of the user's that catches IndexError:
+    NumPy's bounds check must raise there, so the indexing runs at a graph break."""
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(i, TracedArray) and i.dtype.kind in "iu" for i in items) and user_catches(IndexError)
+
+
+_CAUGHT = "inside a try that catches IndexError: it runs where Python can catch NumPy's error"
+
+
 def getitem(ctx, x, index):
     """x[index] for an index with integer arrays (see the module docstring)."""
+    if _caught(index):
+        return untraced(ctx, operator.getitem, (x, index), {}, unsupported("x[idx] " + _CAUGHT), f"x[idx] {_CAUGHT}",
+                        may_write=False)
 
     items = list(index) if isinstance(index, tuple) else [index]
     # NumPy gives a scalar where every index is an integer (an int, a NumPy scalar or a 0-d
@@ -348,6 +361,9 @@ FUNCTIONS[np.copyto] = copyto
 def scatter(ctx, x, index, value, ufunc: str | None = None, name: str = "x[idx] = v") -> None:
     """x[index] = value (ufunc None), or np.<ufunc>.at(x, index, value): a library call that
     writes into x's buffer in place (library_ops.py's scatter), x then its new version."""
+    if _caught(index):
+        func = operator.setitem if ufunc is None else getattr(np, ufunc).at
+        return untraced(ctx, func, (x, index, value), {}, unsupported(f"{name} {_CAUGHT}"), f"{name} {_CAUGHT}")
 
     if isinstance(x, TracedView):
         _through_copy(x, lambda copy: scatter(ctx, copy, index, value, ufunc, name))

@@ -251,6 +251,8 @@ def squeeze(ctx, a, axis=None):
     x = _tracer(ctx, a)
     with user_line_noted():
         shape = np.squeeze(stand_in(x.shape), axis).shape
+    if shape == x.shape and not (x._weak or x._numpy_scalar):
+        return x  # nothing to squeeze: NumPy returns the array itself
     return ctx.reshaped(x, shape)
 
 

@@ -204,7 +204,8 @@ class Tracer(TracedArray):
     size = property(lambda self: self._aval.size)
     itemsize = property(lambda self: self._aval.dtype.itemsize)
     nbytes = property(lambda self: self._aval.nbytes)
-    T = property(lambda self: self._ctx.transpose(self))
+    # (a NumPy scalar's methods give a scalar where the result is 0-d: s.T, s.copy() are s)
+    T = property(lambda self: self if self._numpy_scalar else self._ctx.transpose(self))
 
     def __repr__(self) -> str:
         # repr(x) in the user's code is NumPy's (a graph break), as print(x) is; numfuse's own
@@ -443,8 +444,7 @@ class Tracer(TracedArray):
             if not (index is Ellipsis or index is None or isinstance(index, tuple) and
                     all(i is Ellipsis or i is None for i in index)):
                 raise IndexError(at_user_line("invalid index to scalar variable."))
-            copied = self.copy()
-            return Tracer(ctx, copied._var)[index]
+            return Tracer(ctx, ctx.new_array(self._var))[index]
         index = numpy_indexing.normal_index(numpy_masked.compacted_in_index(index))
         rows = numpy_indexing.rows_selected(ctx, self, index)
         if rows is not None:
@@ -491,6 +491,8 @@ class Tracer(TracedArray):
     def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
+        if self._numpy_scalar and tuple(shape) == ():
+            return self
         return numpy_api.call_function(self._ctx, np.reshape, (self, tuple(shape)), {"order": order, "copy": copy})
 
     def ravel(self, order="C"):
@@ -513,6 +515,8 @@ class Tracer(TracedArray):
         return Tracer(self._ctx, self._ctx.new_array(self._ctx.reshape_var(self._var, (self.size,))))
 
     def squeeze(self, axis=None):
+        if self._numpy_scalar and axis in (None, ()):
+            return self
         return np.squeeze(self, axis)
 
     def swapaxes(self, axis1, axis2):
@@ -521,6 +525,8 @@ class Tracer(TracedArray):
     def copy(self, order="C"):
         if order != "C":
             raise unsupported(f"copy(order={order!r})", "only order='C'")
+        if self._numpy_scalar:
+            return self
         return Tracer(self._ctx, self._ctx.new_array(self._var))
 
     # -- methods -------------------------------------------------------------------------------
@@ -586,6 +592,8 @@ class Tracer(TracedArray):
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
+        if self._numpy_scalar and not axes:
+            return self
         return self._ctx.transpose(self, axes or None)
 
     def __getattr__(self, name):

@@ -599,9 +599,9 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
     globals_read = [ctx.external_tracers.get(id(a)) for _, a in ctx.external_inputs]
     for k, t in enumerate(leaves):
         if k not in views and k not in returned and k not in output_views:
-            view = argument_view(ctx, t, [None] * len(arguments) + globals_read)
-            if view is not None:
-                views[k] = view
+            of_global = argument_view(ctx, t, [None] * len(arguments) + globals_read)
+            if of_global is not None:
+                views[k] = of_global
     # Arguments written into: their final versions go back into the caller's arrays; and so do
     # global arrays written into.
     writebacks = {

@@ -463,3 +463,36 @@ def test_global_draws_of_a_trace_made_again_are_not_drawn_twice():
         np.random.seed(0)
         assert jitted(0.5) == expected
         assert np.random.rand() == after
+
+
+def test_a_try_around_a_library_call_or_a_gather_catches_numpys_exception():
+    def solve_or_fit(A, b):
+        try:
+            return np.linalg.solve(A, b)
+        except np.linalg.LinAlgError:  # a singular matrix
+            return np.linalg.lstsq(A, b, rcond=None)[0]
+
+    def picked(x, i):
+        try:
+            return x[i].sum()
+        except (KeyError, IndexError):
+            return -1.0
+
+    def written(x, i):
+        x[0] = 1.0
+        try:
+            x[i] = -1.0
+        except Exception:
+            x[1] = 2.0
+        return x
+
+    cases = [(solve_or_fit, (np.ones((2, 2)), np.ones(2))), (solve_or_fit, (np.eye(2), np.ones(2))),
+             (picked, (np.arange(3.0), np.array([5]))), (picked, (np.arange(3.0), np.array([1]))),
+             (written, (np.zeros(3), np.array([7]))), (written, (np.zeros(3), np.array([2])))]
+    for fn, args in cases:
+        mine, theirs = [a.copy() for a in args], [a.copy() for a in args]
+        np.testing.assert_allclose(numfuse.jit(fn)(*mine), fn(*theirs), rtol=1e-12)
+        for m, t in zip(mine, theirs):
+            np.testing.assert_array_equal(m, t)
+    # outside a try, a gather stays in the plan
+    assert "graph break" not in numfuse.jit(lambda x, i: x[i].sum()).explain(np.arange(3.0), np.array([1]))

@@ -189,3 +189,17 @@ def test_mgrid_ogrid_indices_are_numpys(spec):
     _same_bits(got[2], expected[2])
     for g, e in zip(list(got[1]) + list(got[3]), list(expected[1]) + list(expected[3])):
         _same_bits(g, e)
+
+
+def test_arange_of_a_value_from_data_takes_it_at_a_graph_break():
+    def counted(x):
+        x[0] = 5.0  # done, as before NumPy's arange
+        return np.arange(x[1:].sum()) * x[0], np.arange(x.argmax())
+
+    for length in (4, 6):
+        mine, theirs = np.ones(length), np.ones(length)
+        got, expected = numfuse.jit(counted)(mine), counted(theirs)
+        for g, e in zip(got, expected):
+            assert g.dtype == e.dtype
+            np.testing.assert_array_equal(g, e)
+        np.testing.assert_array_equal(mine, theirs)

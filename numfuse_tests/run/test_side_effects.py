@@ -299,3 +299,28 @@ def test_a_counter_and_a_growing_list_run_the_python_code_at_every_call():
         _equal(jitted(X), reference.step(X))
     assert model.calls == 3
     _equal(model.history, reference.history)
+
+
+def test_a_container_argument_returned_is_the_callers_own():
+    def grow(d):
+        d["k"] = d["a"] * 2  # replayed
+        return d
+
+    def drop(d):
+        d.pop("a")  # segment by segment
+        return d, d["b"]
+
+    def order(lst):
+        lst.sort(key=lambda a: a.sum())
+        return lst
+
+    for fn, make in ((grow, lambda: {"a": np.arange(3.0)}), (drop, lambda: {"a": np.ones(2), "b": np.zeros(2)}),
+                     (order, lambda: [np.full(2, 3.0), np.ones(2), np.zeros(2)])):
+        jitted = numfuse.jit(fn)
+        for _ in range(2):
+            mine, theirs = make(), make()
+            got, expected = jitted(mine), fn(theirs)
+            first = got[0] if isinstance(got, tuple) else got
+            assert first is mine
+            _equal(mine, theirs)
+            _equal(got if not isinstance(got, tuple) else got[1], expected if not isinstance(got, tuple) else expected[1])

@@ -584,6 +584,11 @@ def test_static_tuples_are_keyed_by_the_types_inside():
     add = numfuse.jit(lambda x, t: x + np.array(t))
     assert add(np.zeros(2, np.int8), (1, 0)).dtype == np.int64
     assert add(np.zeros(2, np.int8), (True, False)).dtype == np.int8
+    # a slice inside a tuple (unhashable before Python 3.12) is a static value too
+    window = numfuse.jit(lambda x, t: x[t[0]] * t[1])
+    x = np.arange(10.0)
+    for t in ((slice(1, 5), 2.0), (slice(2, 8, 3), 3.0)):
+        np.testing.assert_array_equal(window(x, t), x[t[0]] * t[1])
 
 
 def _scaler():
