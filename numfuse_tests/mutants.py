@@ -163,6 +163,16 @@ MUTANTS = (
            "    write(copy)\n    view[...] = copy\n",
            "    write(copy)\n",
            ("numfuse_tests/run/test_gathers.py::test_scatters_into_views_match_numpy",)),
+    Mutant("a change the plan replays (self.x = x, cache['h'] = h) is never put back at a call",
+           "numfuse/frontend/effects.py",
+           "        for (kind, where, key), value in zip(self.slots, values):\n",
+           "        for (kind, where, key), value in zip(self.slots, values[:0]):\n",
+           ("numfuse_tests/run/test_side_effects.py",)),
+    Mutant("a function that raises after writing into its argument loses the write",
+           "numfuse/jit_function.py",
+           "                    if isinstance(raised, NumfuseError) or not (changed or ctx.wrote_inputs()):\n",
+           "                    if True:\n",
+           ("numfuse_tests/run/test_side_effects.py::test_writes_before_an_exception_stay_written",)),
 )
 
 
@@ -215,6 +225,9 @@ def main(argv=None) -> int:
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     args = parser.parse_args(argv)
     chosen = args.numbers or list(range(1, len(MUTANTS) + 1))
+    unknown = [k for k in chosen if not 1 <= k <= len(MUTANTS)]
+    if unknown:
+        parser.error(f"no mutant numbered {', '.join(map(str, unknown))}: they are 1 to {len(MUTANTS)} (--list)")
     if args.list:
         for k, m in enumerate(MUTANTS, 1):
             print(f"{k:2d}. {m.what} ({m.path}); caught by {', '.join(m.tests)}")

@@ -89,7 +89,10 @@ class Program:
     again: list[Call] = field(default_factory=list)
     # "": one parameter per input; "dict": the inputs in one dict argument ({"x0": ...}), "list":
     # in one list, "nested": a tuple of (a list of the arrays, a dict of the scalars), as ML code
-    # passes its parameters (numfuse flattens containers into their leaves).
+    # passes its parameters (numfuse flattens containers into their leaves). "+store" after
+    # one: the function also puts its first output into that container (args["out"] = v, or
+    # appends it), as a layer keeps what its backward pass needs: the caller's container must
+    # hold NumPy's value after the call (frontend/effects.py).
     packing: str = ""
     # (i, j): the first call passes input i's array object as input j too (equal values), as
     # f(x, x) does: which arguments share memory is part of numfuse's signature (aliasing.py).
@@ -126,6 +129,8 @@ class Program:
         for k, op in enumerate(self.ops):
             body += op.render(names, names[len(self.inputs) + k])
         outs = ", ".join(names[i] for i in self.outputs)
+        if self.packing.endswith("+store"):
+            body.append(stored_statement(self.packing, names[self.outputs[0]]))
         body.append(f"return ({outs},)" if len(self.outputs) == 1 else f"return {outs}")
         return f"def {name}({params}):\n" + "".join(f"    {line}\n" for line in body)
 
@@ -208,8 +213,27 @@ def share(values: list, shared: tuple[int, int] | None) -> list:
     return values
 
 
+def stored_statement(packing: str, value: str) -> str:
+    """The statement that puts `value` into the container argument (Program.packing "+store")."""
+    packing = packing.removesuffix("+store")
+    if packing == "dict":
+        return f"args['out'] = {value}"
+    if packing == "list":
+        return f"args.append({value})"
+    return f"args[1]['out'] = {value}"
+
+
+def stored(args: list, packing: str):
+    """What the call's container holds where the function stores its first output, or None."""
+    if not packing.endswith("+store"):
+        return None
+    container = args[0] if not packing.startswith("nested") else args[0][1]
+    return container[-1] if isinstance(container, list) else container.get("out")
+
+
 def pack(values: list, packing: str) -> list:
     """The call's arguments: the inputs as they are, or in one container (Program.packing)."""
+    packing = packing.removesuffix("+store")
     if not packing:
         return values
     if packing == "dict":
@@ -223,6 +247,7 @@ def pack(values: list, packing: str) -> list:
 
 def pack_literal(texts: list[str], inputs: list, packing: str) -> list[str]:
     """The call's arguments in program text, packed as `pack` packs them."""
+    packing = packing.removesuffix("+store")
     if not packing:
         return texts
     if packing == "dict":
@@ -236,6 +261,7 @@ def pack_literal(texts: list[str], inputs: list, packing: str) -> list[str]:
 
 def unpack_expression(names: list[str], inputs: list, packing: str) -> str:
     """The expression that unpacks `args` into the inputs' names, in order."""
+    packing = packing.removesuffix("+store")
     if packing == "dict":
         return "(" + ", ".join(f"args['a{k}']" for k in range(len(names))) + ",)"
     if packing == "list":

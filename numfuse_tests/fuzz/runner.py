@@ -22,7 +22,7 @@ import numfuse
 
 from . import numerics
 from .compare import compare
-from .program import Call, Program
+from .program import Call, Program, stored
 from .reduce import reduce_program
 from .strategies import MAX_STEPS
 from .strategies import programs as program_strategy
@@ -71,10 +71,11 @@ def concurrent_calls(program: Program, fn, jitted, threads: int = 3) -> list[str
 
 def check_call(program: Program, fn, jitted, call: Call) -> list[str]:
     """The differences of one call; numfuse must also leave the arguments as they were."""
+    numpy_args = call.arguments()
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            expected = fn(*call.arguments())
+            expected = fn(*numpy_args)
         except Exception as err:
             raise AssertionError("the fuzzer built a program NumPy refuses:\n" + program.snippet()) from err
     args = call.arguments()
@@ -86,6 +87,12 @@ def check_call(program: Program, fn, jitted, call: Call) -> list[str]:
     except Exception as err:  # noqa: BLE001 - any error on a program NumPy runs is a mismatch
         return [f"numfuse raises {type(err).__name__}: {err}"]
     problems = compare(got, expected, call.tolerances)
+    if program.packing.endswith("+store"):  # what the function put into its container argument
+        kept, wanted = stored(args, program.packing), stored(numpy_args, program.packing)
+        if kept is None:
+            problems.append("the value the function stored into its container argument is missing")
+        else:
+            problems += compare((kept,), (wanted,), call.tolerances[:1])
     for k, (before, after) in enumerate(zip(copies, _leaves(args))):
         if isinstance(before, np.ndarray) and not np.array_equal(before, after, equal_nan=True):
             problems.append(f"numfuse modified argument {k}")

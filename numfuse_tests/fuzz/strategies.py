@@ -987,9 +987,11 @@ def programs(draw, model: N.ErrorModel = N.SIMULATOR, max_steps: int = MAX_STEPS
     if others and draw(st.integers(0, 3), label="extra output") == 0:
         outputs.append(draw(st.sampled_from(others), label="extra output value"))
     program = b.program(outputs)
-    # One program in five takes its inputs in a container (a dict, a list, or a tuple of a list
-    # and a dict), as ML code passes parameters.
-    program.packing = draw(st.sampled_from(["", "", "", "", "", "", "dict", "list", "nested"]), label="packing")
+    # One program in four takes its inputs in a container (a dict, a list, or a tuple of a list
+    # and a dict), as ML code passes parameters; half of those also store their first output
+    # there (Program.packing's "+store").
+    program.packing = draw(st.sampled_from(["", "", "", "", "", "", "dict", "list", "nested", "dict+store",
+                                            "list+store", "nested+store"]), label="packing")
     # One program in three is called again with new values of the same signature: the plan and
     # kernels are reused, and runtime scalars and array contents must not have been baked in.
     # Some of those calls change the arrays' layouts or dtypes: a new signature of the same
