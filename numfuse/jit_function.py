@@ -27,7 +27,7 @@ import numpy as np
 from .codegen.statements import KernelSource
 from .compiled import Compiled, array_positions, checked_fast_run, externals_match, kernel_header, without_gc
 from .errors import (
-    NeedsGraphBreak, NumfuseError, NumfuseWarning, RunUntraced, ScalarOutOfRange, TakeFullPath, TracingError, UnfusedCallWarning,
+    NeedsGraphBreak, NumfuseWarning, RunUntraced, ScalarOutOfRange, TakeFullPath, TracingError, UnfusedCallWarning,
     UnsupportedError, warn_once,
 )
 from .ir.graph import check_graph, format_graph
@@ -40,7 +40,7 @@ from .frontend.arguments import (
     RANDOM_STATES, ContainerCopies, caller_containers, classify, flatten_containers, has_array_leaf,
     holds_caller_container,
 )
-from .frontend.effects import Effects, Watch, replay_of
+from .frontend.effects import Effects, TraceEffects, Watch, after_raise, after_trace
 from .frontend.captures import (
     captures_of, changed_guard, guards_hold, loosened, one_trace_at_a_time, swapped_arrays,
 )
@@ -241,8 +241,8 @@ class JitFunction:
             all_specs = list(specs) + [h[1] for h in hidden]
             traced_positions = [i for i, s in enumerate(all_specs) if isinstance(s, ArgSpec)]
             try:
-                replay: list = [None, False]  # (set by _call_traced)
-                traced = trace(functools.partial(self._call_traced, call, captured, real, statics, replay), all_specs,
+                found = TraceEffects()  # (filled in by _call_traced)
+                traced = trace(functools.partial(self._call_traced, call, captured, real, statics, found), all_specs,
                                fn_name,
                                hidden=len(hidden), external=captured.arrays,
                                external_arguments={k: v[:3] for k, v in through.items()}, budget=budget,
@@ -309,7 +309,7 @@ class JitFunction:
         emit_plan(self._label(), plan, sources, target)
         # A global array read from a place the function sets at every call (a replayed change:
         # `self.avg = 0.9 * self.avg + x`) is read from that place at each call.
-        guards, replayed = captured.guards, replay[0]
+        guards, replayed = captured.guards, found.replay
         places = [(where, key) for kind, where, key in replayed.slots if kind == "holder"] if replayed else []
         if places:
             guards = loosened(guards, places)
@@ -325,53 +325,31 @@ class JitFunction:
                 self._externals.append(external)
         return Compiled(traced, plan, sources, traced_positions, arg_names=all_names, target=target,
                         extra=extra, guards=guards, sharing=sharing if aliased else None, replay=replayed,
-                        caller_containers=replay[1],
+                        caller_containers=found.caller_containers,
                         external_watch=watch,
                         external_part=external_sharing(values, array_positions(specs), watch))
 
-    def _call_traced(self, call, captured, real, statics, replay, *values):
+    def _call_traced(self, call, captured, real, statics, found, *values):
         """The function called by the trace: with the arrays its code names among its globals
         and closure traced (captures.traced_function), on the bound arguments. What it changes
-        besides (effects.py) is replayed at each call (`replay[0]`, the effects.Replay; the
-        trace's value is then (result, the values put)), or it runs segment by segment. A
-        container argument it returns is marked, for the caller's own (`replay[1]`)."""
+        besides is replayed or makes it run segment by segment (effects.after_trace, which
+        fills in `found`)."""
         from .frontend.numpy_creation import current_context
 
         ctx = current_context()
-        replay[:] = [None, False]
+        found.replay, found.caller_containers = None, False
+        name = getattr(self._fn, "__qualname__", "the function")
         with numpy_type_visible(captured.type_holders):
             fn, check = captures_traced_function(self._fn, ctx, captured)
             with swapped_arrays(ctx, captured):
                 watch = Watch(self._fn, statics)
                 copies = ContainerCopies() if getattr(call, "structure", None) is not None else None
-                name = getattr(self._fn, "__qualname__", "the function")
                 try:
                     result = call(fn, values[:real]) if copies is None else call(fn, values[:real], copies)
                 except Exception as raised:
-                    changed = watch.changed() or copies is not None and copies.changed()
-                    watch.restore()  # (no traced value left in the user's objects, whatever happens)
-                    if isinstance(raised, NumfuseError) or not (changed or ctx.wrote_inputs()):
-                        raise
-                    # The function's own exception, after writing what the caller sees: NumPy's
-                    # function makes those writes, so this one runs segment by segment, and
-                    # raises where it raises (graph_breaks=False: the exception itself).
-                    raise NeedsGraphBreak(f"{name} raised {type(raised).__name__} when traced, after writing into "
-                                          "what the caller holds: it runs segment by segment, so that those writes "
-                                          "are made", raised) from raised
-                if copies is not None:
-                    result = copies.returned(result, marked=True)
-                    replay[1] = holds_caller_container(result)
-                changed = watch.changed() + (copies.changed() if copies is not None else [])
-                if changed:
-                    replayed = replay_of(watch, copies)
-                    watch.restore()
-                    if replayed is None:
-                        raise NeedsGraphBreak(
-                            f"{name} changes {', '.join(changed)}, which a trace would do once: its Python code runs "
-                            "at every call, and what it changes gets its values at the end", None)
-                    replay[0] = replayed[0]
-                    ctx.notes.append(str(replayed[0]))
-                    result = (result, replayed[1])
+                    after_raise(watch, copies, ctx, raised, name)
+                    raise
+                result = after_trace(watch, copies, result, ctx, name, found)
         check()
         return result
 

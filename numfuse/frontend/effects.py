@@ -26,14 +26,17 @@ dict values, list and tuple items), at most MAX_HOLDERS dicts and lists in all.
 from __future__ import annotations
 
 import types
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..errors import NeedsGraphBreak, NumfuseError
+from .arguments import holds_caller_container
 from .captures import names_read, with_code
 from .proxy import Tracer
 
-__all__ = ["Effects", "Replay", "Watch", "replay_of", "settled", "tracers_in"]
+__all__ = ["Effects", "Replay", "TraceEffects", "Watch", "after_raise", "after_trace", "replay_of", "settled", "tracers_in"]
 
 MAX_DEPTH = 2
 MAX_HOLDERS = 256
@@ -285,8 +288,8 @@ def replay_of(watch: Watch, copies=None) -> "tuple[Replay, list] | None":
             return None
         if isinstance(holder, dict):
             old = dict(before)
-            if any(k not in holder for k in old):
-                return None
+            if [k for k, _ in after[:len(before)]] != [k for k, _ in before]:
+                return None  # (a key removed, or the keys reordered: `d.pop(k); d[k] = v`)
             for key, value in after:
                 name = f"{label}.{key}" if kind == "attributes" else f"{label}[{key!r}]"
                 if old.get(key, _ABSENT) is not value and not put(("holder", holder, key), name, value):
@@ -302,8 +305,7 @@ def replay_of(watch: Watch, copies=None) -> "tuple[Replay, list] | None":
         if isinstance(copy, tuple) or _same(made, now):
             continue
         old = dict(made)
-        if len(now) < len(made) or any(k not in old for k, _ in now[:len(made)]) or \
-                isinstance(copy, dict) and any(k not in copy for k in old):
+        if [k for k, _ in now[:len(made)]] != [k for k, _ in made]:
             return None  # (removed, or reordered)
         for key, value in now:
             if old.get(key, _ABSENT) is not value and not put(("argument", route, key), f"{path}[{key!r}]", value):
@@ -323,6 +325,48 @@ def _traced_only(value, copies) -> bool:
     if type(value) is dict:
         return len(value) > 0 and all(_traced_only(v, copies) for v in value.values())
     return False
+
+
+@dataclass
+class TraceEffects:
+    """What one full trace found (`after_trace`): the Replay of its changes, or None; whether
+    its result holds container arguments themselves (arguments.CallerContainer)."""
+
+    replay: Replay | None = None
+    caller_containers: bool = False
+
+
+def after_trace(watch: Watch, copies, result, ctx, name: str, found: TraceEffects):
+    """The trace's value, after the function returned `result`: its changes undone, and
+    replayed (the value is then (result, the values put); `found.replay`), or the function runs
+    segment by segment (NeedsGraphBreak). A container argument it returns is marked as the
+    caller's own."""
+    if copies is not None:
+        result = copies.returned(result, marked=True)
+        found.caller_containers = holds_caller_container(result)
+    changed = watch.changed() + (copies.changed() if copies is not None else [])
+    if not changed:
+        return result
+    replayed = replay_of(watch, copies)
+    watch.restore()
+    if replayed is None:
+        raise NeedsGraphBreak(f"{name} changes {', '.join(changed)}, which a trace would do once: its Python code "
+                              "runs at every call, and what it changes gets its values at the end", None)
+    found.replay = replayed[0]
+    ctx.notes.append(str(replayed[0]))  # (explain prints the trace's notes)
+    return result, replayed[1]
+
+
+def after_raise(watch: Watch, copies, ctx, raised: Exception, name: str) -> None:
+    """Where the traced function raised: its changes undone; if it wrote into what the caller
+    holds before (NumPy's function makes those writes), NeedsGraphBreak: it runs segment by
+    segment, and raises where it raises (graph_breaks=False: the exception itself)."""
+    changed = watch.changed() or copies is not None and copies.changed()
+    watch.restore()  # (no traced value left in the user's objects, whatever happens)
+    if isinstance(raised, NumfuseError) or not (changed or ctx.wrote_inputs()):
+        return
+    raise NeedsGraphBreak(f"{name} raised {type(raised).__name__} when traced, after writing into what the caller "
+                          "holds: it runs segment by segment, so that those writes are made", raised) from raised
 
 
 class Effects:
