@@ -169,9 +169,9 @@ MUTANTS = (
            "        for (kind, where, key), value in zip(self.slots, values[:0]):\n",
            ("numfuse_tests/run/test_side_effects.py",)),
     Mutant("a function that raises after writing into its argument loses the write",
-           "numfuse/jit_function.py",
-           "                    if isinstance(raised, NumfuseError) or not (changed or ctx.wrote_inputs()):\n",
-           "                    if True:\n",
+           "numfuse/frontend/effects.py",
+           "    if isinstance(raised, NumfuseError) or not (changed or ctx.wrote_inputs()):\n",
+           "    if True:\n",
            ("numfuse_tests/run/test_side_effects.py::test_writes_before_an_exception_stay_written",)),
 )
 
