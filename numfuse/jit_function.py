@@ -549,7 +549,7 @@ class JitFunction:
                 compiled, traced_values = self._compiled(args, kwargs, also_static)
         wrapper = subclass_wrapper(traced_values)
         traced = compiled.traced
-        if traced.views or traced.returned or traced.output_views or wrapper is not None:
+        if traced.views or traced.returned or traced.output_views or traced.readonly or wrapper is not None:
             bound = self._bind(args, kwargs)[1] if compiled.traced.returned else ()
             outputs = as_numpy_returns(compiled, outputs, traced_values, wrapper, bound)
         elif remember_fast and not kwargs and not also_static and self._simple and len(args) == len(self._names) \

@@ -22,6 +22,9 @@ def as_numpy_returns(compiled, outputs, traced_values, wrapper, arguments=()) ->
         outputs[k] = arguments[position]  # the argument itself, as NumPy returns it
     for k, (other, chain) in compiled.traced.output_views.items():
         outputs[k] = view_or_copy(outputs[other], chain, outputs[k])  # a view of that result, as NumPy's
+    for k in compiled.traced.readonly:
+        if isinstance(outputs[k], np.ndarray):  # (x.imag of a real x: zeros NumPy makes read-only)
+            outputs[k].flags.writeable = False
     if wrapper is not None:
         reaching = inputs_reaching(compiled.traced.graph)
         for k, (value, kind) in enumerate(zip(outputs, compiled.traced.leaf_kinds)):

@@ -469,6 +469,8 @@ class TraceResult:
     returned: dict = field(default_factory=dict)
     # Outputs that are views of other outputs (`return y, y[1:]`): index -> (that output, eqns).
     output_views: dict = field(default_factory=dict)
+    # Outputs NumPy makes read-only (x.imag of a real x, np.broadcast_to of a computed value).
+    readonly: tuple = ()
 
 
 def flatten_outputs(value, leaves: list) -> Any:
@@ -611,7 +613,8 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
         if t._var is not ctx.external_initial[key]:
             writebacks[ctx.inputs.index(ctx.external_initial[key])] = t._var
     graph = ctx.graph(outputs, name or getattr(fn, "__name__", "f"), writebacks)
-    return TraceResult(graph, tree, kinds, list(ctx.external_inputs), views, returned, output_views)
+    readonly = tuple(k for k, t in enumerate(leaves) if t._readonly is True and k not in views and k not in returned)
+    return TraceResult(graph, tree, kinds, list(ctx.external_inputs), views, returned, output_views, readonly)
 
 
 def _drop_unread_externals(ctx, outputs) -> None:

@@ -707,3 +707,14 @@ def test_ascontiguousarray_and_asanyarray_are_the_array_itself_where_numpy_gives
         assert g.shape == e.shape and g.dtype == e.dtype and g.flags.c_contiguous
         np.testing.assert_array_equal(g, e)
         assert np.shares_memory(g, mine[0]) == np.shares_memory(e, theirs[0])
+
+
+def test_results_numpy_makes_read_only_are_read_only():
+    x = np.arange(4.0)
+    for fn in (lambda x: x.imag, lambda x: (x * 2).imag, lambda x: np.broadcast_to(x.sum(), (3,))):
+        jitted = numfuse.jit(fn, numpy_fallback=False)
+        for _ in range(2):  # (the second call: the cached plan)
+            got, expected = jitted(x), fn(x)
+            np.testing.assert_array_equal(got, expected)
+            assert not got.flags.writeable and not expected.flags.writeable
+    assert numfuse.jit(lambda x: x.imag + 1)(x).flags.writeable
