@@ -20,7 +20,8 @@ Python code once, with traced values, so:
 
 What is watched: a method's `self` and the static arguments that are objects, the globals the
 code names and the closure's cells, and what they hold, MAX_DEPTH links deep (attributes,
-dict values, list and tuple items), at most MAX_HOLDERS dicts and lists in all.
+dict values, list and tuple items), at most MAX_HOLDERS dicts and lists of at most MAX_ITEMS
+items each.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ __all__ = ["Effects", "Replay", "TraceEffects", "Watch", "after_raise", "after_t
 
 MAX_DEPTH = 2
 MAX_HOLDERS = 256
+MAX_ITEMS = 4096  # a longer dict or list is not watched (its snapshot would cost each trace)
 # Never followed: their attributes are libraries' state, not the user's.
 _OPAQUE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
            np.ndarray, np.generic, np.dtype, np.ufunc, str, bytes, int, float, complex, bool, type(None), Tracer)
@@ -81,7 +83,8 @@ class Watch:
 
     def _add(self, label: str, kind: str, holder) -> bool:
         key = id(holder.mapping if isinstance(holder, _Keys) else holder)
-        if key in self._seen or len(self.holders) >= MAX_HOLDERS:
+        if key in self._seen or len(self.holders) >= MAX_HOLDERS or \
+                isinstance(holder, (dict, list)) and len(holder) > MAX_ITEMS:
             return False
         self._seen.add(key)
         self.holders.append((label, kind, holder))
