@@ -9,8 +9,11 @@ import gc
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .frontend.aliasing import external_sharing, overlapping
-from .frontend.captures import guards_hold
+from .frontend.captures import guards_hold, one_trace_at_a_time
+from .frontend.traced import TracedArray
 from .frontend.tracer import ArgSpec, TraceResult
 from .errors import TakeFullPath
 from .loops.loopnest import format_loopnest
@@ -108,12 +111,43 @@ def checked_fast_run(run, compiled: Compiled, count: int):
     return checked
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where an array the trace read lives, an attribute or a container's item (`self.x`,
+    `CACHE["w"]`): read there at each call, as NumPy reads it; its guard asks for an array of
+    the kind the trace read (captures.SameKind). Called with the call's values: that array
+    (None if the place is empty now)."""
+
+    holder: Any
+    key: Any
+
+    def __call__(self, _values=None):
+        value = self._read()
+        if isinstance(value, TracedArray):
+            # Another thread's trace has its tracer there (captures.swapped_arrays): the array
+            # is back once that trace lets go.
+            with one_trace_at_a_time():
+                value = self._read()
+        return value
+
+    def _read(self):
+        try:
+            return self.holder[self.key]
+        except (KeyError, IndexError):
+            return None
+
+
 def _watched(compiled: Compiled) -> tuple:
     """The global arrays whose sharing with the arguments a call must check, as the trace found
-    it: none where the plan only reads them and the trace read none through an argument."""
+    it (those read from a Place: the array there now): none where the plan only reads them and
+    the trace read none through an argument."""
     if compiled.external_part or (compiled.plan is not None and compiled.plan.graph.writebacks):
-        return compiled.external_watch
+        watched = (w() if isinstance(w, Place) else w for w in compiled.external_watch)
+        return tuple(_NOTHING if w is None else w for w in watched)
     return ()
+
+
+_NOTHING = np.empty(0)  # (an empty place: it shares memory with no argument)
 
 
 def externals_match(compiled: Compiled, values, positions) -> bool:

@@ -25,7 +25,9 @@ from typing import Any, Callable
 import numpy as np
 
 from .codegen.statements import KernelSource
-from .compiled import Compiled, array_positions, checked_fast_run, externals_match, kernel_header, without_gc
+from .compiled import (
+    Compiled, Place, array_positions, checked_fast_run, externals_match, kernel_header, without_gc,
+)
 from .errors import (
     NeedsGraphBreak, NumfuseWarning, RunUntraced, ScalarOutOfRange, TakeFullPath, TracingError, UnfusedCallWarning,
     UnsupportedError, warn_once,
@@ -297,6 +299,13 @@ class JitFunction:
                 raise refusal
             specs, hidden = self._shared_specs(names, values, specs, sharing)  # and trace again
         externals = [a for _, a in traced.external]
+        overlap = _written_global_overlap(traced, len(traced_positions))
+        if overlap is not None:
+            # (two arrays of the globals or attributes that share memory, one written: NumPy
+            # sees each write through the other; the function's Python code runs on them)
+            return self._segmented(names, f"{fn_name} writes into {overlap[0]}, which shares memory with "
+                                          f"{overlap[1]} (arrays it reads besides its arguments): it runs segment "
+                                          "by segment, NumPy computing with them")
         all_specs = list(specs) + [h[1] for h in hidden] + [external_spec(n, a) for n, a in traced.external]
         traced_positions = [i for i, s in enumerate(all_specs) if isinstance(s, ArgSpec)]
         scalar_inputs = {k for k, i in enumerate(traced_positions) if all_specs[i].kind != "array"}
@@ -307,27 +316,28 @@ class JitFunction:
             plan = make_plan(traced.graph, scalar_inputs, strided_inputs, target=target)
             sources = [target.render(k.nest, kernel_header(plan, i)) for i, k in enumerate(plan.kernels)]
         emit_plan(self._label(), plan, sources, target)
-        # A global array read from a place the function sets at every call (a replayed change:
-        # `self.avg = 0.9 * self.avg + x`) is read from that place at each call.
-        guards, replayed = captured.guards, found.replay
-        places = [(where, key) for kind, where, key in replayed.slots if kind == "holder"] if replayed else []
-        if places:
-            guards = loosened(guards, places)
-        swapped = {id(array): (holder, key) for holder, key, array in captured.swaps
-                   if any(holder is h and key == k for h, k in places)}
-        extra = [h[2] for h in hidden] + [functools.partial(_item_of, *swapped[id(a)]) if id(a) in swapped else
-                                          functools.partial(_constant, a) for a in externals]
+        # An array read from an attribute or a container's item (`self.x`, CACHE["w"]) is read
+        # from there at each call, as NumPy reads it (compiled.Place): another method may have
+        # put a new array there (a layer's forward pass, for its backward pass), or a replayed
+        # change of this one (`self.avg = 0.9 * self.avg + x`). Its guard asks only for an
+        # array of the same kind; the places a replay sets are guarded as replay_of says.
+        read = {id(a) for a in externals}
+        places = {id(array): Place(holder, key) for holder, key, array in captured.swaps if id(array) in read}
+        guards = loosened(captured.guards, [(p.holder, p.key) for p in places.values()], captured.swaps) + \
+            tuple(found.guards)
+        extra = [h[2] for h in hidden] + [places.get(id(a)) or functools.partial(_constant, a) for a in externals]
         all_names = list(names) + [h[0] for h in hidden] + [n for n, _ in traced.external]
         aliased = any(not isinstance(s, ArgSpec) and s[0] == "alias" for s in specs)
-        watch = tuple(externals) + tuple(v[3] for v in through.values())
-        for external in watch:
+        arrays_read = tuple(externals) + tuple(v[3] for v in through.values())
+        watch = tuple(places.get(id(a), a) for a in externals) + tuple(v[3] for v in through.values())
+        for external in arrays_read:
             if len(self._externals) < MAX_EXTERNALS and not any(external is known for known in self._externals):
                 self._externals.append(external)
         return Compiled(traced, plan, sources, traced_positions, arg_names=all_names, target=target,
-                        extra=extra, guards=guards, sharing=sharing if aliased else None, replay=replayed,
+                        extra=extra, guards=guards, sharing=sharing if aliased else None, replay=found.replay,
                         caller_containers=found.caller_containers,
                         external_watch=watch,
-                        external_part=external_sharing(values, array_positions(specs), watch))
+                        external_part=external_sharing(values, array_positions(specs), arrays_read))
 
     def _call_traced(self, call, captured, real, statics, found, *values):
         """The function called by the trace: with the arrays its code names among its globals
@@ -349,7 +359,8 @@ class JitFunction:
                 except Exception as raised:
                     after_raise(watch, copies, ctx, raised, name)
                     raise
-                result = after_trace(watch, copies, result, ctx, name, found)
+                swapped = {(id(holder), key): array for holder, key, array in captured.swaps}
+                result = after_trace(watch, copies, result, ctx, name, found, swapped)
         check()
         return result
 
@@ -549,7 +560,8 @@ class JitFunction:
                 compiled, traced_values = self._compiled(args, kwargs, also_static)
         wrapper = subclass_wrapper(traced_values)
         traced = compiled.traced
-        if traced.views or traced.returned or traced.output_views or traced.readonly or wrapper is not None:
+        if traced.views or traced.returned or traced.output_views or traced.readonly or traced.same_as \
+                or wrapper is not None:
             bound = self._bind(args, kwargs)[1] if compiled.traced.returned else ()
             outputs = as_numpy_returns(compiled, outputs, traced_values, wrapper, bound)
         elif remember_fast and not kwargs and not also_static and self._simple and len(args) == len(self._names) \
@@ -671,7 +683,14 @@ class JitFunction:
         else:
             copies = [_copy_for_explain(a) for a in args]
             copied_kwargs = {k: _copy_for_explain(a) for k, a in kwargs.items()}
-            run = self._run_segmented(copies, copied_kwargs)
+            # (what the function reaches besides its arguments is put back after: explain
+            # changes nothing of the user's)
+            objects = [(f"argument {k}", a) for k, a in enumerate([*copies, *copied_kwargs.values()])]
+            put_back = Watch(self._fn, objects).kept()
+            try:
+                run = self._run_segmented(copies, copied_kwargs)
+            finally:
+                put_back()
             text = segmented_explain_text(getattr(self._fn, "__name__", "f"), run, compiled.graph_break)
         if compiled.numpy_choice:  # (made at the first call that ran: numpy_fallback.py)
             text = text.rstrip("\n") + "\n\n" + str(compiled.numpy_choice) + "\n"
@@ -686,8 +705,19 @@ class JitFunction:
         return f"<numfuse.jit {getattr(self._fn, '__qualname__', self._fn)}>"
 
 
-def _item_of(holder, key, _values):
-    return holder[key]
+def _written_global_overlap(traced, first: int):
+    """(name, name) of a global (or attribute) array the trace writes into and another it reads
+    that shares memory with it (`self.V = self.W[:1]`), or None. `first`: the position of the
+    first of them among the graph's inputs."""
+    external = traced.external
+    for position in traced.graph.writebacks:
+        if position < first or len(external) < 2:
+            continue
+        name, written = external[position - first]
+        for other_name, other in external:
+            if other is not written and np.may_share_memory(written, other) and np.shares_memory(written, other):
+                return name, other_name
+    return None
 
 
 def _copy_for_explain(value):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import dis
+import functools
 import inspect
 import threading
 import types
@@ -40,9 +41,10 @@ import numpy as np
 from .traced import is_host_array
 from .type_builtin import calls_builtin_type
 
-__all__ = ["Captures", "captures_of", "guards_hold", "one_trace_at_a_time"]
+__all__ = ["Captures", "MISSING", "captures_of", "guards_hold", "loosened", "one_trace_at_a_time", "place_guard"]
 
 _MISSING = object()
+MISSING = _MISSING  # what a guard expects of a place that held nothing
 # Traces take turns (one_trace_at_a_time): a trace swaps its tracers into attributes and
 # containers that other threads' traces and guards read too (swapped_arrays).
 _TRACING = threading.RLock()
@@ -67,6 +69,12 @@ class Captures:
         self.type_holders = type_holders
 
 
+def _candidate(value) -> bool:
+    """A NumPy array the trace may read as an input: one of a dtype numfuse computes with (an
+    object or string array of an object the function does not read must not refuse it)."""
+    return is_host_array(value) and getattr(value, "dtype", np.dtype(object)).kind in "biufc"
+
+
 def _guarded_value(value) -> bool:
     """An array or a Python or NumPy scalar: what a guard compares at each call."""
     return is_host_array(value) or isinstance(value, (*_BY_VALUE, np.generic))
@@ -83,12 +91,21 @@ def _assigns(code: types.CodeType) -> bool:
 
 
 def names_read(code: types.CodeType, out: set) -> set:
-    """The names `code` (and code nested in it) reads as globals or attributes."""
-    out.update(code.co_names)
+    """The global names `code` (and code nested in it) reads or assigns: not its attribute
+    names, which co_names holds too (`self.x` must not guard a global `x`)."""
+    out.update(_global_names(code))
     for const in code.co_consts:
         if isinstance(const, types.CodeType):  # a nested function, lambda or comprehension
             names_read(const, out)
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _global_names(code: types.CodeType) -> frozenset:
+    return frozenset(i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_OPS)
+
+
+_GLOBAL_OPS = ("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_NAME", "DELETE_NAME")
 
 
 def with_code(fn):
@@ -121,19 +138,19 @@ def captures_of(fn: Callable, statics=()) -> Captures:
         # Every array and Python scalar attribute: what the function, or a method it calls,
         # reads of `self` (a guard is a dict lookup and a comparison).
         for name, attribute in attributes.items():
-            if is_host_array(attribute):
+            if _candidate(attribute):
                 found.array(f"{argument}.{name}", attribute, attributes, name)
             if _guarded_value(attribute):
                 found.guard(attributes, name, attribute)
     for name, value in module_globals.items():
-        if is_host_array(value):
+        if _candidate(value):
             found.array(f"global {name}", value)
     named = []
     for name in sorted(names_read(code, set())):
-        if is_host_array(module_globals.get(name)):
+        if _candidate(module_globals.get(name)):
             named.append(("global", name))
     for k, (name, cell) in enumerate(zip(code.co_freevars, fn.__closure__ or ())):
-        if is_host_array(_cell(cell)):
+        if _candidate(_cell(cell)):
             found.array(f"closure {name}", cell.cell_contents)
             named.append(("closure", k))
     found.function(fn, dict(statics), top=True)
@@ -145,7 +162,7 @@ def captures_of(fn: Callable, statics=()) -> Captures:
 
 
 # Modules whose functions are not followed: their globals are the library's, not the user's.
-_LIBRARIES = ("numpy", "numfuse", "numba", "cupy", "builtins", "functools", "math", "cmath", "typing")
+_LIBRARIES = ("numpy", "numfuse", "numba", "cupy", "builtins", "functools", "math", "cmath", "typing", "copy")
 _MAX_FUNCTIONS = 32  # helper functions followed from one jitted function
 _LOADS = ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_FAST", "LOAD_NAME", "LOAD_CLASSDEREF")
 
@@ -195,7 +212,7 @@ class _Found:
             if isinstance(value, types.ModuleType):
                 continue
             self.guard(module_globals, name, value)
-            if is_host_array(value):
+            if _candidate(value):
                 # (The jitted function's own globals are replaced in a copy: traced_function.)
                 self.array(f"global {name}", value, None if top else module_globals, name)
             self._follow(value)
@@ -224,7 +241,7 @@ class _Found:
         value = _current(owner, _Item(key))
         if value is _MISSING:
             return _MISSING
-        if is_host_array(value):
+        if _candidate(value):
             self.array(f"global {path}", value, owner, key)
         if type(owner) is not tuple:  # (a tuple's items are fixed: guarding the tuple serves)
             self.guard(owner, _Item(key), value)
@@ -238,7 +255,7 @@ class _Found:
         if isinstance(owner, type) or not isinstance(holder, dict) or attribute not in holder:
             return self._class_attribute(owner, attribute, holder)
         value = holder[attribute]
-        if is_host_array(value):
+        if _candidate(value):
             self.array(f"global {path}", value, holder, attribute)
         if isinstance(owner, types.ModuleType) and not _guarded_value(value):
             # (np.exp, np.linalg: a module's functions are not guarded, only its arrays and
@@ -271,7 +288,7 @@ class _Found:
         if isinstance(holder, dict) and not isinstance(owner, type):
             self.guard(holder, attribute, _MISSING)  # an instance attribute set later would hide it
         self.guard(klass.__dict__, attribute, value)
-        if is_host_array(value):
+        if _candidate(value):
             self.array(f"global {klass.__name__}.{attribute}", value)
         return value
 
@@ -437,20 +454,33 @@ class SameKind:
         self.kind = (type(array), array.shape, array.dtype, array.strides)
 
     def matches(self, value) -> bool:
-        return isinstance(value, np.ndarray) and (type(value), value.shape, value.dtype, value.strides) == self.kind
+        # (type() first: another thread's tracer answers isinstance as an ndarray)
+        return type(value) is self.kind[0] and (type(value), value.shape, value.dtype, value.strides) == self.kind
 
 
-def loosened(guards: tuple, places: list) -> tuple:
-    """`guards`, with those of `places` ((holder, key) the function sets at every call) asking
-    only for an array of the same kind (SameKind) where they held an array, and dropped where
-    they held anything else (the function's own value replaces it)."""
+def place_guard(holder: dict, key, kind: str, before):
+    """The guard of a place a replayed change sets (`holder[key]`, an object's attribute where
+    `kind` is "attributes"): what it held before the call the trace saw, `before` (_MISSING if
+    nothing). An array: one of the same kind (its contents are read at each call, or not at
+    all); anything else: that value, so that the array the change puts there traces again."""
+    name = key if kind == "attributes" and isinstance(key, str) else _Item(key)
+    if is_host_array(before):
+        return (holder, name, SameKind(before))
+    return (holder, name, before)
+
+
+def loosened(guards: tuple, read: list, swaps: tuple) -> tuple:
+    """`guards`, for a plan that reads the arrays of `read` ((holder, key) places) from there at
+    each call: theirs ask only for an array of the same kind (SameKind), and those of the other
+    places whose arrays the trace could have read (`swaps`, Captures.swaps: every read of them
+    was traced) go, as it did not read them. A guard of anything else (a Python scalar) stays."""
     found = []
     for holder, name, expected in guards:
         key = name.key if isinstance(name, _Item) else name
-        if not any(holder is h and key == k for h, k in places):
-            found.append((holder, name, expected))
-        elif is_host_array(expected):
+        if is_host_array(expected) and any(holder is h and key == k for h, k in read):
             found.append((holder, name, SameKind(expected)))
+        elif not (is_host_array(expected) and any(holder is h and key == k and a is expected for h, k, a in swaps)):
+            found.append((holder, name, expected))
     return tuple(found)
 
 

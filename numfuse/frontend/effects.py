@@ -27,19 +27,20 @@ items each.
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
 from ..errors import NeedsGraphBreak, NumfuseError
 from .arguments import holds_caller_container
-from .captures import names_read, with_code
+from .captures import MISSING, names_read, place_guard, with_code
+from .traced import is_host_array
 from .proxy import Tracer
 
 __all__ = ["Effects", "Replay", "TraceEffects", "Watch", "after_raise", "after_trace", "replay_of", "settled", "tracers_in"]
 
-MAX_DEPTH = 2
+MAX_DEPTH = 4
 MAX_HOLDERS = 256
 MAX_ITEMS = 4096  # a longer dict or list is not watched (its snapshot would cost each trace)
 # Never followed: their attributes are libraries' state, not the user's.
@@ -144,6 +145,21 @@ class Watch:
         return found
 
 
+    def kept(self) -> "Callable[[], None]":
+        """A copy of every NumPy array the watched places hold now; the function it returns
+        puts their values back, and the places' contents (restore): what explain uses to run a
+        function and leave what it reaches as it was."""
+        arrays = [(value, value.copy()) for _, _, holder in self.holders for _, value in _contents(holder)
+                  if isinstance(value, np.ndarray) and value.flags.writeable]
+
+        def put_back() -> None:
+            self.restore()
+            for array, values in arrays:
+                array[...] = values
+
+        return put_back
+
+
 class _Keys:
     """Some names of a dict (a module's globals that the code names)."""
 
@@ -158,7 +174,7 @@ class _Cell:
 
 _ABSENT = object()
 # Modules whose objects are never followed: their attributes are the library's state.
-_LIBRARIES = ("numpy", "numfuse", "numba", "cupy", "builtins", "functools", "collections")
+_LIBRARIES = ("numpy", "numfuse", "numba", "cupy", "functools", "collections")
 
 
 def _contents(holder) -> tuple:
@@ -268,12 +284,26 @@ class Replay:
                 "its plan computes (the last outputs)")
 
 
-def replay_of(watch: Watch, copies=None) -> "tuple[Replay, list] | None":
-    """What the function changed, as a Replay and the traced values it put there; None where a
-    change is not one a call can make again from values alone: a key or item removed, a list of
-    the user's objects that grew, a global or closure variable, a Python value put somewhere (a
-    counter `self.calls += 1`), a container the function was given put elsewhere."""
-    slots, labels, values = [], [], []
+def replay_of(watch: Watch, copies=None, ctx=None, swapped=None) -> "tuple[Replay, list, list] | None":
+    """What the function changed, as a Replay, the traced values it put there, and the guards
+    of the places it set among the user's objects (captures.place_guard: the next call must find
+    there what the trace found, or trace again); None where a change is not one a call can make
+    again from values alone: a key or item removed, a list of the user's objects that grew, a
+    global or closure variable, a Python value put somewhere (a counter `self.calls += 1`), a
+    container the function was given put elsewhere, or an array replaced that the trace read as
+    a constant (`Q[s] = Q[s] + x` of a computed key s: its contents are not read at each call).
+    `swapped`: (id of holder, key) -> array, of the places whose arrays the trace reads at each
+    call (captures.swapped_arrays put a tracer there); `ctx`: the trace's context."""
+    slots, labels, values, guards = [], [], [], []
+    swapped = swapped or {}
+
+    def read_once(holder, key, before) -> bool:
+        """Whether the trace read the array `before` (what the place held) other than from the
+        place at each call."""
+        if ctx is None or not is_host_array(before):
+            return False
+        read = id(before) in ctx._const_by_id or id(before) in ctx.external_tracers
+        return read and (id(holder), key) not in swapped
 
     def put(slot, label, value) -> bool:
         if not _traced_only(value, copies):
@@ -295,14 +325,22 @@ def replay_of(watch: Watch, copies=None) -> "tuple[Replay, list] | None":
                 return None  # (a key removed, or the keys reordered: `d.pop(k); d[k] = v`)
             for key, value in after:
                 name = f"{label}.{key}" if kind == "attributes" else f"{label}[{key!r}]"
-                if old.get(key, _ABSENT) is not value and not put(("holder", holder, key), name, value):
+                previous = old.get(key, _ABSENT)
+                if previous is value:
+                    continue
+                previous = swapped.get((id(holder), key), previous)  # (the array a swap put a tracer for)
+                if not put(("holder", holder, key), name, value) or read_once(holder, key, previous):
                     return None
+                guards.append(place_guard(holder, key, kind, MISSING if previous is _ABSENT else previous))
         else:
             if len(after) != len(before):
                 return None
             for (key, value), (_, old_value) in zip(after, before):
-                if value is not old_value and not put(("holder", holder, key), f"{label}[{key}]", value):
+                if value is not old_value and (not put(("holder", holder, key), f"{label}[{key}]", value) or
+                                               read_once(holder, key, old_value)):
                     return None
+                if value is not old_value:
+                    guards.append(place_guard(holder, key, kind, swapped.get((id(holder), key), old_value)))
     for copy, _, made, path, route in copies.pairs if copies is not None else ():
         now = tuple(copy.items()) if isinstance(copy, dict) else tuple(enumerate(copy))
         if isinstance(copy, tuple) or _same(made, now):
@@ -313,7 +351,7 @@ def replay_of(watch: Watch, copies=None) -> "tuple[Replay, list] | None":
         for key, value in now:
             if old.get(key, _ABSENT) is not value and not put(("argument", route, key), f"{path}[{key!r}]", value):
                 return None
-    return Replay(slots, labels), values
+    return Replay(slots, labels), values, guards
 
 
 def _traced_only(value, copies) -> bool:
@@ -337,9 +375,10 @@ class TraceEffects:
 
     replay: Replay | None = None
     caller_containers: bool = False
+    guards: list = field(default_factory=list)  # of the places the replay sets (replay_of)
 
 
-def after_trace(watch: Watch, copies, result, ctx, name: str, found: TraceEffects):
+def after_trace(watch: Watch, copies, result, ctx, name: str, found: TraceEffects, swapped=None):
     """The trace's value, after the function returned `result`: its changes undone, and
     replayed (the value is then (result, the values put); `found.replay`), or the function runs
     segment by segment (NeedsGraphBreak). A container argument it returns is marked as the
@@ -350,12 +389,12 @@ def after_trace(watch: Watch, copies, result, ctx, name: str, found: TraceEffect
     changed = watch.changed() + (copies.changed() if copies is not None else [])
     if not changed:
         return result
-    replayed = replay_of(watch, copies)
+    replayed = replay_of(watch, copies, ctx, swapped)
     watch.restore()
     if replayed is None:
         raise NeedsGraphBreak(f"{name} changes {', '.join(changed)}, which a trace would do once: its Python code "
                               "runs at every call, and what it changes gets its values at the end", None)
-    found.replay = replayed[0]
+    found.replay, found.guards = replayed[0], replayed[2]
     ctx.notes.append(str(replayed[0]))  # (explain prints the trace's notes)
     return result, replayed[1]
 
@@ -380,15 +419,16 @@ class Effects:
         self.watch, self.copies = watch, copies
         self._escaped: list = []
 
-    def tracers(self) -> list:
-        """The traced values the run left in what it changed: each needs its value."""
+    def tracers(self, ctx) -> list:
+        """The traced values (of this run, `ctx`) the run left in what it changed: each needs its
+        value."""
         self._escaped = self.watch.escaped()
         found: list = []
         for _, _, value in self._escaped:
             tracers_in(value, found)
         for copy in self.copies.changed_copies() if self.copies is not None else ():
             tracers_in(copy, found)
-        return found
+        return [t for t in found if t._ctx is ctx]
 
     def settle(self, real) -> None:
         """Give each traced value that `tracers` found its value, `real(tracer)`, where it was

@@ -437,10 +437,11 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
         return value
 
     def finish(needed: list[Tracer], reason: str) -> dict[int, Any]:
-        pending = effects.tracers() if effects is not None else []
+        pending = effects.tracers(ctx) if effects is not None else []
         concrete = breaker.run(needed + pending, reason, final=True)
         if effects is not None:
-            effects.settle(lambda t: give(t, concrete[id(t)]))
+            # (a traced value of another trace, left where no watch saw it: kept as it is)
+            effects.settle(lambda t: give(t, concrete[id(t)]) if id(t) in concrete else t)
         return concrete
 
     try:

@@ -293,7 +293,14 @@ class Tracer(TracedArray):
     __lt__, __le__ = _binary(np.less), _binary(np.less_equal)
     __gt__, __ge__ = _binary(np.greater), _binary(np.greater_equal)
     __eq__, __ne__ = _compared(np.equal), _compared(np.not_equal)
-    __hash__ = None
+
+    def __hash__(self):
+        """A scalar's hash is its value's (a dict key, a set member: `if s not in Q`), which
+        needs the value (a scalar argument becomes static; else a graph break); an array has
+        none, as in NumPy."""
+        if not (self._weak or self._numpy_scalar):
+            raise TypeError("unhashable type: 'numpy.ndarray'")
+        return hash(self._ctx.concrete(self, "hash() of a traced scalar (a dict key or a set member)")[()])
     __neg__, __pos__ = _unary(np.negative), _unary(np.positive)
     __abs__, __invert__ = _unary(np.absolute), _unary(np.invert)
     __iadd__, __isub__ = _inplace(np.add), _inplace(np.subtract)
@@ -528,6 +535,13 @@ class Tracer(TracedArray):
         if self._numpy_scalar:
             return self
         return Tracer(self._ctx, self._ctx.new_array(self._var))
+
+    def __copy__(self):
+        """copy.copy and copy.deepcopy of an array: a new array of its values, as NumPy's."""
+        return self if self._weak or self._numpy_scalar else self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
 
     # -- methods -------------------------------------------------------------------------------
     sum = _method(np.sum)

@@ -22,6 +22,8 @@ def as_numpy_returns(compiled, outputs, traced_values, wrapper, arguments=()) ->
         outputs[k] = arguments[position]  # the argument itself, as NumPy returns it
     for k, (other, chain) in compiled.traced.output_views.items():
         outputs[k] = view_or_copy(outputs[other], chain, outputs[k])  # a view of that result, as NumPy's
+    for k, first in compiled.traced.same_as.items():
+        outputs[k] = outputs[first]  # (`return y, y`: the same array object twice, as NumPy's)
     for k in compiled.traced.readonly:
         if isinstance(outputs[k], np.ndarray):  # (x.imag of a real x: zeros NumPy makes read-only)
             outputs[k].flags.writeable = False

@@ -471,6 +471,8 @@ class TraceResult:
     output_views: dict = field(default_factory=dict)
     # Outputs NumPy makes read-only (x.imag of a real x, np.broadcast_to of a computed value).
     readonly: tuple = ()
+    # Outputs that are the same array object as an earlier one (`return y, y`): index -> that one.
+    same_as: dict = field(default_factory=dict)
 
 
 def flatten_outputs(value, leaves: list) -> Any:
@@ -594,6 +596,11 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
         elif var in ctx.family and ctx.latest.get(ctx.family[var]) is not var:
             # An earlier version of an array updated since: its buffer holds the latest.
             var = ctx.copy_var(var)
+        if not (t._weak or t._numpy_scalar) and k not in views and k not in output_views and k not in returned \
+                and any(o is var and leaves[j] is not t and kinds[j] == "array" for j, o in enumerate(outputs)):
+            # Another array object with the same values (`return y, y.copy()`): its own
+            # buffer, as NumPy's copy is a new array (the same object twice stays one).
+            var = ctx.copy_var(var)
         outputs.append(var)
     _drop_unread_externals(ctx, outputs)
     # A view of a global array (`return G[1:]`): a view of it, as NumPy's (its input follows
@@ -614,7 +621,11 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
             writebacks[ctx.inputs.index(ctx.external_initial[key])] = t._var
     graph = ctx.graph(outputs, name or getattr(fn, "__name__", "f"), writebacks)
     readonly = tuple(k for k, t in enumerate(leaves) if t._readonly is True and k not in views and k not in returned)
-    return TraceResult(graph, tree, kinds, list(ctx.external_inputs), views, returned, output_views, readonly)
+    first = {}
+    same_as = {k: first.setdefault(id(t), k) for k, t in enumerate(leaves) if kinds[k] == "array"}
+    same_as = {k: j for k, j in same_as.items() if j != k}
+    return TraceResult(graph, tree, kinds, list(ctx.external_inputs), views, returned, output_views, readonly,
+                       same_as)
 
 
 def _drop_unread_externals(ctx, outputs) -> None:

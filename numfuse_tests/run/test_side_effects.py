@@ -324,3 +324,157 @@ def test_a_container_argument_returned_is_the_callers_own():
             assert first is mine
             _equal(mine, theirs)
             _equal(got if not isinstance(got, tuple) else got[1], expected if not isinstance(got, tuple) else expected[1])
+
+
+# -- found by the third battery (stateful public code: numpy-ml, cs231n, filterpy, RL agents) -----
+
+
+def test_a_copy_is_a_new_array_even_where_its_values_are_anothers():
+    class Filter:  # filterpy's predict: self.x_prior = self.x.copy()
+        def __init__(self):
+            self.x = np.ones(2)
+
+        def predict(self):
+            self.x = self.x * 2.0
+            self.x_prior = self.x.copy()
+
+    f = Filter()
+    numfuse.jit(f.predict, numpy_fallback=False)()
+    f.x[0] = -1.0  # NumPy's x_prior is its own array
+    _equal(f.x_prior, np.array([2.0, 2.0]))
+    pair = numfuse.jit(lambda x: (lambda y: (y, y.copy(), y))(x * 2.0), numpy_fallback=False)(X)
+    assert pair[0] is not pair[1] and pair[0] is pair[2]
+    twice = numfuse.jit(lambda x: (x.copy(), x.copy()), numpy_fallback=False)(X)
+    assert twice[0] is not twice[1] and not np.shares_memory(twice[0], X)
+
+
+def test_state_that_starts_as_a_python_float_follows_each_call():
+    class Ema:
+        def __init__(self):
+            self.avg = 0.0
+
+        def update(self, x):
+            self.avg = 0.9 * self.avg + 0.1 * x
+            return self.avg
+
+    state = {"avg": 0.0}
+
+    def update(x):
+        state["avg"] = 0.9 * state["avg"] + 0.1 * x
+        return state["avg"]
+
+    mine, theirs = Ema(), Ema()
+    jitted, global_jitted = numfuse.jit(mine.update, numpy_fallback=False), numfuse.jit(update, numpy_fallback=False)
+    expected = [theirs.update(X) for _ in range(4)]
+    _equal([jitted(X) for _ in range(4)], expected)
+    _equal([global_jitted(X) for _ in range(4)], expected)
+    assert jitted._stale_traces <= 1  # (once: the float became an array)
+
+
+def test_a_q_table_keyed_by_an_int_argument():
+    table = {}
+
+    def act(s, reward):
+        if s not in table:
+            table[s] = np.zeros(2)
+        table[s] = table[s] + reward
+        return table[s].sum()
+
+    jitted = numfuse.jit(act)
+    got = [jitted(k % 2, X[:2]) for k in range(6)]
+    mine = {k: v.copy() for k, v in table.items()}
+    table.clear()
+    _equal(got, [act(k % 2, X[:2]) for k in range(6)])
+    _equal(mine, table)
+
+
+def test_attributes_that_share_memory_see_each_others_writes():
+    class Model:
+        def __init__(self):
+            self.W = np.ones(2)
+            self.V = self.W[:1]
+
+        def step(self):
+            self.W += 1.0
+            self.V *= 2.0
+
+    mine, theirs = Model(), Model()
+    jitted = numfuse.jit(mine.step, numpy_fallback=False)
+    for _ in range(2):
+        jitted()
+        theirs.step()
+        _equal(mine.W, theirs.W)
+
+
+def test_deep_containers_of_self_copies_and_object_arrays_it_does_not_read():
+    import copy
+
+    class Layer:  # numpy-ml's derived_variables; filterpy's object-dtype z
+        def __init__(self):
+            self.derived = {"Z": []}
+            self.z = np.array([[None] * 2]).T
+            self.W = np.full(4, 3.0)
+
+        def forward(self, x):
+            z = x * self.W
+            self.derived["Z"].append(z)
+            self.last = copy.deepcopy(z)
+            return z + 1.0, copy.copy(x[1:])
+
+    mine, theirs = Layer(), Layer()
+    jitted = numfuse.jit(mine.forward)
+    for _ in range(3):
+        _equal(jitted(X), theirs.forward(X))
+        _equal(mine.derived, theirs.derived)
+        _equal(mine.last, theirs.last)
+
+
+def test_explain_leaves_what_the_function_changes_as_it_was():
+    class Counter:
+        def __init__(self):
+            self.n = 0
+            self.mean = np.zeros(4)
+
+        def push(self, x):
+            self.n += 1
+            self.mean += (x - self.mean) / self.n
+            return self.mean
+
+    c = Counter()
+    jitted = numfuse.jit(c.push)
+    jitted(X)
+    jitted.explain(X * 3)
+    assert c.n == 1
+    _equal(c.mean, X)
+
+
+def test_methods_that_read_what_another_method_sets_are_not_traced_again_at_each_call():
+    class Dense:
+        def __init__(self):
+            self.W = np.arange(12.0).reshape(4, 3) / 10
+            self.b = np.zeros(3)
+
+        def forward(self, x):
+            self.x = x
+            return x @ self.W + self.b
+
+        def backward(self, dout):
+            self.dW = self.x.T @ dout
+            self.db = dout.sum(axis=0)
+            return dout @ self.W.T
+
+        def step(self, lr):
+            self.W = self.W - lr * self.dW
+            self.b = self.b - lr * self.db
+
+    mine, theirs = Dense(), Dense()
+    methods = [numfuse.jit(m, numpy_fallback=False) for m in (mine.forward, mine.backward, mine.step)]
+    rng = np.random.default_rng(0)
+    for _ in range(6):
+        x, d = rng.standard_normal((5, 4)), rng.standard_normal((5, 3))
+        for jitted, reference, args in zip(methods, (theirs.forward, theirs.backward, theirs.step), ((x,), (d,), (0.1,))):
+            got, expected = jitted(*args), reference(*args)
+            if expected is not None:
+                np.testing.assert_allclose(got, expected, rtol=1e-12)
+        np.testing.assert_allclose(mine.W, theirs.W, rtol=1e-12)
+    assert all(m._stale_traces <= 1 for m in methods), [m._stale_traces for m in methods]
