@@ -18,8 +18,10 @@ for the helper functions and methods it calls (their globals, closures and attri
 up to _MAX_FUNCTIONS functions, not into NumPy's or numfuse's own): each link of such a chain
 is guarded, and each array found is a candidate input, which the trace puts its tracer in
 place of while it runs (`swapped_arrays`), so that NumPy's work on it alone is traced too. The
-array and Python scalar attributes of a static argument (a method's `self`) are all guarded,
-whoever reads them. Not guarded, and so read once, when tracing: items read by a computed key
+Python scalar attributes of a static argument (a method's `self`) are all guarded, whoever
+reads them. An array in such a place that the trace read is read from the place at each call
+(compiled.Place): its guard is loosened to an array of the same kind (`loosened`, SameKind),
+and those it did not read are not guarded. Not guarded, and so read once, when tracing: items read by a computed key
 (`table[i]` of a Python int i that is static), attributes that are properties or slots, and
 what is reached some other way (getattr with a computed name); docs/user-guide.md, "Globals
 and closures", says so.
