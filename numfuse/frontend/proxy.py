@@ -317,17 +317,10 @@ class Tracer(TracedArray):
         result = numpy_api.apply_ufunc(self._ctx, ufunc, (self, other), {}, True)
         if self._weak or self._numpy_scalar:
             return result  # Python and NumPy scalars are immutable: `s += 1` rebinds s
-        if self._indexed_from is not None and result.shape == self.shape:
-            base, index = self._indexed_from
-            updated = self._ctx.convert(result, self.dtype)
-            base[index] = updated  # (checks the base is writable, and casts as NumPy would)
-            updated = Tracer(self._ctx, updated._var)
-            updated._readonly, updated._indexed_from = self._readonly, self._indexed_from
-            return updated
-        if self._readonly:
+        if self._readonly and self._indexed_from is None:
             _refuse_write(self, "output array is read-only")
         other_operand = self._ctx.operand(other)
-        with np.errstate(all="ignore"), user_line_noted():
+        with np.errstate(all="ignore"), user_line_noted():  # (NumPy's casting rule for out=, and its error)
             ufunc(np.empty((0,), self.dtype), other_operand.stand_in(), out=np.empty((0,), self.dtype))
         if result.shape != self.shape:
             raise ValueError(
@@ -336,6 +329,13 @@ class Tracer(TracedArray):
                     f"the broadcast shape {result.shape}"
                 )
             )
+        if self._indexed_from is not None:
+            base, index = self._indexed_from
+            updated = self._ctx.convert(result, self.dtype)
+            base[index] = updated  # (checks that the base is writable)
+            updated = Tracer(self._ctx, updated._var)
+            updated._readonly, updated._indexed_from = self._readonly, self._indexed_from
+            return updated
         if self._argument or self._view:
             self._assign_at(viewmaps.identity_map(self.shape), self.shape, result)
             return self
