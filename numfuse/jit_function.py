@@ -354,11 +354,15 @@ class JitFunction:
             with swapped_arrays(ctx, captured):
                 watch = Watch(self._fn, statics)
                 copies = ContainerCopies() if getattr(call, "structure", None) is not None else None
+                unlock = watch.locked()
                 try:
                     result = call(fn, values[:real]) if copies is None else call(fn, values[:real], copies)
                 except Exception as raised:
-                    after_raise(watch, copies, ctx, raised, name)
+                    unlock()
+                    after_raise(watch, copies, ctx, raised, name, unlock)
                     raise
+                finally:
+                    unlock()
                 swapped = {(id(holder), key): array for holder, key, array in captured.swaps}
                 result = after_trace(watch, copies, result, ctx, name, found, swapped)
         check()

@@ -145,6 +145,26 @@ class Watch:
         return found
 
 
+    def locked(self) -> "Callable[[], None]":
+        """Make every writeable NumPy array the watched places hold read-only while a trace
+        runs; the function it returns makes them writeable again. A trace that writes into
+        one with real values (an item read by a computed key, `Q[s][a] += v`, which the trace
+        cannot follow) then meets NumPy's read-only error, and the function runs segment by
+        segment, as `read_only_error` says, instead of writing once, when tracing."""
+        # (Only items of dicts and lists: arrays in attributes and globals are read through
+        # their tracers while tracing, captures.swapped_arrays, and other threads use them.)
+        arrays = [value for _, kind, holder in self.holders if kind == "items" for _, value in _contents(holder)
+                  if type(value) is np.ndarray and value.flags.writeable]
+        for array in arrays:
+            array.flags.writeable = False
+
+        def unlock() -> None:
+            for array in arrays:
+                array.flags.writeable = True
+
+        unlock.arrays = arrays
+        return unlock
+
     def kept(self) -> "Callable[[], None]":
         """A copy of every NumPy array the watched places hold now; the function it returns
         puts their values back, and the places' contents (restore): what explain uses to run a
@@ -399,12 +419,22 @@ def after_trace(watch: Watch, copies, result, ctx, name: str, found: TraceEffect
     return result, replayed[1]
 
 
-def after_raise(watch: Watch, copies, ctx, raised: Exception, name: str) -> None:
+def read_only_error(raised: Exception, locked) -> bool:
+    """Whether `raised` is NumPy's error for a write into one of the arrays Watch.locked made
+    read-only."""
+    return bool(getattr(locked, "arrays", None)) and isinstance(raised, ValueError) and "read-only" in str(raised)
+
+
+def after_raise(watch: Watch, copies, ctx, raised: Exception, name: str, locked=None) -> None:
     """Where the traced function raised: its changes undone; if it wrote into what the caller
     holds before (NumPy's function makes those writes), NeedsGraphBreak: it runs segment by
     segment, and raises where it raises (graph_breaks=False: the exception itself)."""
     changed = watch.changed() or copies is not None and copies.changed()
     watch.restore()  # (no traced value left in the user's objects, whatever happens)
+    if read_only_error(raised, locked):
+        raise NeedsGraphBreak(f"{name} writes into an array it reaches besides its arguments (an item read by a "
+                              "computed key, say), which a trace would write once: it runs segment by segment",
+                              raised) from raised
     if isinstance(raised, NumfuseError) or not (changed or ctx.wrote_inputs()):
         return
     raise NeedsGraphBreak(f"{name} raised {type(raised).__name__} when traced, after writing into what the caller "

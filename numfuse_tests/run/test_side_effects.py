@@ -478,3 +478,17 @@ def test_methods_that_read_what_another_method_sets_are_not_traced_again_at_each
                 np.testing.assert_allclose(got, expected, rtol=1e-12)
         np.testing.assert_allclose(mine.W, theirs.W, rtol=1e-12)
     assert all(m._stale_traces <= 1 for m in methods), [m._stale_traces for m in methods]
+
+
+def test_an_array_item_read_by_a_computed_key_and_written_is_written_at_each_call():
+    # a dict-of-arrays Q agent: Q[s][a] += ..., where the trace cannot follow Q[s]
+    q = {3: np.zeros(3)}
+
+    def learn(s, a, r):
+        q[s][a] += 0.5 * (r - q[s][a])
+
+    jitted = numfuse.jit(learn)
+    for expected in (0.5, 0.75, 0.875):
+        jitted(3, 2, 1.0)
+        assert q[3][2] == expected
+    assert q[3].flags.writeable
