@@ -325,8 +325,10 @@ def _mask_rank(mask, x) -> int:
 def putmask(ctx, a, mask, values):
     x = a
     m = ctx.as_tracer(ctx.operand(mask))
-    if m.shape != x.shape:
+    if m.size != x.size:
         raise ValueError(at_user_line("putmask: mask and data must be the same size"))
+    if m.shape != x.shape:
+        m = m.reshape(x.shape)  # (NumPy asks for the same size only: the mask is read in C order)
     operand = ctx.operand(values)
     if operand.shape and int(np.prod(operand.shape)) != 1:
         raise unsupported("np.putmask with an array of values", "values repeat along the selected elements in NumPy; pass a scalar")

@@ -140,3 +140,24 @@ def test_a_constant_point_of_a_concatenation_read_through_a_reshape():
     x = np.arange(12.0).reshape(3, 4)
     g = lambda a: np.concatenate([a, a * 2]).ravel()[[7, 13, 20]]  # noqa: E731
     assert_same(numfuse.jit(g)(x), g(x))
+
+
+def test_putmask_with_a_mask_of_the_same_size_and_another_shape():
+    # Found by the fuzzer (seed 3221), refused before this session too: NumPy's putmask asks
+    # for a mask of the data's size, read in C order, not of its shape.
+    def f(x0, s0):
+        v0 = x0.sum(axis=None, keepdims=True, dtype=np.bool)
+        v2 = v0 * 1.0
+        np.putmask(v2, np.maximum.reduce(v0), s0)
+        return v2
+
+    def g(x, m):
+        np.putmask(x, m, -1.0)
+        return x
+
+    x0 = np.arange(5.0).reshape(5, 1, 1)
+    assert_same(numfuse.jit(f)(x0, 2.5), f(x0, 2.5))
+    x, m = np.arange(6.0).reshape(2, 3), (np.arange(6) % 2 == 0).reshape(3, 2)
+    assert_same(numfuse.jit(g)(x.copy(), m), g(x.copy(), m))
+    with pytest.raises(ValueError, match="same size"):
+        numfuse.jit(g)(x.copy(), np.ones((2, 2), bool))
