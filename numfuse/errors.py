@@ -170,8 +170,10 @@ def user_location() -> SourceLoc | None:
 def user_catches(error: type) -> bool:
     """Whether the user's code being traced (its frames, innermost first, down to numfuse's
     own) is inside a `try` whose `except` catches `error`: what may raise it must then run
-    where Python can catch it, at a graph break, not later in a kernel or a plan's step. Where
-    the handler cannot be read, yes. (Python 3.11's exception tables; on 3.10, no.)"""
+    where Python can catch it, at a graph break, not later in a kernel or a plan's step. Read
+    from the code's exception table (Python 3.11+; on 3.10, no): the innermost handler there
+    whose `except` clauses name a class of `error`, or a bare `except:`; a `finally` or a `with`
+    block's exit does not count."""
     if sys.version_info < (3, 11):
         return False
     frame = sys._getframe(1)

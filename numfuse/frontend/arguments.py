@@ -218,7 +218,6 @@ class ContainerCopies:
             return _rebuilt(value, lambda v: self.returned(v, marked))
         return value
 
-
     def sync(self, real) -> None:
         """Change each caller's container as the function changed its copy: a value the
         function put there is `real(traced value)` (or the Python value itself), a leaf or a
