@@ -176,20 +176,20 @@ _ELEMENTWISE = [
     # Complex + and - are Numba's, which compute as NumPy's loops do (no C99 inf recovery);
     # complex * and square are _COMPLEX_PRODUCT and _COMPLEX_SQUARE; complex division is
     # NumPy's own loop (Numba's raises on a zero divisor).
-    _ew(np.add, {"b": S.logical_or, **_num(S.add), "c": S.add}),
-    _ew(np.subtract, {**_num(S.subtract), "c": S.subtract}),
-    _ew(np.multiply, {"b": S.logical_and, **_num(S.multiply), "c": _COMPLEX_PRODUCT}),
+    _ew(np.add, {"b": S.logical_or, **_num(S.add), "i": S.add_signed, "c": S.add}),
+    _ew(np.subtract, {**_num(S.subtract), "i": S.subtract_signed, "c": S.subtract}),
+    _ew(np.multiply, {"b": S.logical_and, **_num(S.multiply), "i": S.multiply_signed, "c": _COMPLEX_PRODUCT}),
     _ew(np.true_divide, {"f": S.true_divide, "c": S.true_divide_complex}),
     _ew(np.floor_divide, {"i": S.floor_divide_int, "u": S.floor_divide_int, "f": S.floor_divide_float}),
     _ew(np.remainder, {"i": S.remainder_int, "u": S.remainder_int, "f": S.remainder_float}),
     _ew(np.fmod, {"i": S.fmod_int, "u": S.remainder_int, "f": S.fmod_float}),
     _ew(np.power, {"i": S.power_int, "u": S.power_int, "f": S.power_float, "c": C.power_complex}, checks={"i": _NEGATIVE_INT_POWER}),
-    _ew(np.negative, {"i": S.negative, "u": S.negative_unsigned, "f": S.negative, "c": S.negative}),
+    _ew(np.negative, {"i": S.negative_signed, "u": S.negative_unsigned, "f": S.negative, "c": S.negative}),
     _ew(np.positive, {**_num(S.identity), "c": S.identity}),
     _ew(np.absolute, {"b": S.identity, "i": S.absolute_int, "u": S.identity, "f": S.absolute_float,
                       "c": _COMPLEX_ABSOLUTE}),
     _ew(np.fabs, _float(S.absolute_float)),
-    _ew(np.square, {**_num(S.square), "c": _COMPLEX_SQUARE}),
+    _ew(np.square, {**_num(S.square), "i": S.square_signed, "c": _COMPLEX_SQUARE}),
     # NumPy's conjugate of a real dtype copies it (bool goes through its int8 loop).
     _ew(np.conjugate, {**_real(S.identity), "c": S.conjugate}),
     _ew(np.reciprocal, {"i": S.reciprocal_int, "u": S.reciprocal_unsigned, "f": S.reciprocal_float,

@@ -8,6 +8,7 @@ target compiles: `math.*`, operators, `if` statements, and
   so that literals are typed (`float32(0.5)`, never a float64 `0.5`);
 - `R(...)`: the dtype of T's real and imaginary parts (float32 for complex64; T itself for a real
   dtype), for complex templates that compute on the parts;
+- `uint64(...)` and the other Numba scalar types, which every target's kernels import;
 - one `return`, as the last statement, whose value is the result.
 
 Each function copies NumPy's own C loop for that operation where NumPy's result is not what a
@@ -33,6 +34,30 @@ def subtract(a, b):
 
 def multiply(a, b):
     return a * b
+
+
+# Signed ints wrap around as NumPy's (two's complement): computed as uint64, whose wraparound
+# LLVM keeps. Numba's signed +, - and * let LLVM assume that they do not overflow, so that
+# `(x + 2) < 1` compiled to `x < -1` (False for the largest int64, where NumPy wraps to True).
+# Narrower ints lose nothing: Numba computes them in 64 bits anyway, and T() truncates.
+def add_signed(a, b):
+    return T(uint64(a) + uint64(b))
+
+
+def subtract_signed(a, b):
+    return T(uint64(a) - uint64(b))
+
+
+def multiply_signed(a, b):
+    return T(uint64(a) * uint64(b))
+
+
+def negative_signed(a):
+    return T(uint64(0) - uint64(a))
+
+
+def square_signed(a):
+    return T(uint64(a) * uint64(a))
 
 
 def true_divide(a, b):

@@ -161,3 +161,14 @@ def test_putmask_with_a_mask_of_the_same_size_and_another_shape():
     assert_same(numfuse.jit(g)(x.copy(), m), g(x.copy(), m))
     with pytest.raises(ValueError, match="same size"):
         numfuse.jit(g)(x.copy(), np.ones((2, 2), bool))
+
+
+def test_signed_int_arithmetic_wraps_before_a_comparison():
+    # Found by the fuzzer (seed 3221) on the CPU target, wrong before this session too:
+    # Numba's signed + lets LLVM assume no overflow, so (x + 2) < 0.5 compiled to x < -1.5
+    # and answered False for the largest int64, where NumPy wraps around and answers True.
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    x = np.array([big, 0, -5, small], dtype=np.int64)
+    for f in (lambda x: (x + np.int64(2)) < 0.5, lambda x: (x - np.int64(3)) > 0, lambda x: (x * np.int64(2)) < 0,
+              lambda x: -x < 0, lambda x: np.square(x) < 0, lambda x: (x.astype(np.int8) * np.int8(100)) < 0):
+        assert_same(numfuse.jit(f)(x), f(x))
