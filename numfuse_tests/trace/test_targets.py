@@ -90,7 +90,8 @@ def test_the_cpu_code_of_a_row_reduction_reads_as_its_loops():
         "        o0 = row",
         "        acc0_l0 = int64(0)",
     ]
-    assert "acc0_l0 = int64(acc0_l0 + acc0_l4)" in code  # the lanes' fixed tree
+    # the lanes' fixed tree (signed ints add through uint64: scalar_impl.add_signed)
+    assert "acc0_l0 = int64(int64(uint64(acc0_l0) + uint64(acc0_l4)))" in code
     assert "        for r0_base in range(0, nr0 - (nr0 - 0) % 8, 8):\n            prefetch(in0, (uint64(o0), uint64(r0_base + 256)))" in code
     # a float32 sum: NumPy's pairwise order (leaves of 128 points on a stack of frames), whose
     # 8 lanes read the points where they are
@@ -166,13 +167,13 @@ def test_a_cpu_row_reduction_that_computes_per_point_folds_into_a_scratch_row_fi
         "for jj in range(64):",
         "r0 = r0_chunk + jj",
         "v0 = in0[uint64(o0), uint64(r0)]",
-        "v1 = int64(v0 * v0)",
+        "v1 = int64(int64(uint64(v0) * uint64(v0)))",
         "acc0_s = nf_tmp_acc0[nf_slot + uint64(jj)]",
-        "acc0_s = int64(acc0_s + v1)",
+        "acc0_s = int64(int64(uint64(acc0_s) + uint64(v1)))",
         "nf_tmp_acc0[nf_slot + uint64(jj)] = acc0_s",
     ]
     assert "for jj in range(nr0 - nf_whole):" in lines  # the short last chunk
-    assert "acc0_l7 = int64(acc0_l7 + nf_tmp_acc0[nf_slot + uint64(jj) + uint64(7)])" in lines
+    assert "acc0_l7 = int64(int64(uint64(acc0_l7) + uint64(nf_tmp_acc0[nf_slot + uint64(jj) + uint64(7)])))" in lines
     assert not any(line.startswith("for r0_base") for line in lines)  # no unrolled lanes
 
 
