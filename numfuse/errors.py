@@ -269,6 +269,18 @@ def at_user_line(message: str) -> str:
     return f"{message}\n  at {where}"
 
 
+def tracing_error_in(error: BaseException) -> TracingError | None:
+    """`error` itself if it is a TracingError, or the TracingError NumPy raised it from (jit
+    then traces again, or runs the function another way)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, TracingError):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
 def note_user_line(err: BaseException) -> BaseException:
     """`err` with a note naming the user's line (where one is found), for NumPy's own errors
     that numfuse raises."""

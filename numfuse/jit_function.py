@@ -30,7 +30,7 @@ from .compiled import (
 )
 from .errors import (
     NeedsGraphBreak, NumfuseWarning, RunUntraced, ScalarOutOfRange, TakeFullPath, TracingError, UnfusedCallWarning,
-    UnsupportedError, warn_once,
+    UnsupportedError, tracing_error_in, warn_once,
 )
 from .ir.graph import check_graph, format_graph
 from .ir.primitives import abstract_eval
@@ -250,7 +250,7 @@ class JitFunction:
                                external_arguments={k: v[:3] for k, v in through.items()}, budget=budget,
                                fuses_product=target.fuses_product)
             except Exception as raised:
-                err = _tracing_error_in(raised)
+                err = tracing_error_in(raised)
                 if err is None:
                     raise
                 if isinstance(err, NeedsGraphBreak):
@@ -749,17 +749,6 @@ def _inside_a_trace(args, kwargs) -> bool:
 
     return tracing_now() or any(isinstance(a, Tracer) for a in args) or any(
         isinstance(a, Tracer) for a in kwargs.values())
-
-
-def _tracing_error_in(error: BaseException) -> TracingError | None:
-    """`error` itself if it is a TracingError, or the TracingError NumPy raised it from."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        if isinstance(error, TracingError):
-            return error
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return None
 
 
 def _check_static_options(fn, params, static_argnums, static_argnames) -> None:

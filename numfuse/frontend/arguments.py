@@ -215,7 +215,7 @@ class ContainerCopies:
                 return self._caller_of[id(value)]
             return CallerContainer(next(route for copy, _, _, _, route in self.pairs if copy is value))
         if isinstance(value, (list, tuple, dict)):
-            return _rebuilt(value, lambda v: self.returned(v, marked))
+            return rebuilt_container(value, lambda v: self.returned(v, marked))
         return value
 
     def sync(self, real) -> None:
@@ -229,7 +229,7 @@ class ContainerCopies:
             if id(value) in self.leaves:
                 return self.leaves[id(value)]
             if isinstance(value, (list, tuple, dict)):
-                return _rebuilt(value, caller_value)  # made by the function: items of ours inside
+                return rebuilt_container(value, caller_value)  # made by the function: items of ours inside
             return real(value) if isinstance(value, Tracer) else value
 
         updates = []
@@ -260,7 +260,7 @@ def caller_containers(value, arguments):
             container = container[step]
         return container
     if isinstance(value, (list, tuple, dict)):
-        return _rebuilt(value, lambda v: caller_containers(v, arguments))
+        return rebuilt_container(value, lambda v: caller_containers(v, arguments))
     return value
 
 
@@ -283,8 +283,22 @@ def _same_items(a: tuple, b: tuple) -> bool:
     return len(a) == len(b) and all(x[1] is y[1] and x[0] == y[0] for x, y in zip(a, b))
 
 
-def _rebuilt(value, each):
-    """A new container of `value`'s type holding each(item)."""
+def leaves_of(value, kind: type, found: list) -> list:
+    """Every `kind` object inside `value`, through lists, tuples and dicts, in order."""
+    if isinstance(value, kind):
+        found.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            leaves_of(v, kind, found)
+    elif isinstance(value, dict):
+        for v in value.values():
+            leaves_of(v, kind, found)
+    return found
+
+
+def rebuilt_container(value, each):
+    """A new container of `value`'s type holding each(item) (a dict subclass: the same object,
+    its items replaced, so that it keeps its other state)."""
     if isinstance(value, dict):
         items = {k: each(v) for k, v in value.items()}
         if type(value) is dict:

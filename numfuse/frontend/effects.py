@@ -33,12 +33,12 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import NeedsGraphBreak, NumfuseError
-from .arguments import holds_caller_container
+from .arguments import holds_caller_container, leaves_of, rebuilt_container
 from .captures import MISSING, names_read, place_guard, with_code
 from .traced import is_host_array
 from .proxy import Tracer
 
-__all__ = ["Effects", "Replay", "TraceEffects", "Watch", "after_raise", "after_trace", "replay_of", "settled", "tracers_in"]
+__all__ = ["Effects", "Replay", "TraceEffects", "Watch", "after_raise", "after_trace", "replay_of", "settled"]
 
 MAX_DEPTH = 4
 MAX_HOLDERS = 256
@@ -140,7 +140,7 @@ class Watch:
         found = []
         for _, _, holder in self.holders:
             for key, value in _contents(holder):
-                if value is not _ABSENT and tracers_in(value, []):
+                if value is not _ABSENT and leaves_of(value, Tracer, []):
                     found.append((holder, key, value))
         return found
 
@@ -244,34 +244,13 @@ def _set(holder, key, value) -> None:
         holder[key] = value
 
 
-def tracers_in(value, found: list) -> list:
-    """Every traced value inside `value`, through lists, tuples and dicts."""
-    if isinstance(value, Tracer):
-        found.append(value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            tracers_in(v, found)
-    elif isinstance(value, dict):
-        for v in value.values():
-            tracers_in(v, found)
-    return found
-
-
 def settled(value, real):
     """`value` with each traced value in it replaced by `real(tracer)`, containers rebuilt
     as their own types."""
     if isinstance(value, Tracer):
         return real(value)
-    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
-        return type(value)(*(settled(v, real) for v in value))
-    if isinstance(value, (list, tuple)):
-        return type(value)(settled(v, real) for v in value)
-    if isinstance(value, dict):
-        items = {k: settled(v, real) for k, v in value.items()}
-        if type(value) is dict:
-            return items
-        value.update(items)  # (a dict subclass keeps its type and its other state)
-        return value
+    if isinstance(value, (list, tuple, dict)):
+        return rebuilt_container(value, lambda v: settled(v, real))
     return value
 
 
@@ -455,9 +434,9 @@ class Effects:
         self._escaped = self.watch.escaped()
         found: list = []
         for _, _, value in self._escaped:
-            tracers_in(value, found)
+            leaves_of(value, Tracer, found)
         for copy in self.copies.changed_copies() if self.copies is not None else ():
-            tracers_in(copy, found)
+            leaves_of(copy, Tracer, found)
         return [t for t in found if t._ctx is ctx]
 
     def settle(self, real) -> None:

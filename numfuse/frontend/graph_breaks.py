@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .arguments import classify
+from .arguments import classify, leaves_of
 from ..errors import SourceLoc, user_location
 from ..ir import viewmaps
 from ..ir.graph import Graph, SizeConst, Var
@@ -113,19 +113,6 @@ def _base_and_chain(ctx, view: _View):
         return None
     found = argument_view(ctx, view, [root])
     return None if found is None else (root, found[1])
-
-
-def _leaves_of(value, kind: type, found: list) -> list:
-    """Every `kind` object inside `value`, through lists, tuples and dicts, in order."""
-    if isinstance(value, kind):
-        found.append(value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _leaves_of(v, kind, found)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _leaves_of(v, kind, found)
-    return found
 
 
 def _replace_tracers(value, concrete: dict[int, Any]):
@@ -263,7 +250,7 @@ class Breaker:
         it may write into them, as np.fill_diagonal does; `what`: why, for explain)."""
         from .numpy_api import function_name
 
-        passed: list[Tracer] = _leaves_of((args, kwargs), Tracer, [])
+        passed: list[Tracer] = leaves_of((args, kwargs), Tracer, [])
         # A view is given as the same view of its base's buffer (np.fill_diagonal(S[j], v)
         # writes S), where its chain of views from that base is known.
         bases = {id(t): _base_and_chain(self.ctx, t) for t in passed if isinstance(t, _View)} if may_write else {}
@@ -288,7 +275,7 @@ class Breaker:
         with suspended():
             result = func(*_replace_tracers(args, real), **_replace_tracers(kwargs, real))
         # A result that is (a view of) an array it was given: Python now holds that buffer.
-        returned = _leaves_of(result, np.ndarray, [])
+        returned = leaves_of(result, np.ndarray, [])
         for t in passed:
             buffer = real[id(t)]
             if isinstance(t, _View) or not isinstance(buffer, np.ndarray):

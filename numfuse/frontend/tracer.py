@@ -17,7 +17,9 @@ import numpy as np
 from . import aliasing, fp_modes, numpy_api, numpy_views
 from ..ir import viewmaps
 from ..ir.dtypes import check_supported
-from ..errors import NeedsGraphBreak, RunUntraced, TraceTooLong, TracingError, at_user_line, unsupported, user_location
+from ..errors import (
+    NeedsGraphBreak, RunUntraced, TraceTooLong, TracingError, at_user_line, tracing_error_in, unsupported, user_location,
+)
 from ..ir.graph import Atom, Aval, Eqn, Graph, Literal, SizeConst, SizeValue, Var, check_graph
 from .numpy_creation import creating_arrays
 from .numpy_masked import MaskedSelection, returned_error
@@ -557,7 +559,7 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
             refusal = TracingError(f"{ctx.break_needed}: numfuse.jit(graph_breaks=False) refuses it")
             raise NeedsGraphBreak(ctx.break_needed, refusal)
     except Exception as err:
-        if _numfuse_tracing_error(err):
+        if tracing_error_in(err) is not None:
             # jit traces again, runs it segment by segment or as the plain function: that run
             # draws what NumPy would have drawn at this call.
             _restore_global_random_state(random_before)
@@ -668,18 +670,6 @@ def returned_view(array, chain):
     """The view `chain` (view equations, from argument_view) of the caller's `array`, made by
     NumPy as the function made it."""
     return viewmaps.view_through(np, array, chain)
-
-
-def _numfuse_tracing_error(error: BaseException) -> bool:
-    """Whether `error` is a TracingError, or NumPy's error raised from one (jit retraces or
-    runs the function another way then)."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        if isinstance(error, TracingError):
-            return True
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return False
 
 
 def _global_random_state():
