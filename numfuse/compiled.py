@@ -55,6 +55,9 @@ class Compiled:
     # The result holds container arguments themselves (arguments.CallerContainer): each call
     # puts the caller's own there, as NumPy's function returns them.
     caller_containers: bool = False
+    # Whether a call ran since the trace, which gave its warnings (numpy_warnings.py): every
+    # later call gives them again.
+    warned: bool = False
 
 
 @contextlib.contextmanager

@@ -156,15 +156,21 @@ def called_from_numfuse() -> bool:
     return _is_internal(sys._getframe(2).f_code.co_filename)
 
 
-def user_location() -> SourceLoc | None:
-    """The innermost stack frame outside numfuse and NumPy: the user's line."""
+def user_frame():
+    """The innermost stack frame outside numfuse and NumPy (the user's), or None."""
     frame = sys._getframe(1)
     while frame is not None:
-        code = frame.f_code
-        if not _is_internal(code.co_filename) and not code.co_filename.startswith("<frozen"):
-            return SourceLoc(code.co_filename, frame.f_lineno, code.co_name)
+        filename = frame.f_code.co_filename
+        if not _is_internal(filename) and not filename.startswith("<frozen"):
+            return frame
         frame = frame.f_back
     return None
+
+
+def user_location() -> SourceLoc | None:
+    """The innermost stack frame outside numfuse and NumPy: the user's line."""
+    frame = user_frame()
+    return None if frame is None else SourceLoc(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
 
 
 def user_catches(error: type) -> bool:

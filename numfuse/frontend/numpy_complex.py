@@ -11,15 +11,15 @@ Handlers take the trace context first; they never import the tracer (it imports 
 
 from __future__ import annotations
 
-import warnings
 from typing import Callable
 
 import numpy as np
 from numpy.exceptions import ComplexWarning
 
 from ..ir.dtypes import part_dtype
-from ..errors import unsupported, user_stacklevel
+from ..errors import unsupported
 from ..ir.ops import ELEMENTWISE, REDUCTIONS
+from . import numpy_warnings
 from .reduction_kinds import REDUCTION_KINDS, UFUNC_REDUCTIONS
 
 
@@ -59,10 +59,7 @@ def warn_if_imaginary_dropped(source, target) -> None:
     except TypeError:
         return  # not a dtype: the cast itself refuses it
     if np.dtype(source).kind == "c" and target.kind not in "cb":
-        warnings.warn(
-            "Casting complex values to real discards the imaginary part", ComplexWarning,
-            stacklevel=user_stacklevel(),
-        )
+        numpy_warnings.warn("Casting complex values to real discards the imaginary part", ComplexWarning)
 
 
 def part(ctx, tracer, which: str):

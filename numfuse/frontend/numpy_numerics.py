@@ -18,12 +18,11 @@ Handlers take the trace context first; they never import the tracer (it imports 
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from ..errors import at_user_line, unsupported, user_line_noted, user_stacklevel
+from ..errors import at_user_line, unsupported, user_line_noted
+from . import numpy_warnings
 from .numpy_shapes import as_array, empty_probe, probe
 
 # np.convolve and np.correlate unroll the shorter operand: one shifted slice per element.
@@ -90,8 +89,8 @@ def _cross(ctx, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if na not in (2, 3) or nb not in (2, 3):
         raise ValueError(at_user_line("incompatible dimensions for cross product\n(dimension must be 2 or 3)"))
     if na == 2 or nb == 2:
-        warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of 3-dimensional vectors "
-                      "instead. (deprecated in NumPy 2.0)", DeprecationWarning, stacklevel=user_stacklevel())
+        numpy_warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of 3-dimensional vectors "
+                            "instead. (deprecated in NumPy 2.0)", DeprecationWarning)
     shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
     if na == 3 or nb == 3:
         with user_line_noted():

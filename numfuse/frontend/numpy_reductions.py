@@ -20,6 +20,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..ir.dtypes import check_supported, compute_dtype
 from ..errors import at_user_line, unsupported, user_line_noted
+from . import numpy_warnings
 from .numpy_complex import complex_hint, refuse_complex
 from .reduction_kinds import REDUCTION_KINDS, UFUNC_REDUCTIONS
 from ..ir.ops import ELEMENTWISE, REDUCTIONS
@@ -86,6 +87,8 @@ def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, i
     kwargs = {} if dtype is None else {"dtype": dtype}
     out_dtype = _numpy_result(name, stand_in or red.stand_in, array, axis=axis, keepdims=bool(keepdims), **kwargs)
     axes = _axes(xt, axis)
+    if kind == "mean" and _count(xt.shape, axes) == 0:
+        numpy_warnings.warn("Mean of empty slice", RuntimeWarning)
     acc = np.dtype(bool) if red.converts_to_bool else out_dtype
     if kind == "mean" and dtype is None and out_dtype == np.float16:
         acc = np.dtype(np.float32)  # NumPy's mean of float16 sums and divides in float32
@@ -206,6 +209,8 @@ def var(ctx, a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *
     refuse_complex(name, xt.dtype if dtype is None else dtype)
     axes = _axes(xt, axis)
     count = _count(xt.shape, axes)
+    if ddof >= count:
+        numpy_warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning)
     if dtype is None and xt.dtype.kind in "biu":
         dtype = np.dtype(np.float64)
     arrmean = _divide_by_count(reduce(ctx, "sum", xt, axes, dtype, keepdims=True), count, _count_key(ctx, xt, axes))

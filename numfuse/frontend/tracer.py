@@ -77,6 +77,7 @@ class TraceContext(Layouts):
         self._const_by_id: dict[int, tuple[np.ndarray, Var]] = {}
         self._cse: dict[tuple, Var] = {}
         self.notes: list[str] = []  # see Graph.notes
+        self.signature_warnings: list = []  # numpy_warnings.SignatureWarning, given at every call
         self.scalar_positions: set[int] = set()  # inputs that are Python scalar arguments
         self.by_value: set[Var] = set()  # inputs passed by value (scalars), not buffers
         # A graph_breaks.Breaker when the function runs segment by segment: Python then gets
@@ -475,6 +476,8 @@ class TraceResult:
     readonly: tuple = ()
     # Outputs that are the same array object as an earlier one (`return y, y`): index -> that one.
     same_as: dict = field(default_factory=dict)
+    # NumPy's warnings that the signature decides (numpy_warnings.py), in the order given.
+    warnings: tuple = ()
 
 
 def flatten_outputs(value, leaves: list) -> Any:
@@ -627,7 +630,7 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
     same_as = {k: first.setdefault(id(t), k) for k, t in enumerate(leaves) if kinds[k] == "array"}
     same_as = {k: j for k, j in same_as.items() if j != k}
     return TraceResult(graph, tree, kinds, list(ctx.external_inputs), views, returned, output_views, readonly,
-                       same_as)
+                       same_as, tuple(ctx.signature_warnings))
 
 
 def _drop_unread_externals(ctx, outputs) -> None:

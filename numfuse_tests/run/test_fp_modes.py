@@ -158,3 +158,87 @@ def test_the_state_is_each_threads_own():
         thread.join()
     assert outcomes == {i: "raised" if i % 2 else np.inf for i in range(8)}
     assert len(runs) == traced + 4  # the four raising calls ran the body; the others, kernels
+
+
+# -- NumPy's warnings that the signature decides, at every call (frontend/numpy_warnings.py) -----
+
+
+def cast_to_real(z):
+    return z.astype(np.float64) * 2.0
+
+
+def mean_of_empty_columns(x):
+    return x.mean(axis=0) + 1.0
+
+
+def variance_past_its_freedom(x):
+    return np.var(x, ddof=3) + np.std(x, axis=0, ddof=2)
+
+
+def cross_of_2_vectors(a):
+    return np.cross(a, a[::-1])
+
+
+SIGNATURE_WARNINGS = [
+    (cast_to_real, np.array([1 + 2j, 3.0]), "Casting complex values to real discards the imaginary part"),
+    (mean_of_empty_columns, np.ones((0, 3)), "Mean of empty slice"),
+    (variance_past_its_freedom, np.ones((2, 2)), "Degrees of freedom <= 0 for slice"),
+    (cross_of_2_vectors, np.ones((4, 2)), "Arrays of 2-dimensional vectors are deprecated"),
+]
+
+
+def _given(fn, x, calls=3):
+    """Per call: the messages of the warnings given, and the line they point at."""
+    given = []
+    for _ in range(calls):
+        with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+            warnings.simplefilter("always")
+            fn(x.copy())
+        given.append([(str(w.message), w.category, w.filename, w.lineno) for w in caught])
+    return given
+
+
+@pytest.mark.parametrize("fn, x, message", SIGNATURE_WARNINGS, ids=lambda v: getattr(v, "__name__", ""))
+def test_warnings_the_signature_decides_are_given_at_every_call(fn, x, message):
+    jf = numfuse.jit(fn, numpy_fallback=False)
+    ours = _given(jf, x)
+    theirs = _given(fn, x)
+    lines = {fn.__code__.co_firstlineno + 1}
+    for our_call, their_call in zip(ours, theirs):
+        # NumPy's own: the same message and category (and, where NumPy gives them, its
+        # warnings about the invalid values of an empty division, which numfuse does not give)
+        expected = [(m, c) for m, c, _, _ in their_call if "encountered" not in m]
+        assert [(m, c) for m, c, _, _ in our_call] == expected
+        assert any(message in m for m, _, _, _ in our_call)
+        assert {(f, n) for _, _, f, n in our_call} == {(__file__, n) for n in lines}  # the user's line
+
+
+@pytest.mark.skipif(os.environ.get("NUMFUSE_TARGET") != "cpu" and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1",
+                    reason="the simulator runs each kernel inside warnings.catch_warnings (its threads' NumPy "
+                           "scalar warnings), which resets Python's once-per-line registries")
+def test_a_warning_given_once_per_line_is_given_once():
+    jf = numfuse.jit(cast_to_real, numpy_fallback=False)
+    z = np.array([1 + 2j, 3.0])
+    registry = globals().get("__warningregistry__")
+    if registry is not None:
+        registry.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(4):
+            jf(z)
+    assert [str(w.message) for w in caught] == ["Casting complex values to real discards the imaginary part"]
+
+
+def test_a_warning_made_an_error_raises_at_every_call():
+    jf = numfuse.jit(cross_of_2_vectors, numpy_fallback=False)
+    a = np.arange(8.0).reshape(4, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        expected = cross_of_2_vectors(a)
+        np.testing.assert_array_equal(jf(a), expected)
+        np.testing.assert_array_equal(jf(a), expected)
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)
+            with pytest.raises(DeprecationWarning, match="2-dimensional vectors"):
+                jf(a)

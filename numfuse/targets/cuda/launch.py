@@ -23,9 +23,10 @@ this module reads (the loaded function's cuda.core kernel, cuda.core's `launch`)
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import functools
 import threading
-import warnings
 from math import prod
 from typing import Any, Callable, Sequence
 
@@ -168,12 +169,54 @@ class DispatcherKernel:
         self.config = config
 
     def __call__(self, stream, args: Sequence) -> None:
-        from numba.cuda.core.errors import NumbaPerformanceWarning
-
         config = self.config
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NumbaPerformanceWarning)
+        with _without_occupancy_warnings():
             self.compiled[config.grid, config.block, stream, config.shared_bytes](*args)
+
+
+_OCCUPANCY = threading.Lock()
+_quiet_launches = [0, None]  # launches under way that silence the warning; the setting before them
+
+
+@contextlib.contextmanager
+def _without_occupancy_warnings():
+    """Numba's NumbaPerformanceWarning about a small grid, which a small call's kernel is by
+    design, left out of this launch. Numba's own setting turns it off while numfuse's launches
+    run (counted across threads: the first puts it back when the last ends). Not
+    warnings.catch_warnings: that is not thread-safe, and changing the filters resets the
+    once-per-line registries of the user's own warnings."""
+    configs = _numba_configs()
+    with _OCCUPANCY:
+        if _quiet_launches[0] == 0:
+            _quiet_launches[1] = [c.CUDA_LOW_OCCUPANCY_WARNINGS for c in configs]
+            for c in configs:
+                c.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+        _quiet_launches[0] += 1
+    try:
+        yield
+    finally:
+        with _OCCUPANCY:
+            _quiet_launches[0] -= 1
+            if _quiet_launches[0] == 0:
+                for c, setting in zip(configs, _quiet_launches[1]):
+                    c.CUDA_LOW_OCCUPANCY_WARNINGS = setting
+
+
+@functools.lru_cache(maxsize=1)
+def _numba_configs() -> tuple:
+    """The config modules whose CUDA_LOW_OCCUPANCY_WARNINGS Numba's launches read (numba-cuda's
+    own, and numba's in versions that read that one)."""
+    import importlib
+
+    found = {}
+    for name in ("numba.cuda.core.config", "numba.core.config"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if hasattr(module, "CUDA_LOW_OCCUPANCY_WARNINGS"):
+            found[id(module)] = module
+    return tuple(found.values())
 
 
 class CoreStreams:
