@@ -210,6 +210,36 @@ def value_into(region_shape, value_shape) -> tuple[int, ...]:
     return shape
 
 
+def converted_for_assignment(value, dtype):
+    """`value` as NumPy's assignment into an array of `dtype` converts it, where it holds what
+    only assignment converts (None, a str or bytes, nested in lists or tuples of Python values):
+    an array of `dtype` (None is NaN in a float array, "1.5" is 1.5), or NumPy's error (None
+    into an int array). Any other value is returned as it is."""
+    if not _converted_item_by_item(value):
+        return value
+    try:
+        shape = np.shape(value)
+    except ValueError:
+        return value  # ragged: the operand's own refusal says so
+    converted = np.empty(shape, dtype)
+    with user_line_noted():
+        converted[...] = value
+    return converted
+
+
+def _converted_item_by_item(value) -> bool:
+    """None, a str or bytes, or a (nested) list or tuple of Python values holding one."""
+    if value is None or isinstance(value, (str, bytes)):
+        return True
+    return isinstance(value, (list, tuple)) and _plain(value) and any(_converted_item_by_item(v) for v in value)
+
+
+def _plain(value) -> bool:
+    """A (nested) list or tuple of Python values only."""
+    return all(_plain(v) if isinstance(v, (list, tuple)) else
+               v is None or isinstance(v, (str, bytes, bool, int, float, complex)) for v in value)
+
+
 # -- NumPy functions (reached through __array_function__; see numpy_api.FUNCTIONS) -------------
 
 

@@ -475,6 +475,7 @@ class Tracer(TracedArray):
         into the buffer of the array that a is a view of."""
         if self._weak or self._numpy_scalar:
             raise TypeError(at_user_line("a scalar does not support item assignment"))
+        value = numpy_views.converted_for_assignment(value, self.dtype)
         index = numpy_indexing.normal_index(numpy_masked.compacted_in_index(index))
         mask = numpy_indexing.mask_of(self._ctx, self, index)
         if mask is not None:

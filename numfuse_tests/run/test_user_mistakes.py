@@ -2,6 +2,7 @@
 returned, subclasses, buffers, bad indices and options, composition, threads."""
 
 import functools
+import re
 import threading
 
 import numpy as np
@@ -718,3 +719,29 @@ def test_results_numpy_makes_read_only_are_read_only():
             np.testing.assert_array_equal(got, expected)
             assert not got.flags.writeable and not expected.flags.writeable
     assert numfuse.jit(lambda x: x.imag + 1)(x).flags.writeable
+
+
+def none_and_strings_written(x, m):
+    y = x * 2
+    y[0] = None
+    y[1] = "1.5"
+    y[m] = None
+    y[-2:] = [None, "2.5"]
+    return y
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.int64, np.bool_])
+def test_none_and_strings_assigned_convert_as_numpy_converts_them(dtype):
+    # NumPy converts each such value as it writes it: None is NaN in a float array (an error in
+    # an int one), "1.5" is parsed.
+    x = np.arange(1, 7).astype(dtype)
+    m = np.array([False, False, True, False, False, False])
+    jf = numfuse.jit(none_and_strings_written, numpy_fallback=False)
+    try:
+        expected = none_and_strings_written(x, m)
+    except (TypeError, ValueError) as err:
+        with pytest.raises(type(err), match=re.escape(str(err).splitlines()[0])):
+            jf(x, m)
+        return
+    for _ in range(2):
+        assert_same(jf(x, m), expected)
