@@ -151,6 +151,7 @@ class Breaker:
         self.exposed: set[int] = set()  # ids of buffers Python holds as NumPy arrays
         self._exposed_arrays: list = []
         self.locked: list = []  # arrays made read-only while the run lasts (foreign_call)
+        self.read_only_given: list[str] = []  # why each read-only array Python got was needed
         self.running = False  # a segment is running (or raised)
 
     # -- tracers and inputs --------------------------------------------------------------------
@@ -208,11 +209,13 @@ class Breaker:
             self._expose(tracer, value)
             view = value.view()
             view.flags.writeable = False  # Python's writes would not reach the pending segment
+            self.read_only_given.append(what)
             return view
         host = to_host(value)
         if expose:
             host = np.array(host, copy=True)  # a view's, or a device array's: a snapshot
             host.flags.writeable = False
+            self.read_only_given.append(what)
         return host
 
     def _own_buffer(self, tracers: list[Tracer]) -> None:
@@ -286,6 +289,7 @@ class Breaker:
                         # (until the run ends: the array may be the caller's own, np.clip's out=x)
                         array.flags.writeable = False
                         self.locked.append(array)
+                        self.read_only_given.append(what or f"{function_name(func)} is not traced")
                     self._expose(t, buffer)
         return result
 
@@ -380,6 +384,14 @@ class Breaker:
         ctx.carried = {**carried, **{old: new for old, new in new_var.items() if old in unchanged}}
 
 
+_READ_ONLY_NOTE = (
+    "  (numfuse: the array written may be one numfuse gave Python read-only at a graph break ({}): "
+    "numfuse does not follow writes into arrays Python holds there, such as a view NumPy made of "
+    "one (np.lib.stride_tricks.as_strided, x.view(another dtype)). Write through the traced array "
+    "itself (x[...] = ..., x.view() of the same dtype), or call the function without numfuse.jit)"
+)
+
+
 def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run_graph: Callable,
                   name: str, describe_array: Callable, fuses_product: Callable | None = None,
                   effects: Effects | None = None) -> SegmentedRun:
@@ -437,7 +449,9 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
                 result = fn(*args)
                 if effects is not None and effects.copies is not None:
                     result = effects.copies.returned(result, marked=True)  # (the caller's own: jit's)
-            except Exception:
+            except Exception as err:
+                if isinstance(err, ValueError) and "read-only" in str(err) and breaker.read_only_given:
+                    err.add_note(_READ_ONLY_NOTE.format(breaker.read_only_given[-1].splitlines()[0]))
                 if not breaker.running:  # (not a segment's own error: that segment did not run whole)
                     try:
                         finish([], "the function raised")

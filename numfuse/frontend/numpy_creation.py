@@ -334,7 +334,8 @@ def _linspace(ctx, start, stop, num=50, endpoint=True, retstep=False, dtype=None
         raise unsupported("np.linspace with traced array endpoints or axis", "pass scalar endpoints")
     div = (num - 1) if endpoint else num
     start_op, stop_op = ctx.operand(start), ctx.operand(stop)
-    dt = np.result_type(start_op.resolve_type(), stop_op.resolve_type(), float(num))
+    # (stand-ins, not resolve_type: np.result_type reads the type `int` as int64, a value 0 as weak)
+    dt = np.result_type(start_op.stand_in(), stop_op.stand_in(), float(num))
     start_t = ctx.convert(ctx.as_tracer(start_op), dt)
     delta = ctx.convert(ctx.as_tracer(stop_op), dt) - start_t
     index = ctx.as_tracer(ctx.operand(_ORIGINALS.get("arange", np.arange)(0, num, dtype=dt)))

@@ -77,6 +77,10 @@ class MaskedSelection:
     def __getitem__(self, index):
         return self.compacted("indexing x[mask]")[index]
 
+    def __setitem__(self, index, value):
+        # NumPy's x[mask] is a new array: writing into it changes that array alone.
+        self.compacted("writing into x[mask]")[index] = value
+
     def __iter__(self):
         return iter(self.compacted("iterating over x[mask]"))
 

@@ -9,6 +9,7 @@ new version of the array (`update`), through every view down to the array it was
 
 from __future__ import annotations
 
+import builtins
 import operator
 import warnings
 from typing import Callable
@@ -564,6 +565,12 @@ class Tracer(TracedArray):
     def view(self, dtype=None, type=None):
         """x.view(): the same elements, writes through it reaching x (x[...], a view of all of
         x); a view as another dtype or type is not traced (a graph break runs NumPy's)."""
+        if isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray):
+            dtype, type = None, dtype  # x.view(np.ndarray): the type, as NumPy reads it
+        if type is np.ndarray:
+            type = None  # (a traced array is NumPy's own ndarray)
+        if dtype is not None and np.dtype(dtype) == self.dtype:
+            dtype = None  # the same elements: a traced view (writes through it reach x)
         if dtype is not None or type is not None:
             options = {"dtype": dtype} if dtype is not None else {}
             return Tracer.__getattr__(self, "view")(**options, **({"type": type} if type is not None else {}))

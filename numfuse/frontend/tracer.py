@@ -625,7 +625,8 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
         if t._var is not ctx.external_initial[key]:
             writebacks[ctx.inputs.index(ctx.external_initial[key])] = t._var
     graph = ctx.graph(outputs, name or getattr(fn, "__name__", "f"), writebacks)
-    readonly = tuple(k for k, t in enumerate(leaves) if t._readonly is True and k not in views and k not in returned)
+    # (a view of an argument too: np.diagonal(x) is a read-only view of x's memory)
+    readonly = tuple(k for k, t in enumerate(leaves) if t._readonly is True and k not in returned)
     first = {}
     same_as = {k: first.setdefault(id(t), k) for k, t in enumerate(leaves) if kinds[k] == "array"}
     same_as = {k: j for k, j in same_as.items() if j != k}

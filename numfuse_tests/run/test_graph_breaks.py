@@ -496,3 +496,35 @@ def test_a_try_around_a_library_call_or_a_gather_catches_numpys_exception():
             np.testing.assert_array_equal(m, t)
     # outside a try, a gather stays in the plan
     assert "graph break" not in numfuse.jit(lambda x, i: x[i].sum()).explain(np.arange(3.0), np.array([1]))
+
+
+def masked_selection_written(z):
+    u = z[z > 2]
+    u[0] = 7.0
+    u[1:] += z[:2].sum()
+    return u, u * 2, z
+
+
+def test_writing_into_a_boolean_selection_writes_that_new_array_alone():
+    z = np.arange(6.0)
+    jf = numfuse.jit(masked_selection_written, numpy_fallback=False)
+    for _ in range(2):
+        ours = z.copy()
+        got = jf(ours)
+        want = masked_selection_written(z.copy())
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(ours, z)
+
+
+def test_writing_into_an_array_python_holds_read_only_at_a_break_says_why():
+    def reinterpreted(z):
+        y = z.view(np.int32)  # not traced: NumPy's view, on the real array, at a graph break
+        y[0] = 1
+        return z
+
+    z = np.array([1.5, 2.5], np.float32)
+    with pytest.raises(ValueError, match="read-only") as raised:
+        numfuse.jit(reinterpreted, numpy_fallback=False)(z)
+    assert "gave Python read-only at a graph break (ndarray.view is not traced)" in "".join(
+        getattr(raised.value, "__notes__", []))

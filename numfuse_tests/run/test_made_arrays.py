@@ -203,3 +203,18 @@ def test_arange_of_a_value_from_data_takes_it_at_a_graph_break():
             assert g.dtype == e.dtype
             np.testing.assert_array_equal(g, e)
         np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: np.linspace(0, x.max(), 5),
+    lambda x: np.linspace(0.5, x.max(), 4),
+    lambda x: np.linspace(x.max(), 1, 3),
+    lambda x: np.linspace(0, x.max(), 4, dtype=np.float64),  # computed in float32, then cast
+    lambda x: np.linspace(x[0], x[1], 5, endpoint=False),
+])
+def test_linspace_of_a_float32_endpoint_and_python_numbers_computes_in_float32(fn):
+    # NumPy weighs a Python number beside a float32 endpoint as weak: float32, not float64.
+    x = np.array([1.0, 3.3], np.float32)
+    jf = numfuse.jit(fn, numpy_fallback=False)
+    for _ in range(2):
+        assert_same(jf(x), fn(x))

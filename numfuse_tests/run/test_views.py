@@ -152,3 +152,35 @@ def test_time_loops_of_rolls_that_store_every_step_or_two_match_numpy():
     rng = np.random.default_rng(5)
     check(jacobi, rng.standard_normal((9, 7)), 5)
     check(life, rng.random((10, 12)) > 0.6, 3)
+
+
+@pytest.mark.parametrize("fn", [lambda z: np.diag(z), lambda z: np.diagonal(z), lambda z: z.diagonal(1),
+                                lambda z: np.diag(z)[::-1]])
+def test_a_diagonal_returned_is_a_read_only_view_as_numpys(fn):
+    z = np.arange(9.0).reshape(3, 3)
+    got = numfuse.jit(fn, numpy_fallback=False)(z)
+    assert_same(got, fn(z))
+    assert np.shares_memory(got, z) and not got.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        got[0] = 100.0
+    assert z[0, 0] == 0.0
+
+
+def view_of_the_same_dtype_written(z):
+    y = z.view(np.float64)
+    y[0] = 5.0
+    w = z.view(np.ndarray)
+    w[1] += 7.0
+    return z, y * 2
+
+
+def test_a_view_as_the_same_dtype_or_ndarray_writes_through_as_numpys():
+    z = np.array([1.5, 2.5, 3.0])
+    jf = numfuse.jit(view_of_the_same_dtype_written, numpy_fallback=False)
+    for _ in range(2):
+        expected, ours = z.copy(), z.copy()
+        want = view_of_the_same_dtype_written(expected)
+        got = jf(ours)
+        assert_same(got[1], want[1])
+        assert got[0] is ours
+        np.testing.assert_array_equal(ours, expected)
