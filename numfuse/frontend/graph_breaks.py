@@ -38,7 +38,7 @@ import numpy as np
 from .arguments import classify, leaves_of
 from ..errors import SourceLoc, user_location
 from ..ir import viewmaps
-from ..ir.graph import Graph, SizeConst, Var
+from ..ir.graph import Aval, Graph, SizeConst, Var
 from .proxy import Tracer, _View
 from .returns import view_or_copy
 from .tracer import ArgSpec, TraceContext, argument_view, flatten_outputs, unflatten_outputs
@@ -190,6 +190,15 @@ class Breaker:
         name = f"an array made at {user_location().short() if user_location() else '?'}"
         spec = classify(name, snapshot, False, self.describe_array)[1]
         return Tracer(self.ctx, self.input(snapshot, spec, name))
+
+    def python_number(self, value: int | float) -> Tracer:
+        """A Python number the function computed, used beside an array: a weak scalar input of
+        this segment (numpy_api._python_numbers_as_inputs), so that its value is no part of
+        the segment's structure."""
+        loc = user_location()
+        name = f"a Python number at {loc.short() if loc else '?'}"
+        dtype = np.dtype(np.float64 if type(value) is float else np.int64)
+        return self.ctx.wrap(self.input(value, ArgSpec("python", Aval((), dtype)), name), weak=True)
 
     # -- breaks --------------------------------------------------------------------------------
 
@@ -428,6 +437,8 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
                 # A view of an argument (x[1:] after a break): the same view of the caller's
                 # array, as NumPy returns it.
                 value = view_or_copy(values[view[0]], view[1], value)
+                if leaf._readonly is True and isinstance(value, np.ndarray):
+                    value.flags.writeable = False  # (np.diagonal's view, as NumPy's)
             # An array object gets its own buffer; the caller's array only as the argument itself.
             elif (id(value) in breaker.caller_arrays and not leaf._argument) or id(value) in owned:
                 value = value.copy()

@@ -184,6 +184,8 @@ def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs, python_operator: bool = Fals
     if len(args) != ufunc.nin:
         raise TypeError(at_user_line(f"{name} takes {ufunc.nin} arguments, got {len(args)}"))
     operands = [ctx.operand(a) for a in args]
+    if ctx.breaks is not None and ufunc in _LIFTED:
+        operands = _python_numbers_as_inputs(ctx, operands)
     if python_operator and all(o.weak for o in operands):
         operands = _python_bools_as_ints(ctx, ufunc, operands)
         if ufunc is np.power:
@@ -220,6 +222,33 @@ def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs, python_operator: bool = Fals
 _PYTHON_INT_CHECKS = {np.add: "python_sum_fits", np.subtract: "python_difference_fits",
                       np.multiply: "python_product_fits"}
 _PYTHON_DIVISIONS = (np.true_divide, np.floor_divide, np.remainder)
+
+
+# Ufuncs whose result depends on a Python number beside an array only through its value, as
+# an argument: in a run segment by segment, the number is an input of the segment.
+_LIFTED = frozenset({np.add, np.subtract, np.multiply, np.true_divide, np.maximum, np.minimum, np.fmax, np.fmin,
+                     np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal})
+_EXACT_INT = 1 << 24  # ints a float32 holds exactly: NumPy's cast of the Python int and the input's agree
+
+
+def _python_numbers_as_inputs(ctx, operands: list[Operand]) -> list[Operand]:
+    """In a run segment by segment (graph_breaks.py): a Python float, or a small Python int
+    beside a float array, becomes a weak scalar input of the segment rather than a constant,
+    so that a segment that differs only in it (`delta / self.n` as a counter grows, a step
+    size computed in Python) is the same structure, planned and compiled once."""
+    arrays = [o for o in operands if o.tracer is not None and not o.weak]
+    if not arrays:
+        return operands
+    floating = all(o.dtype.kind in "fc" for o in arrays)
+    lifted = []
+    for o in operands:
+        value = o.value
+        if o.tracer is None and o.weak and o.size_key is None and (
+                type(value) is float or type(value) is int and floating and abs(value) <= _EXACT_INT):
+            tracer = ctx.breaks.python_number(value)
+            o = Operand(tracer, None, tracer.dtype, True)
+        lifted.append(o)
+    return lifted
 
 
 def _python_checks(ctx, ufunc, atoms, result):
@@ -360,9 +389,11 @@ def _power_fast_path(ctx, operands, ins, python_operator):
     powers raise."""
     base, exponent = operands
     position = getattr(exponent.tracer, "_input_position", None)
-    if python_operator and base.tracer is not None and position is not None:
+    python_float_power = base.weak and exponent.weak and base.dtype.kind == "f" and exponent.dtype.kind in "iu"
+    if python_operator and base.tracer is not None and position is not None and not python_float_power:
         # `array ** s` for a scalar argument s: NumPy's result depends on s's value (bool ** 2
         # is int8 but bool ** 3 int64; float ** 0.5 is sqrt, which keeps -0.0): make s static.
+        # (Not a Python float ** a Python int, `b1 ** t`: Python's pow, a float for any t.)
         error = TracingError(at_user_line("the exponent of ** is needed as a value"))
         error.input_position = position
         raise error
@@ -625,7 +656,7 @@ UNARY_OPERATORS: dict[str, np.ufunc] = {
 SUPPORTED_METHODS = (
     "sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin", "any", "all", "astype", "clip",
     "round", "transpose", "reshape", "ravel", "flatten", "squeeze", "swapaxes", "copy", "conj", "conjugate",
-    "dot", "cumsum", "cumprod", "sort", "argsort", "partition",
+    "dot", "cumsum", "cumprod", "sort", "argsort", "partition", "diagonal", "trace",
 )
 SUPPORTED_ATTRIBUTES = ("T", "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "real", "imag", "flat")
 

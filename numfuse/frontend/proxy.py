@@ -384,6 +384,12 @@ class Tracer(TracedArray):
     def cumprod(self, axis=None, dtype=None, out=None):
         return np.cumprod(self, axis, dtype, out)
 
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return np.diagonal(self, offset, axis1, axis2)  # (a read-only view, as NumPy's)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return np.trace(self, offset, axis1, axis2, dtype, out)
+
     def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
         return np.argsort(self, axis, kind, order, stable=stable)
 

@@ -277,3 +277,25 @@ def test_complex_exponentials_are_glibcs(dtype):
             finite = np.isfinite(e)
             np.testing.assert_array_equal(np.isfinite(g), finite)
             np.testing.assert_allclose(g[finite], e[finite], rtol=64 * np.finfo(g.real.dtype).eps)
+
+
+def adam_step(w, g, m, v, t, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8):
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    m_hat = m / (1 - b1 ** t)  # Python floats: Python's pow (libm's), not multiplications
+    v_hat = v / (1 - b2 ** t)
+    return w - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+
+
+def test_a_power_of_python_floats_is_pythons_and_the_step_count_needs_no_new_trace():
+    jf = numfuse.jit(adam_step, numpy_fallback=False)
+    rng = np.random.default_rng(7)
+    w, m, v = rng.random(N), np.zeros(N), np.zeros(N)
+    for t in range(1, 9):
+        g = rng.random(N)
+        got = jf(w, g, m, v, t)
+        expected = adam_step(w, g, m, v, t)
+        for ours, theirs in zip(got, expected):
+            np.testing.assert_array_equal(ours, theirs)  # 0.9 ** 4 as x * x * x * x is an ulp off
+        w, m, v = expected
+    assert len(jf._cache) == 1  # t is a traced Python int, not a constant of each trace

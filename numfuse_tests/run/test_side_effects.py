@@ -492,3 +492,35 @@ def test_an_array_item_read_by_a_computed_key_and_written_is_written_at_each_cal
         jitted(3, 2, 1.0)
         assert q[3][2] == expected
     assert q[3].flags.writeable
+
+
+class RunningMoments:
+    """Welford's running mean and variance (a counter and arrays on self)."""
+
+    def __init__(self, n):
+        self.count = 0
+        self.mean = np.zeros(n)
+        self.m2 = np.zeros(n)
+
+    def push(self, x):
+        self.count += 1
+        delta = x - self.mean
+        self.mean += delta / self.count
+        self.m2 += delta * (x - self.mean)
+        return self.m2 / self.count
+
+
+def test_a_python_counter_in_array_math_compiles_its_segments_once():
+    # The counter changes at every call, so the function runs segment by segment; the number is
+    # an input of its segments, not a constant that makes each call's segments new code.
+    push = numfuse.jit(RunningMoments.push, numpy_fallback=False)
+    ours, theirs = RunningMoments(64), RunningMoments(64)
+    rng = np.random.default_rng(3)
+    planned = []
+    for _ in range(6):
+        x = rng.random(64)
+        np.testing.assert_array_equal(push(ours, x), RunningMoments.push(theirs, x))
+        np.testing.assert_array_equal(ours.mean, theirs.mean)
+        assert ours.count == theirs.count
+        planned.append(len(push._segments))
+    assert planned == [planned[0]] * 6  # the first call's segments serve every later one

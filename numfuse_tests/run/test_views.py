@@ -184,3 +184,18 @@ def test_a_view_as_the_same_dtype_or_ndarray_writes_through_as_numpys():
         assert_same(got[1], want[1])
         assert got[0] is ours
         np.testing.assert_array_equal(ours, expected)
+
+
+def diagonals_after_a_break(z):
+    if z[0, 0] > 100:  # a graph break: the function runs segment by segment
+        z = z * 2
+    return np.diag(z), z.diagonal(1), z.trace()
+
+
+def test_a_diagonal_returned_after_a_graph_break_is_read_only_too():
+    z = np.arange(16.0).reshape(4, 4)
+    got = numfuse.jit(diagonals_after_a_break, numpy_fallback=False)(z)
+    expected = diagonals_after_a_break(z)
+    for ours, theirs in zip(got, expected):
+        assert_same(ours, theirs)
+    assert not got[0].flags.writeable and not got[1].flags.writeable and np.shares_memory(got[0], z)

@@ -63,6 +63,9 @@ class _Statements(StatementRenderer):
         self.trig = trig
         self.prefetch = prefetch  # bytes ahead a reduction's lanes prefetch what they load (_prefetches)
         self._in_epilogue = False
+        # Values the same at every point: scalar arguments, counts, and what is computed from
+        # them alone (a Python float's power, as Python computes it: libm's pow).
+        self._invariant = {s.name for s in nest.scalars} | {c.name for c in nest.counts}
 
     def epilogue(self, stmts) -> list[ast.stmt]:
         self._in_epilogue = True
@@ -81,11 +84,15 @@ class _Statements(StatementRenderer):
         """Functions NumPy runs as SIMD loops take the CPU's vectorizable templates; a float
         raised to the constant 2, 3 or 4 is multiplications (x**2 is NumPy's own square; the
         others within an ULP and a half of the true power, as NumPy's SIMD power is: libm's pow
-        is a call, which stops LLVM vectorizing the loop)."""
+        is a call, which stops LLVM vectorizing the loop). A power of values the same at every
+        point (`b1 ** t` of Python floats) is libm's, as Python's and NumPy's scalar power."""
         cd = compute_dtype(s.type_dtype)
+        invariant = all(isinstance(a, Literal) or a in self._invariant for a in s.args)
+        if invariant:
+            self._invariant.add(s.dst)
         exponent = s.args[1] if s.op == "power" and len(s.args) == 2 else None
         if isinstance(exponent, Literal) and cd.kind == "f" and np.isrealobj(exponent.value) \
-                and float(exponent.value) in (2.0, 3.0, 4.0):
+                and float(exponent.value) in (2.0, 3.0, 4.0) and not invariant:
             self.types[s.dst] = s.dtype
             x = self.operand(s.args[0], cd)
             square = ast.BinOp(x, ast.Mult(), clone(x))
