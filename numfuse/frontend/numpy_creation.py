@@ -138,6 +138,8 @@ def _noting_random(name: str, original):
 
     def make(*args, **kwargs):
         ctx = _current()
+        if ctx is not None and _from_user_code() and _holds_tracer([*args, *kwargs.values()]):
+            return random_of_traced(ctx, original, f"np.random.{name}", args, kwargs)
         if ctx is not None and ctx.breaks is None and _from_user_code():
             ctx.break_needed = ctx.break_needed or at_user_line(
                 f"np.random.{name} draws numbers that differ at every call")
@@ -152,6 +154,18 @@ def _noting_random(name: str, original):
     make.__doc__ = original.__doc__
     make.__wrapped__ = original
     return make
+
+
+def random_of_traced(ctx, draw, name: str, args, kwargs):
+    """A random draw given traced values (np.random.shuffle(x), rng.permutation(x),
+    default_rng(seed) of a seed argument): NumPy's, on the real values at a graph break, as
+    NumPy draws it (its shuffle of a non-ndarray swaps rows through views, which duplicates
+    them). A shuffle writes into the array it was given."""
+    from .untraced import untraced
+
+    what = f"{name} draws numbers that differ at every call"
+    return untraced(ctx, draw, args, kwargs, unsupported(f"{name} of a traced value"), what,
+                    may_write=name.endswith("shuffle"))
 
 
 def _holds_tracer(value) -> bool:
@@ -420,6 +434,9 @@ class SuspendingGenerator:
             return attribute
 
         def call(*args, **kwargs):
+            ctx = _current()
+            if ctx is not None and _holds_tracer([*args, *kwargs.values()]):
+                return random_of_traced(ctx, attribute, f"Generator.{name}", args, kwargs)
             with suspended():
                 return attribute(*args, **kwargs)
 

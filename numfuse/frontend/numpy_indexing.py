@@ -34,7 +34,8 @@ def normal_index(index):
         return list(index)
     if not isinstance(index, tuple):
         return index
-    index = tuple(list(item) if isinstance(item, range) else item for item in index)
+    # (a tuple inside the index is a sequence, as a list: x[:, (0, 2)] is x[:, [0, 2]])
+    index = tuple(list(item) if isinstance(item, (range, tuple)) else item for item in index)
     first = index[0] if index else None
     if isinstance(first, (TracedArray, np.ndarray)) and first.dtype.kind == "b":
         while len(index) > 1 and isinstance(index[-1], slice) and index[-1] == slice(None):
@@ -63,6 +64,11 @@ def _index_tracer(ctx, item):
         if array.dtype == object:
             raise unsupported("an index list that is not of integers")
         t = ctx.as_tracer(ctx.operand(array if array.ndim else array[()]))
+    if t.dtype.kind == "b" and t.ndim == 1 and getattr(item, "ndim", 1) == 1:
+        # Beside other index parts, NumPy reads a 1-D boolean array as its nonzero positions
+        # (x[1, mask], x[rows[:, None], mask]): their number is the data's (a graph break).
+        positions = np.nonzero(item)[0]
+        t = positions if isinstance(positions, TracedArray) else ctx.as_tracer(ctx.operand(positions))
     if t.dtype.kind == "b":
         raise unsupported(
             "indexing with a boolean mask (x[mask])",

@@ -447,6 +447,11 @@ class Tracer(TracedArray):
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
 
+    def __contains__(self, value):
+        # NumPy's `value in x`: (x == value).any(), not a search row by row (Python's
+        # fallback, whose row comparisons have no truth value).
+        return (self == value).any()
+
     def __getitem__(self, index):
         """Basic indexing: a view (index maps, no copy); a scalar where NumPy gives one."""
         ctx = self._ctx

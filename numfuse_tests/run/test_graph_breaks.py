@@ -528,3 +528,43 @@ def test_writing_into_an_array_python_holds_read_only_at_a_break_says_why():
         numfuse.jit(reinterpreted, numpy_fallback=False)(z)
     assert "gave Python read-only at a graph break (ndarray.view is not traced)" in "".join(
         getattr(raised.value, "__notes__", []))
+
+
+def shuffled_rows(x):
+    np.random.seed(0)
+    np.random.shuffle(x)  # rows of a 2-D array: NumPy's shuffle of an ndarray, in place
+    return x.sum(axis=1)
+
+
+def drawn_with_a_seed_argument(x, seed):
+    rng = np.random.default_rng(seed)
+    y = x * 1.0
+    rng.shuffle(y)
+    return x + rng.standard_normal(x.shape), rng.permutation(x), y
+
+
+def test_random_draws_given_traced_values_are_numpys():
+    jf = numfuse.jit(shuffled_rows, numpy_fallback=False)
+    g = numfuse.jit(drawn_with_a_seed_argument, numpy_fallback=False)
+    for _ in range(2):
+        ours, theirs = np.arange(12.0).reshape(6, 2), np.arange(12.0).reshape(6, 2)
+        np.testing.assert_array_equal(jf(ours), shuffled_rows(theirs))
+        np.testing.assert_array_equal(ours, theirs)  # rows moved, none duplicated
+        x = np.arange(8.0).reshape(4, 2)
+        for a, b in zip(g(x, 3), drawn_with_a_seed_argument(x, 3)):
+            np.testing.assert_array_equal(a, b)
+
+
+def membership_and_index_forms(x, mask):
+    rows = np.array([0, 2])
+    return (x[1] in x, (x[1] + 100) in x, x[:, (0, 2)], x[rows[:, None], mask], x[1, mask],
+            x[1, np.array([True, False, True, False])])
+
+
+def test_in_tuples_inside_an_index_and_boolean_arrays_beside_other_index_parts():
+    x = np.arange(12.0).reshape(3, 4)
+    mask = np.array([True, False, True, True])
+    jf = numfuse.jit(membership_and_index_forms, numpy_fallback=False)
+    for _ in range(2):
+        for a, b in zip(jf(x, mask), membership_and_index_forms(x, mask)):
+            np.testing.assert_array_equal(a, b)

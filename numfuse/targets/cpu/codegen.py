@@ -82,8 +82,8 @@ class _Statements(StatementRenderer):
 
     def compute(self, s):
         """Functions NumPy runs as SIMD loops take the CPU's vectorizable templates; a float
-        raised to the constant 2, 3 or 4 is multiplications (x**2 is NumPy's own square; the
-        others within an ULP and a half of the true power, as NumPy's SIMD power is: libm's pow
+        raised to the constant 2, 3 or 4 is multiplications (x**2 is NumPy's own square; x**3
+        and x**4 products with their rounding errors added back, vector_math.POWERS: libm's pow
         is a call, which stops LLVM vectorizing the loop). A power of values the same at every
         point (`b1 ** t` of Python floats) is libm's, as Python's and NumPy's scalar power."""
         cd = compute_dtype(s.type_dtype)
@@ -95,11 +95,12 @@ class _Statements(StatementRenderer):
                 and float(exponent.value) in (2.0, 3.0, 4.0) and not invariant:
             self.types[s.dst] = s.dtype
             x = self.operand(s.args[0], cd)
-            square = ast.BinOp(x, ast.Mult(), clone(x))
             n = float(exponent.value)
-            expr = square if n == 2 else ast.BinOp(square, ast.Mult(), clone(x)) if n == 3 else \
-                ast.BinOp(square, ast.Mult(), clone(square))
-            return [assign(s.dst, convert(call(type_name(cd), expr), cd, s.dtype))]
+            if n == 2:
+                square = ast.BinOp(x, ast.Mult(), clone(x))
+                return [assign(s.dst, convert(call(type_name(cd), square), cd, s.dtype))]
+            stmts, expr = self.apply(vector_math.POWERS[n][cd.name], [x], cd, s.dtype, f"{s.dst}_")
+            return stmts + [assign(s.dst, expr)]
         template = vector_math.TEMPLATES.get(s.op, {}).get(compute_dtype(s.type_dtype).name)
         limited = s.op in vector_math.LIMITED
         if template is None or limited and (self.trig != "fast" or self._in_epilogue):
