@@ -73,6 +73,9 @@ def _computes(nest):
 TEMPLATES = {
     "pointwise flat": (lambda x: np.exp(x) + 1, (1000,)),
     "pointwise 2d": (lambda x: x.T * 2, (30, 40)),
+    # x ** 3 and x ** 4: products with their rounding errors (vector_math.POWERS)
+    "pointwise flat, powers": (lambda x: x ** 3 + x ** 4 + x.astype(np.float64) ** 3 + x.astype(np.float64) ** 4,
+                               (1000,)),
     "rows with lanes": (lambda x: x.astype(np.int32).sum(axis=1, dtype=np.int32), (30, 40)),
     "rows, pairwise": (lambda x: x.sum(axis=1), (30, 400)),
     "rows, pairwise, computed in lanes": (lambda x: (x * x).sum(axis=1), (30, 400)),
