@@ -96,7 +96,8 @@ def checked_fast_run(run, compiled: Compiled, count: int):
     if compiled.plan.graph.writebacks:
         arrays = positions if len(positions) > 1 else None
     watch = _watched(compiled)
-    if not guards and not extra and arrays is None and not watch:
+    warned = compiled.traced.warnings  # (numpy_warnings.py: given at every call)
+    if not guards and not extra and arrays is None and not watch and not warned:
         return run
 
     def checked(args):
@@ -106,6 +107,8 @@ def checked_fast_run(run, compiled: Compiled, count: int):
             raise TakeFullPath
         if watch and not externals_match(compiled, args, positions):
             raise TakeFullPath
+        for given in warned:
+            given.emit()
         if extra:
             args = list(args)
             args += [make(args) for make in extra]

@@ -575,9 +575,8 @@ class JitFunction:
             outputs = as_numpy_returns(compiled, outputs, traced_values, wrapper, bound)
         elif remember_fast and not kwargs and not also_static and self._simple and len(args) == len(self._names) \
                 and len(compiled.arg_names) - len(compiled.extra) == len(args) and compiled.sharing is None \
-                and compiled.replay is None and not traced.warnings:
-            # (containers flattened, arguments sharing memory, changes replayed, warnings
-            # given: no fast path)
+                and compiled.replay is None:
+            # (containers flattened, arguments sharing memory, changes replayed: no fast path)
             self._remember_fast_path(args, compiled, traced_values, names)
         result = unflatten_outputs(compiled.traced.out_tree, outputs)
         if compiled.replay is not None:

@@ -145,6 +145,7 @@ class Breaker:
         self.specs: dict[Var, ArgSpec] = {}
         self.names: dict[Var, str] = {}
         self._by_id: dict[int, Var] = {}  # array inputs by the identity of their value
+        self._numbers: dict[tuple, Var] = {}  # Python numbers' inputs by their type and bits
         self.breaks: list[Break] = []
         self.caller_arrays: set[int] = set()  # ids of the caller's arrays
         self.final = None  # the last segment's cache entry
@@ -195,10 +196,15 @@ class Breaker:
         """A Python number the function computed, used beside an array: a weak scalar input of
         this segment (numpy_api._python_numbers_as_inputs), so that its value is no part of
         the segment's structure."""
-        loc = user_location()
-        name = f"a Python number at {loc.short() if loc else '?'}"
-        dtype = np.dtype(np.float64 if type(value) is float else np.int64)
-        return self.ctx.wrap(self.input(value, ArgSpec("python", Aval((), dtype)), name), weak=True)
+        # One input for one number in a segment: `x[x > 0] = x[x > 0] ** 2` reads one mask.
+        key = (type(value), value.hex() if type(value) is float else value)
+        var = self._numbers.get(key)
+        if var is None:
+            loc = user_location()
+            name = f"a Python number at {loc.short() if loc else '?'}"
+            dtype = np.dtype(np.float64 if type(value) is float else np.int64)
+            var = self._numbers[key] = self.input(value, ArgSpec("python", Aval((), dtype)), name)
+        return self.ctx.wrap(var, weak=True)
 
     # -- breaks --------------------------------------------------------------------------------
 
@@ -375,7 +381,7 @@ class Breaker:
         ctx = self.ctx
         carried = ctx.carried
         ctx.start_segment()
-        self.values, self.specs, self.names, self._by_id = {}, {}, {}, {}
+        self.values, self.specs, self.names, self._by_id, self._numbers = {}, {}, {}, {}, {}
         new_var: dict[Var, Var] = {}
         for t, var, owned in held:
             if var not in new_var:

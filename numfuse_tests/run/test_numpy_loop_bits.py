@@ -298,7 +298,10 @@ def test_a_power_of_python_floats_is_pythons_and_the_step_count_needs_no_new_tra
         got = jf(w, g, m, v, t)
         expected = adam_step(w, g, m, v, t)
         for ours, theirs in zip(got, expected):
-            np.testing.assert_array_equal(ours, theirs)  # 0.9 ** 4 as x * x * x * x is an ulp off
+            if os.environ.get("NUMFUSE_TARGET") == "cpu":
+                np.testing.assert_array_equal(ours, theirs)  # 0.9 ** 4 as x * x * x * x is an ulp off
+            else:  # (the device's pow: the simulator's is NumPy's power loop, a GPU's CUDA's)
+                np.testing.assert_allclose(ours, theirs, rtol=1e-12)
         w, m, v = expected
     assert len(jf._cache) == 1  # t is a traced Python int, not a constant of each trace
 
