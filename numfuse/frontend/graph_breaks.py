@@ -351,8 +351,14 @@ class Breaker:
         if outputs or writebacks:
             graph = ctx.graph(list(outputs), self.name, writebacks, rederive=False)  # (run_graph's)
             specs = [self.specs[v] for v in inputs]
-            with suspended():
-                results, entry = self.run_graph(graph, specs, values, [self.names[v] for v in inputs])
+            for array in self.locked:
+                array.flags.writeable = True  # (read-only to Python's writes, not to the segment's)
+            try:
+                with suspended():
+                    results, entry = self.run_graph(graph, specs, values, [self.names[v] for v in inputs])
+            finally:
+                for array in self.locked:
+                    array.flags.writeable = False
         loc = user_location()
         if not final:
             self.breaks.append(Break(loc, reason, entry))

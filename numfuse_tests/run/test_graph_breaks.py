@@ -568,3 +568,21 @@ def test_in_tuples_inside_an_index_and_boolean_arrays_beside_other_index_parts()
     for _ in range(2):
         for a, b in zip(jf(x, mask), membership_and_index_forms(x, mask)):
             np.testing.assert_array_equal(a, b)
+
+
+def cleaned_in_place_then_written(z, c):
+    w = z * 2
+    np.nan_to_num(w, copy=False, nan=5.0)  # not traced: NumPy's, into w's buffer, at a break
+    w[np.abs(w) == np.inf] = c  # then traced writes into that buffer (TheAlgorithms' julia_sets)
+    w += 1.0
+    return w
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64])
+def test_traced_writes_into_an_array_an_untraced_call_wrote(dtype):
+    z = np.array([1.0, np.nan, np.inf, -2.0], dtype)
+    jf = numfuse.jit(cleaned_in_place_then_written, numpy_fallback=False)
+    with np.errstate(all="ignore"):
+        expected = cleaned_in_place_then_written(z.copy(), 9.0)
+        for _ in range(2):
+            np.testing.assert_array_equal(jf(z.copy(), 9.0), expected)
