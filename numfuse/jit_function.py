@@ -49,7 +49,7 @@ from .frontend.captures import (
 from .frontend.captures import traced_function as captures_traced_function
 from .frontend.type_builtin import numpy_type_visible
 from . import debug, numpy_fallback
-from .frontend import fp_modes
+from .frontend import fp_modes, numpy_warnings
 from .targets import Target, choose as choose_target, requested as requested_target
 from .explain import emit_plan, explain_text, segmented_explain_text, signature_text
 from .frontend.returns import as_numpy_returns, subclass_wrapper
@@ -509,6 +509,10 @@ class JitFunction:
                 ctx.notes.append(f"{getattr(self._fn, '__qualname__', self._fn)} (a numfuse.jit function) is traced "
                                  "inline, as part of this graph: its own options do not apply")
             return self._fn(*args, **kwargs)
+        with numpy_warnings.one_call():  # (its traces give NumPy's warnings once)
+            return self._traced_call(args, kwargs)
+
+    def _traced_call(self, args, kwargs):
         compiled, traced_values = self._compiled(args, kwargs)
         choice = self._choice(compiled, args, kwargs)
         if not choice:

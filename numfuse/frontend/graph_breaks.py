@@ -449,11 +449,11 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
                 # A view of an argument (x[1:] after a break): the same view of the caller's
                 # array, as NumPy returns it.
                 value = view_or_copy(values[view[0]], view[1], value)
-                if leaf._readonly is True and isinstance(value, np.ndarray):
-                    value.flags.writeable = False  # (np.diagonal's view, as NumPy's)
             # An array object gets its own buffer; the caller's array only as the argument itself.
             elif (id(value) in breaker.caller_arrays and not leaf._argument) or id(value) in owned:
                 value = value.copy()
+            if leaf._readonly is True and isinstance(value, np.ndarray):
+                value.flags.writeable = False  # (np.diagonal's view, as NumPy's)
             owned.add(id(value))
         given[id(leaf)] = value
         return value

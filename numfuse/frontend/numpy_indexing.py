@@ -53,8 +53,9 @@ def is_advanced(ctx, index) -> bool:
     return False
 
 
-def _index_tracer(ctx, item):
-    """An index component as an int64 traced array (a list or ndarray as a constant)."""
+def _index_tracer(ctx, item, axis: int | None = None, size: int | None = None):
+    """An index component as an int64 traced array (a list or ndarray as a constant); `axis`
+    and `size`: the axis of the indexed array it indexes, and that axis's length."""
 
     if isinstance(item, TracedArray):
         t = item
@@ -64,9 +65,13 @@ def _index_tracer(ctx, item):
         if array.dtype == object:
             raise unsupported("an index list that is not of integers")
         t = ctx.as_tracer(ctx.operand(array if array.ndim else array[()]))
-    if t.dtype.kind == "b" and t.ndim == 1 and getattr(item, "ndim", 1) == 1:
+    if t.dtype.kind == "b" and t.ndim == 1 and getattr(item, "ndim", 1) == 1 and size is not None:
         # Beside other index parts, NumPy reads a 1-D boolean array as its nonzero positions
         # (x[1, mask], x[rows[:, None], mask]): their number is the data's (a graph break).
+        if t.shape[0] != size:
+            raise IndexError(at_user_line(
+                f"boolean index did not match indexed array along axis {axis}; size of axis is {size} but "
+                f"size of corresponding boolean axis is {t.shape[0]}"))
         positions = np.nonzero(item)[0]
         t = positions if isinstance(positions, TracedArray) else ctx.as_tracer(ctx.operand(positions))
     if t.dtype.kind == "b":
@@ -119,20 +124,22 @@ def getitem(ctx, x, index):
     # Advanced components (arrays, and ints beside them) become index arrays; the rest is a view.
     advanced_at, arrays, basic = [], [], []
     out_axis = 0  # the axis of the basic view each kept item stands at
+    source_axis = 0  # the axis of x it indexes
     for item in items:
         if item is None:
             basic.append(None)
             out_axis += 1
-        elif isinstance(item, slice):
+            continue
+        if isinstance(item, slice):
             basic.append(item)
-            out_axis += 1
         else:
             if isinstance(item, (bool, np.bool_)):
                 raise unsupported("indexing with a Python bool beside index arrays")
             advanced_at.append(out_axis)
-            arrays.append(_index_tracer(ctx, item))
+            arrays.append(_index_tracer(ctx, item, source_axis, x.shape[source_axis]))
             basic.append(slice(None))
-            out_axis += 1
+        out_axis += 1
+        source_axis += 1
     plain = all(isinstance(b, slice) and b == slice(None) for b in basic)
     view = x if plain else x[tuple(basic)]
     shapes = [a.shape for a in arrays]
@@ -392,7 +399,7 @@ def scatter(ctx, x, index, value, ufunc: str | None = None, name: str = "x[idx] 
     if any(i is None for i in items) or advanced_at != list(range(advanced_at[0], advanced_at[0] + len(advanced_at))):
         raise unsupported(f"{name} with np.newaxis beside the index arrays, or index arrays apart",
                           "index arrays next to each other, with ':' for the other axes")
-    arrays = [_index_tracer(ctx, items[k]) for k in advanced_at]
+    arrays = [_index_tracer(ctx, items[k], k, x.shape[k]) for k in advanced_at]
     try:
         joint = tuple(np.broadcast_shapes(*[a.shape for a in arrays]))
     except ValueError:

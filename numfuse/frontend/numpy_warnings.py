@@ -8,18 +8,31 @@ given again at every later call of that signature, with the same category, messa
 line, through the same registry: Python's filters ("default" once per line, "always", "error",
 "ignore") then treat them as they treat NumPy's own.
 
+Two things numfuse does between the calls would make Python show a "default" warning again:
+Numba's compiler changes the warnings filters (thousands of times while it compiles), which
+makes Python forget what each module's registry says was shown; and a call may trace the
+function more than once (a trace abandoned for a graph break, a retrace with a scalar made
+static). So a warning its registry already holds is not given again where the filters say
+"default" or "module", and a trace gives no more of a warning than an earlier, abandoned trace
+of the same call gave (`one_call`).
+
 Warnings that values decide (NumPy's RuntimeWarnings for a division by zero or an overflow) are
 not among them: see docs/user-guide.md.
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
+import threading
 import warnings
 from dataclasses import dataclass, field
 
 from ..errors import user_frame
 
-__all__ = ["SignatureWarning", "warn"]
+__all__ = ["SignatureWarning", "one_call", "warn"]
+
+_local = threading.local()
 
 
 @dataclass(frozen=True)
@@ -32,11 +45,41 @@ class SignatureWarning:
     lineno: int
     module_globals: dict = field(compare=False, repr=False)
 
+    @property
+    def module(self) -> str:
+        return self.module_globals.get("__name__", "<string>")
+
     def emit(self) -> None:
         registry = self.module_globals.setdefault("__warningregistry__", {})
-        warnings.warn_explicit(self.message, self.category, self.filename, self.lineno,
-                               module=self.module_globals.get("__name__", "<string>"), registry=registry,
-                               module_globals=self.module_globals)
+        action = _action(self)
+        if action == "ignore" or action in ("default", "module") and (
+                (self.message, self.category, self.lineno if action == "default" else 0) in registry):
+            return  # (shown already: the registry's stale version says only that filters changed)
+        warnings.warn_explicit(self.message, self.category, self.filename, self.lineno, module=self.module,
+                               registry=registry, module_globals=self.module_globals)
+
+
+def _action(given: SignatureWarning) -> str:
+    """The action Python's filters take for `given` (warnings.filters, first match)."""
+    for action, message, category, module, lineno in warnings.filters:
+        if (message is None or message.match(given.message)) and issubclass(given.category, category) \
+                and (module is None or module.match(given.module)) and lineno in (0, given.lineno):
+            return action
+    return warnings.defaultaction
+
+
+@contextlib.contextmanager
+def one_call():
+    """Within: one call of a jitted function, whose traces give each warning as often as the
+    most any one of them gave it."""
+    outer = getattr(_local, "given", None)
+    if outer is None:
+        _local.given = collections.Counter()
+    try:
+        yield
+    finally:
+        if outer is None:
+            _local.given = None
 
 
 def warn(message: str, category: type) -> None:
@@ -52,4 +95,11 @@ def warn(message: str, category: type) -> None:
     ctx = current_context()
     if ctx is not None:
         ctx.signature_warnings.append(given)
+        shown = getattr(_local, "given", None)
+        if shown is not None:
+            # An earlier trace of this call (abandoned) gave it as many times: not again.
+            times = ctx.signature_warnings.count(given)
+            if times <= shown[given]:
+                return
+            shown[given] = times
     given.emit()

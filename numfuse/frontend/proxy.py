@@ -449,7 +449,10 @@ class Tracer(TracedArray):
 
     def __contains__(self, value):
         # NumPy's `value in x`: (x == value).any(), not a search row by row (Python's
-        # fallback, whose row comparisons have no truth value).
+        # fallback, whose row comparisons have no truth value). A scalar is no container.
+        if self._weak or self._numpy_scalar:
+            kind = type(self.dtype.type(0).item()).__name__ if self._weak else f"numpy.{self.dtype.name}"
+            raise TypeError(at_user_line(f"argument of type '{kind}' is not iterable"))
         return (self == value).any()
 
     def __getitem__(self, index):

@@ -586,3 +586,36 @@ def test_traced_writes_into_an_array_an_untraced_call_wrote(dtype):
         expected = cleaned_in_place_then_written(z.copy(), 9.0)
         for _ in range(2):
             np.testing.assert_array_equal(jf(z.copy(), 9.0), expected)
+
+
+@pytest.mark.parametrize("index", [
+    lambda m: (1, m), lambda m: ([0, 1], m), lambda m: (np.array([True]), 1), lambda m: (1, np.append(m, [True, False])),
+])
+def test_a_boolean_array_of_the_wrong_length_beside_other_index_parts_raises_as_numpy(index):
+    x = np.arange(6.0).reshape(2, 3)
+    m = np.array([True, True])
+    with pytest.raises(IndexError) as theirs:
+        x[index(m)]
+    with pytest.raises(IndexError, match="boolean index did not match") as ours:
+        numfuse.jit(lambda x, m: x[index(m)], numpy_fallback=False)(x, m)
+    assert str(ours.value).splitlines()[0] == str(theirs.value)
+
+    def write(x, m):
+        x[index(m)] = -1.0
+        return x
+
+    y = x.copy()
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        numfuse.jit(write, numpy_fallback=False)(y, m)
+    np.testing.assert_array_equal(y, x)
+
+
+def test_a_computed_diagonal_returned_after_a_break_is_read_only_and_a_scalar_is_no_container():
+    def f(x):
+        float(x[0, 0])  # a graph break
+        return (x * 2).diagonal(), np.diagonal(x + 1)
+
+    got = numfuse.jit(f, numpy_fallback=False)(np.arange(9.0).reshape(3, 3))
+    assert not got[0].flags.writeable and not got[1].flags.writeable
+    with pytest.raises(TypeError, match="not iterable"):
+        numfuse.jit(lambda x: 1.0 in x[0, 0], numpy_fallback=False)(np.ones((2, 2)))
