@@ -48,6 +48,8 @@ RUNTIME_ERRORS: dict[int, tuple[type, str]] = {
                        "it (Python's ints have no bound): make the argument static "
                        "(numfuse.jit(static_argnames=...)) to compute it in Python"),
     6: (ZeroDivisionError, "division by zero (of Python numbers passed as arguments)"),
+    7: (ZeroDivisionError, "0.0 cannot be raised to a negative power"),
+    8: (OverflowError, "(34, 'Numerical result out of range')"),
 }
 
 _NEGATIVE_INT_POWER = RuntimeCheck(1, S.negative_exponent, reads=(1,))
@@ -62,6 +64,9 @@ _PYTHON_SUM = RuntimeCheck(5, S.sum_leaves_int64, reads=(0, 1))
 _PYTHON_DIFFERENCE = RuntimeCheck(5, S.difference_leaves_int64, reads=(0, 1))
 _PYTHON_PRODUCT = RuntimeCheck(5, S.product_leaves_int64, reads=(0, 1))
 _PYTHON_DIVISOR = RuntimeCheck(6, S.is_zero, reads=(0,))
+_PYTHON_POWER = RuntimeCheck(5, S.power_leaves_int64, reads=(0, 1))
+_PYTHON_ZERO_POWER = RuntimeCheck(7, S.zero_to_negative_power, reads=(0, 1))
+_PYTHON_POWER_OVERFLOW = RuntimeCheck(8, S.power_overflowed, reads=(0, 1))
 
 
 @dataclass(frozen=True)
@@ -297,6 +302,11 @@ _ELEMENTWISE = [
     ElementwiseOp("python_product_fits", 2, {"i": S.no_operand_problem}, checks={"i": _PYTHON_PRODUCT}),
     ElementwiseOp("python_divisor_nonzero", 1, {"i": S.is_nonzero, "f": S.is_nonzero, "c": S.is_nonzero},
                   checks={"i": _PYTHON_DIVISOR, "f": _PYTHON_DIVISOR, "c": _PYTHON_DIVISOR}),
+    # a ** b of Python numbers: an int power beyond int64; a float 0.0 to a negative power, and
+    # a finite float's power that overflows (on the base and the power's result), which raise
+    ElementwiseOp("python_power_fits", 2, {"i": S.no_operand_problem}, checks={"i": _PYTHON_POWER}),
+    ElementwiseOp("python_power_defined", 2, {"f": S.no_operand_problem}, checks={"f": _PYTHON_ZERO_POWER}),
+    ElementwiseOp("python_power_finite", 2, {"f": S.no_operand_problem}, checks={"f": _PYTHON_POWER_OVERFLOW}),
 ]
 
 ELEMENTWISE: dict[str, ElementwiseOp] = {op.name: op for op in _ELEMENTWISE}

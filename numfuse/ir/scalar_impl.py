@@ -630,6 +630,26 @@ def product_leaves_int64(a, b):
     return big
 
 
+def power_leaves_int64(a, b):
+    # Python's a ** b (b >= 0, a constant) beyond int64, from the power in float64: exact for a
+    # power of two, and no other perfect power comes within float64's spacing of 2**63; -2**63
+    # itself (a negative base, an odd exponent) fits.
+    p = math.pow(math.fabs(a), b)
+    return p > 9.223372036854775808e18 or (
+        p == 9.223372036854775808e18 and not (a < T(0) and b % T(2) == T(1)))
+
+
+def zero_to_negative_power(a, b):
+    # Python's 0.0 ** -n raises (NumPy's pow gives inf).
+    return a == T(0) and b < T(0)
+
+
+def power_overflowed(a, r):
+    # Python's float ** int raises where the power of a finite base overflows (pow gives inf;
+    # 0.0 to a negative power is zero_to_negative_power's error).
+    return math.isinf(r) and not math.isinf(a) and a != T(0)
+
+
 def no_operand_problem(a, b):
     # (the value of a check's operation: the check is what counts)
     return True

@@ -516,6 +516,28 @@ def test_python_arithmetic_on_python_number_arguments_raises_where_python_differ
     assert numfuse.jit(lambda s, t: s % t, numpy_fallback=False)(7, 2) == 1
 
 
+def scaled_by_a_power(x, b, t):
+    return x * b ** t
+
+
+@pytest.mark.parametrize("b, t", [(0.0, -1), (-0.0, -3), (10.0, 400), (2.0, 1024), (0.9, 4), (2.0, -2), (0.0, 0),
+                                  (float("inf"), 2), (2, 62), (2, 63), (-2, 63), (3, 40), (-8, 21)])
+def test_a_power_of_python_numbers_is_pythons_or_raises_where_python_does(b, t):
+    jf = numfuse.jit(scaled_by_a_power, numpy_fallback=False)
+    x = np.ones(2)
+    try:
+        expected = scaled_by_a_power(x, b, t)
+    except (ZeroDivisionError, OverflowError) as err:
+        with pytest.raises(type(err)):
+            jf(x, b, t)
+        return
+    if type(b) is int and not -2**63 <= b ** t < 2**63:  # NumPy computes x * (an exact int past int64) in float
+        with pytest.raises(OverflowError, match="int64"):
+            jf(x, b, t)
+        return
+    np.testing.assert_array_equal(jf(x, b, t), expected)
+
+
 def test_a_range_indexes_as_its_ints_and_none_compares_as_numpy():
     # found running public code: the SciPy Cookbook's Schrodinger FDTD (x[range(...)]) and a
     # k-means whose first comparison is `labels == None`
