@@ -210,6 +210,26 @@ def value_into(region_shape, value_shape) -> tuple[int, ...]:
     return shape
 
 
+def check_assigned(value, region_shape, element: bool) -> None:
+    """NumPy's refusals of a value assigned into a region: into one element (every index an
+    integer), anything but a scalar or a 0-d array; a (nested) list or tuple deeper than the
+    region has dimensions, even where its extra dimensions have size one (an array may have
+    them)."""
+    depth = _depth(value)
+    if element and depth > 0:
+        raise ValueError(at_user_line("setting an array element with a sequence."))
+    if isinstance(value, (list, tuple)) and depth > len(region_shape):
+        raise ValueError(at_user_line(
+            "setting an array element with a sequence. The requested array would exceed the maximum number of "
+            f"dimension of {len(region_shape)}."))
+
+
+def _depth(value) -> int:
+    if isinstance(value, (list, tuple)):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return int(getattr(value, "ndim", 0))
+
+
 def converted_for_assignment(value, dtype):
     """`value` as NumPy's assignment into an array of `dtype` converts it, where it holds what
     only assignment converts (None, a str or bytes, nested in lists or tuples of Python values):

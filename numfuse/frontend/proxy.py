@@ -499,7 +499,8 @@ class Tracer(TracedArray):
             if self._readonly:
                 _refuse_write(self, "assignment destination is read-only")
             return numpy_indexing.scatter(self._ctx, self, index, value)
-        region, sliced, final, _ = numpy_views.parse_index(self.shape, index)
+        region, sliced, final, element = numpy_views.parse_index(self.shape, index)
+        numpy_views.check_assigned(value, final, element)
         operand = self._ctx.operand(value)
         numpy_views.value_into(final, operand.shape)
         at = numpy_views.index_unmap(region, sliced, final)(viewmaps.identity_map(final))

@@ -767,3 +767,26 @@ def test_none_and_strings_assigned_convert_as_numpy_converts_them(dtype):
         return
     for _ in range(2):
         assert_same(jf(x, m), expected)
+
+
+@pytest.mark.parametrize("write", [
+    lambda x: x.__setitem__(0, [1.0]),  # a sequence into one element
+    lambda x: x.__setitem__(0, np.array([2.0])),
+    lambda x: x.__setitem__(0, x[1:2] * 2),
+    lambda x: x.reshape(1, 3).__setitem__((0, 0), np.ones(1)),
+    lambda x: x.__setitem__(slice(0, 1), [[5.0]]),  # a list deeper than the region
+    lambda x: x.__setitem__(0, [None]),
+])
+def test_a_sequence_assigned_where_numpy_refuses_it_raises_numpys_error(write):
+    def f(x):
+        write(x)
+        return x
+
+    with pytest.raises(ValueError) as theirs:
+        f(np.zeros(3))
+    with pytest.raises(ValueError) as ours:
+        numfuse.jit(f, numpy_fallback=False)(np.zeros(3))
+    assert str(ours.value).splitlines()[0] == str(theirs.value)
+    # (an array with extra leading dimensions of size one goes into a region, as in NumPy)
+    g = numfuse.jit(lambda x: (x.__setitem__(slice(0, 1), np.array([[5.0]])), x)[1], numpy_fallback=False)
+    np.testing.assert_array_equal(g(np.zeros(3)), [5.0, 0.0, 0.0])
