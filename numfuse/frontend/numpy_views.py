@@ -204,24 +204,43 @@ def value_into(region_shape, value_shape) -> tuple[int, ...]:
     except ValueError:
         raise ValueError(
             at_user_line(
-                f"could not broadcast input array from shape {tuple(value_shape)} into shape {tuple(region_shape)}"
+                f"could not broadcast input array from shape {_shape_text(value_shape)} into shape "
+                f"{_shape_text(region_shape)}"
             )
         ) from None
     return shape
 
 
-def check_assigned(value, region_shape, element: bool) -> None:
-    """NumPy's refusals of a value assigned into a region: into one element (every index an
-    integer), anything but a scalar or a 0-d array; a (nested) list or tuple deeper than the
-    region has dimensions, even where its extra dimensions have size one (an array may have
+def _shape_text(shape) -> str:
+    """A shape as NumPy's messages write it: (2,3), (3,), ()."""
+    sizes = ",".join(str(s) for s in shape)
+    return f"({sizes},)" if len(shape) == 1 else f"({sizes})"
+
+
+def assigned_value(raw, dtype, region_shape, element: bool):
+    """The value NumPy writes when `raw` (as the user wrote it) is assigned into a region of an
+    array of `dtype`, with NumPy's refusals. Into one element (every index an integer) NumPy converts it as one item, which a
+    0-d array of the dtype shows: a sequence is an error in a float or int array (each its own)
+    and its truth value in a bool one. A (nested) list or tuple deeper than the region has
+    dimensions is an error, even where its extra dimensions have size one (an array may have
     them)."""
-    depth = _depth(value)
+    depth = _depth(raw)
     if element and depth > 0:
-        raise ValueError(at_user_line("setting an array element with a sequence."))
-    if isinstance(value, (list, tuple)) and depth > len(region_shape):
+        item = np.empty((), dtype)
+        plain = isinstance(raw, (list, tuple)) and _plain(raw) or type(raw) is np.ndarray
+        stand_in = raw if plain else np.zeros(np.shape(raw) if not isinstance(raw, (list, tuple)) else (len(raw),),
+                                              getattr(raw, "dtype", np.float64))
+        with user_line_noted():
+            item[()] = stand_in  # NumPy's error, or its item
+        if not plain:
+            raise unsupported("assigning a traced array into one element of a bool array",
+                              "NumPy writes its truth value: write bool(v) or v.any()")
+        return item
+    if isinstance(raw, (list, tuple)) and depth > len(region_shape):
         raise ValueError(at_user_line(
             "setting an array element with a sequence. The requested array would exceed the maximum number of "
             f"dimension of {len(region_shape)}."))
+    return converted_for_assignment(raw, dtype)
 
 
 def _depth(value) -> int:

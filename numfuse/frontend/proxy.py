@@ -490,17 +490,18 @@ class Tracer(TracedArray):
         into the buffer of the array that a is a view of."""
         if self._weak or self._numpy_scalar:
             raise TypeError(at_user_line("a scalar does not support item assignment"))
-        value = numpy_views.converted_for_assignment(value, self.dtype)
         index = numpy_indexing.normal_index(numpy_masked.compacted_in_index(index))
         mask = numpy_indexing.mask_of(self._ctx, self, index)
         if mask is not None:
+            value = numpy_views.converted_for_assignment(value, self.dtype)
             return numpy_indexing.masked_assign(self._ctx, self, mask, value)
         if numpy_indexing.is_advanced(self._ctx, index):
             if self._readonly:
                 _refuse_write(self, "assignment destination is read-only")
+            value = numpy_views.converted_for_assignment(value, self.dtype)
             return numpy_indexing.scatter(self._ctx, self, index, value)
         region, sliced, final, element = numpy_views.parse_index(self.shape, index)
-        numpy_views.check_assigned(value, final, element)
+        value = numpy_views.assigned_value(value, self.dtype, final, element)
         operand = self._ctx.operand(value)
         numpy_views.value_into(final, operand.shape)
         at = numpy_views.index_unmap(region, sliced, final)(viewmaps.identity_map(final))
