@@ -219,17 +219,17 @@ def _shape_text(shape) -> str:
 
 def assigned_value(raw, dtype, region_shape, element: bool):
     """The value NumPy writes when `raw` (as the user wrote it) is assigned into a region of an
-    array of `dtype`, with NumPy's refusals. Into one element (every index an integer) NumPy converts it as one item, which a
-    0-d array of the dtype shows: a sequence is an error in a float or int array (each its own)
-    and its truth value in a bool one. A (nested) list or tuple deeper than the region has
-    dimensions is an error, even where its extra dimensions have size one (an array may have
-    them)."""
+    array of `dtype`, with NumPy's refusals. Into one element (every index an integer) NumPy
+    converts it as one item, which a 0-d array of the dtype shows: a sequence is an error in a
+    float or int array (each its own) and its truth value in a bool one. A (nested) list or
+    tuple deeper than the region has dimensions is an error, even where its extra dimensions
+    have size one (an array may have them)."""
     depth = _depth(raw)
     if element and depth > 0:
         item = np.empty((), dtype)
         plain = isinstance(raw, (list, tuple)) and _plain(raw) or type(raw) is np.ndarray
-        stand_in = raw if plain else np.zeros(np.shape(raw) if not isinstance(raw, (list, tuple)) else (len(raw),),
-                                              getattr(raw, "dtype", np.float64))
+        shape = (len(raw),) if isinstance(raw, (list, tuple)) else tuple(raw.shape)
+        stand_in = raw if plain else np.zeros(shape, getattr(raw, "dtype", np.float64))
         with user_line_noted():
             item[()] = stand_in  # NumPy's error, or its item
         if not plain:
