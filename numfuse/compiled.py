@@ -13,6 +13,7 @@ import numpy as np
 
 from .frontend.aliasing import external_sharing, overlapping
 from .frontend.captures import guards_hold, one_trace_at_a_time
+from .frontend.numpy_warnings import given_again
 from .frontend.traced import TracedArray
 from .frontend.tracer import ArgSpec, TraceResult
 from .errors import TakeFullPath
@@ -55,9 +56,6 @@ class Compiled:
     # The result holds container arguments themselves (arguments.CallerContainer): each call
     # puts the caller's own there, as NumPy's function returns them.
     caller_containers: bool = False
-    # Whether a call ran since the trace, which gave its warnings (numpy_warnings.py): every
-    # later call gives them again.
-    warned: bool = False
 
 
 @contextlib.contextmanager
@@ -107,8 +105,8 @@ def checked_fast_run(run, compiled: Compiled, count: int):
             raise TakeFullPath
         if watch and not externals_match(compiled, args, positions):
             raise TakeFullPath
-        for given in warned:
-            given.emit()
+        if warned:
+            given_again(warned)
         if extra:
             args = list(args)
             args += [make(args) for make in extra]

@@ -556,11 +556,7 @@ class JitFunction:
                 return result
             if compiled.executable is None:
                 compiled.executable = self._executable(compiled)
-            if compiled.traced.warnings:
-                if compiled.warned:
-                    for given in compiled.traced.warnings:
-                        given.emit()  # as NumPy gives them at every call (the trace gave them once)
-                compiled.warned = True
+            numpy_warnings.given_again(compiled.traced.warnings)  # (as NumPy gives them at every call)
             names = [compiled.arg_names[i] for i in compiled.traced_positions]
             try:
                 outputs = compiled.executable(traced_values, names, self._stream)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from ..errors import user_frame
 
-__all__ = ["SignatureWarning", "one_call", "warn"]
+__all__ = ["SignatureWarning", "given_again", "one_call", "warn"]
 
 _local = threading.local()
 
@@ -80,6 +80,17 @@ def one_call():
     finally:
         if outer is None:
             _local.given = None
+
+
+def given_again(given_warnings: tuple) -> None:
+    """At a call that runs a cached plan (full or fast path): the trace's warnings, each as
+    often as the trace gave it, less those a trace in this same call gave already."""
+    shown = getattr(_local, "given", None)
+    for given in given_warnings:
+        if shown is not None and shown[given] > 0:
+            shown[given] -= 1
+            continue
+        given.emit()
 
 
 def warn(message: str, category: type) -> None:
