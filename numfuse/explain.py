@@ -95,6 +95,8 @@ def segmented_explain_text(name: str, run, why: str | None = None) -> str:
         else:
             runs.append([text, 1])
     lines.extend(f"   {text}" + (f" x{count}" if count > 1 else "") for text, count in runs)
+    if run.on_numpy is not None:
+        lines.append(f"   then {run.on_numpy}")
     if run.final is not None:
         lines.append(f"   the function returned [ends segment #{number[id(run.final)]}]")
     lines.append("each break runs what was traced before it, then Python goes on with real values; "

@@ -424,7 +424,8 @@ class JitFunction:
             run = (lambda *vals: call(self._fn, vals)) if copies is None else \
                 (lambda *vals: call(self._fn, vals, copies))
             return run_segmented(run, specs, values, names, self._run_segment, fn_name, describe_array,
-                                 self._target_for(values).fuses_product, effects)
+                                 self._target_for(values).fuses_product, effects,
+                                 budget=numpy_fallback.trace_budget(self._numpy_fallback, values))
 
     def _run_segment(self, graph, specs, values, names):
         """Plan (once per structure), compile and run one segment: (outputs, its Compiled)."""
@@ -550,7 +551,11 @@ class JitFunction:
         also_static: frozenset = frozenset()
         while True:
             if compiled.graph_break is not None:
-                result = self._run_segmented(args, kwargs, also_static).result
+                run = self._run_segmented(args, kwargs, also_static)
+                if run.on_numpy is not None and compiled.numpy_choice:
+                    # (its calls would trace as much: the plain function runs them, untimed)
+                    compiled.numpy_choice.chosen, compiled.numpy_choice.reason = "numpy", run.on_numpy
+                result = run.result
                 if holds_caller_container(result):
                     result = caller_containers(result, self._bind_arguments(args, kwargs)[1])
                 return result

@@ -41,6 +41,7 @@ CPU_RUN_FILES = (
     "test_scalar_rules.py", "test_ufunc_options.py", "test_exec_rounding.py",
     "test_shared_memory_and_globals.py", "test_user_mistakes.py", "test_planted_bug_guards.py", "test_lost_state.py",
     "test_fp_modes.py", "test_scans.py", "test_numpy_loop_bits.py", "test_numpy_fallback.py", "test_side_effects.py",
+    "test_eager_rest.py", "test_array_flags.py",
     # The random programs; the fuzzer's own tests (planted bugs) are the run tier's.
     "test_fuzz_programs.py::test_random_programs_match_numpy",
 )

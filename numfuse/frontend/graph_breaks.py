@@ -29,6 +29,7 @@ as NumPy's eager evaluation would have read it then.
 from __future__ import annotations
 
 import itertools
+import sys
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -43,7 +44,8 @@ from .proxy import Tracer, _View
 from .returns import view_or_copy
 from .tracer import ArgSpec, TraceContext, argument_view, flatten_outputs, unflatten_outputs
 from .effects import Effects
-from .numpy_creation import SuspendingGenerator, creating_arrays, suspended
+from .numpy_creation import SuspendingGenerator, creating_arrays, stop_tracing, suspended
+from . import eager
 
 
 @dataclass
@@ -66,6 +68,7 @@ class SegmentedRun:
     result: Any
     breaks: list[Break] = field(default_factory=list)
     final: Any = None  # the last segment's cache entry
+    on_numpy: str | None = None  # why the call went on in NumPy (eager.py), if it did
 
 
 def to_host(value) -> np.ndarray:
@@ -134,7 +137,8 @@ class Breaker:
     segment's graph on its inputs' values, returning (outputs, cache entry). `describe_array`:
     as arguments.classify takes it."""
 
-    def __init__(self, ctx: TraceContext, run_graph: Callable, name: str, describe_array: Callable):
+    def __init__(self, ctx: TraceContext, run_graph: Callable, name: str, describe_array: Callable,
+                 budget: int | None = None):
         self.ctx = ctx
         self.describe_array = describe_array
         self.run_graph = run_graph
@@ -146,6 +150,9 @@ class Breaker:
         self.names: dict[Var, str] = {}
         self._by_id: dict[int, Var] = {}  # array inputs by the identity of their value
         self._numbers: dict[tuple, Var] = {}  # Python numbers' inputs by their type and bits
+        # Inputs that an earlier segment computed: in numfuse's buffers, laid out as numfuse
+        # chose, which need not be NumPy's layout (array_flags.py answers no strides of them).
+        self.numfuse_layout: set[Var] = set()
         self.breaks: list[Break] = []
         self.caller_arrays: set[int] = set()  # ids of the caller's arrays
         self.final = None  # the last segment's cache entry
@@ -154,10 +161,26 @@ class Breaker:
         self.locked: list = []  # arrays made read-only while the run lasts (foreign_call)
         self.read_only_given: list[str] = []  # why each read-only array Python got was needed
         self.running = False  # a segment is running (or raised)
+        # Past `budget` operations traced in this call, the rest of it runs on NumPy (eager.py):
+        # then `eager` holds each live traced value's real value, by id, and `on_numpy` why.
+        self.budget = budget
+        self.traced = 0
+        self.eager: dict[int, tuple[Any, Any]] | None = None
+        self.on_numpy: str | None = None
+
+    to_host = staticmethod(to_host)
+
+    def view_chain(self, view: _View):
+        """(the array object `view` is a view of, the view equations from its buffer), or None."""
+        return _base_and_chain(self.ctx, view)
 
     # -- tracers and inputs --------------------------------------------------------------------
 
-    def track(self, tracer: Tracer) -> None:
+    def track(self, tracer) -> None:
+        """Keep `tracer` (a Tracer, a view, a MaskedSelection) in sight while it lives."""
+        if self.eager is not None:
+            raise RuntimeError("numfuse internal error: a value traced after the call went on in NumPy "
+                               "(numfuse/frontend/eager.py)")
         self._tracked[next(self._ids)] = tracer
 
     def input(self, value, spec: ArgSpec, name: str) -> Var:
@@ -231,6 +254,8 @@ class Breaker:
             host = np.array(host, copy=True)  # a view's, or a device array's: a snapshot
             host.flags.writeable = False
             self.read_only_given.append(what)
+        else:
+            self._go_on_in_numpy()
         return host
 
     def _own_buffer(self, tracers: list[Tracer]) -> None:
@@ -310,13 +335,16 @@ class Breaker:
 
     def _roots(self) -> list[Tracer]:
         # Views are rebuilt from their bases: only arrays that own their value are kept.
-        return [t for t in list(self._tracked.values()) if not isinstance(t, _View)]
+        return [t for t in list(self._tracked.values()) if isinstance(t, Tracer) and not isinstance(t, _View)]
 
     def run(self, needed: list[Tracer], reason: str, final: bool = False) -> dict[int, Any]:
         """Run the segment traced so far; every live array keeps its value as an input of the
         next segment. Returns the value of each of `needed` (by id)."""
+        if self.eager is not None:  # (the call goes on in NumPy: nothing is traced)
+            return {id(t): eager.real(t, self.eager) for t in needed}
         self.running = True  # (stays so where the segment raises)
         ctx = self.ctx
+        self.traced += len(ctx.eqns)
         roots = self._roots()
         holders = roots + [t for t in needed if isinstance(t, _View)]
         outputs: dict[Var, int] = {}  # the segment's outputs, by position
@@ -376,10 +404,29 @@ class Breaker:
             for t, var, _ in held:
                 kind, what = source[var]
                 name = self.names[what] if kind == "input" else "a value computed before a graph break"
-                kept[var] = (value_of_source(source[var]), name)
+                kept[var] = (value_of_source(source[var]), name, kind == "output" or what in self.numfuse_layout)
             self._next_segment(held, kept, unchanged)
         self.running = False
         return concrete
+
+    def _go_on_in_numpy(self) -> None:
+        """Past the budget, at a break where Python's own code converts a traced value (`if`,
+        `while`, float(): no operation of numfuse is under way), the rest of the call runs on
+        NumPy (eager.py), where every live traced value's real value is known."""
+        if self.budget is None or self.traced <= self.budget or self.eager is not None \
+                or not eager.at_user_level(sys._getframe(2)):  # (value_of's caller)
+            return
+        found = eager.real_values(self)
+        if found is None:
+            return
+        eager.switch(self, found)
+        stop_tracing(self.ctx)  # np.zeros and friends are NumPy's again
+        for array in self.locked:
+            array.flags.writeable = True  # (no pending segment for Python's writes to miss)
+        self.locked = []
+        self.on_numpy = (f"the run segment by segment traced more than {self.budget:,} operations in one call "
+                         f"({len(self.breaks)} graph breaks; the last at {self.breaks[-1]}): the rest of that call "
+                         "ran on NumPy")
 
     def _next_segment(self, held, kept, unchanged) -> None:
         """Start the next segment: each live array's value (`kept`: value and name by its
@@ -388,10 +435,11 @@ class Breaker:
         carried = ctx.carried
         ctx.start_segment()
         self.values, self.specs, self.names, self._by_id, self._numbers = {}, {}, {}, {}, {}
+        numfuse_layout: set[Var] = set()
         new_var: dict[Var, Var] = {}
         for t, var, owned in held:
             if var not in new_var:
-                value, name = kept[var]
+                value, name, computed = kept[var]
                 if t._weak or t._numpy_scalar:
                     value = to_host(value)[()]
                     value = value.item() if t._weak else value
@@ -399,10 +447,13 @@ class Breaker:
                 else:
                     spec = classify(name, value, False, self.describe_array)[1]
                 new_var[var] = self.input(value, spec, name)
+                if computed:
+                    numfuse_layout.add(new_var[var])
             t._var = new_var[var]
             if owned:
                 ctx.owner[t._var] = t
         ctx.carried = {**carried, **{old: new for old, new in new_var.items() if old in unchanged}}
+        self.numfuse_layout = numfuse_layout
 
 
 _READ_ONLY_NOTE = (
@@ -415,14 +466,15 @@ _READ_ONLY_NOTE = (
 
 def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run_graph: Callable,
                   name: str, describe_array: Callable, fuses_product: Callable | None = None,
-                  effects: Effects | None = None) -> SegmentedRun:
+                  effects: Effects | None = None, budget: int | None = None) -> SegmentedRun:
     """Call `fn` on tracers of `values` (a spec per argument, as for tracer.trace), running it
     segment by segment. `fuses_product`: the target's rule for matrix products (tracer.trace).
     `effects`: what else the function may change (effects.py), given its values at the end,
-    or where the function raises (what it did before stays done, as in NumPy)."""
+    or where the function raises (what it did before stays done, as in NumPy). `budget`: the
+    most operations to trace in the call, after which it goes on in NumPy (eager.py)."""
     ctx = TraceContext()
     ctx.fuses_product = fuses_product
-    breaker = Breaker(ctx, run_graph, name, describe_array)
+    breaker = Breaker(ctx, run_graph, name, describe_array, budget)
     ctx.breaks = breaker
     args = []
     for spec, value, arg_name in zip(specs, values, names):
@@ -438,7 +490,9 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
     def give(leaf: Tracer, value):
         if id(leaf) in given:
             return given[id(leaf)]
-        if leaf._weak or leaf._numpy_scalar:
+        if eager.is_eager(leaf):
+            pass  # its real value, shared as NumPy's would be (an argument's is the caller's array)
+        elif leaf._weak or leaf._numpy_scalar:
             if not isinstance(value, (np.generic, int, float, complex, bool)):
                 value = to_host(value)[()]
             if leaf._weak and isinstance(value, np.generic):
@@ -491,7 +545,7 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
         for array in breaker.locked:
             array.flags.writeable = True
     returned = [give(leaf, concrete[id(leaf)]) for leaf in leaves]
-    return SegmentedRun(unflatten_outputs(tree, returned), breaker.breaks, breaker.final)
+    return SegmentedRun(unflatten_outputs(tree, returned), breaker.breaks, breaker.final, breaker.on_numpy)
 
 
 __all__ = ["Break", "Breaker", "SegmentedRun", "run_segmented", "structure_key", "to_host"]

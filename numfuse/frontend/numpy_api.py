@@ -666,6 +666,7 @@ SUPPORTED_METHODS = (
     "round", "transpose", "reshape", "ravel", "flatten", "squeeze", "swapaxes", "copy", "conj", "conjugate",
     "dot", "cumsum", "cumprod", "sort", "argsort", "partition", "diagonal", "trace",
 )
-SUPPORTED_ATTRIBUTES = ("T", "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "real", "imag", "flat")
+SUPPORTED_ATTRIBUTES = ("T", "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "real", "imag", "flat", "strides",
+                        "flags")
 
 __all__ = ["apply_ufunc", "call_function", "Operand", "OPERATORS", "UNARY_OPERATORS"]

@@ -443,6 +443,15 @@ class SuspendingGenerator:
         return call
 
 
+def stop_tracing(ctx) -> None:
+    """From now on, within creating_arrays(ctx) on this thread: NumPy's own np.zeros and
+    friends (the call goes on in NumPy, eager.py)."""
+    stack = getattr(_local, "stack", None) or []
+    for k, entry in enumerate(stack):
+        if entry is ctx:
+            stack[k] = None
+
+
 @contextlib.contextmanager
 def suspended():
     """Within: NumPy's own np.zeros and friends on this thread, whoever calls them (a graph

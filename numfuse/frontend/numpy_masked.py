@@ -46,6 +46,8 @@ class MaskedSelection:
         # Once compacted (a graph break, for something that needs its size), the selection is
         # that NumPy array: writes into it (out=) stay, and everything after reads it.
         self._value = None
+        if ctx.breaks is not None:
+            ctx.breaks.track(self)  # (compacted, should the call go on in NumPy: eager.py)
 
     dtype = property(lambda self: self.values.dtype)
     ndim = property(lambda self: 1)

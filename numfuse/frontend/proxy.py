@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from . import (
-    numpy_api, numpy_complex, numpy_functions, numpy_indexing, numpy_masked, numpy_products, numpy_reductions, numpy_views,
+    array_flags, numpy_api, numpy_complex, numpy_functions, numpy_indexing, numpy_masked, numpy_products, numpy_reductions, numpy_views,
 )
 from ..ir import viewmaps
 from ..errors import TracingError, UnsupportedError, at_user_line, called_from_numfuse, unsupported, user_line_noted
@@ -205,6 +205,9 @@ class Tracer(TracedArray):
     size = property(lambda self: self._aval.size)
     itemsize = property(lambda self: self._aval.dtype.itemsize)
     nbytes = property(lambda self: self._aval.nbytes)
+    strides = property(lambda self: array_flags.strides(self))  # (where the trace knows NumPy's)
+    flags = property(lambda self: array_flags.TracedFlags(self) if not self._weak else
+                     getattr(self._aval.dtype.type(0).item(), "flags"))  # (a Python number has none)
     # (a NumPy scalar's methods give a scalar where the result is 0-d: s.T, s.copy() are s)
     T = property(lambda self: self if self._numpy_scalar else self._ctx.transpose(self))
 
@@ -703,6 +706,8 @@ class _View(Tracer, TracedView):
         self._input_position = None
         self._readonly = base._readonly if readonly is None else readonly
         self._indexed_from = None
+        if ctx.breaks is not None:
+            ctx.breaks.track(self)  # (its real view, should the call go on in NumPy: eager.py)
 
     @property
     def _aval(self) -> Aval:
