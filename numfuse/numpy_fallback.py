@@ -13,9 +13,9 @@ times that chose it.
 
 A trace that records more than TRACE_BUDGET operations is abandoned (the tracer raises
 TraceTooLong), and the signature runs as the plain function from its first call, untimed. A
-run segment by segment, which cannot start again, counts the operations of all its segments,
-and past the budget goes on in NumPy for the rest of that call (frontend/eager.py); the
-signature then runs as the plain function too.
+run segment by segment, which cannot start again, counts the operations of all its segments
+(and each segment as a few more), and past the budget goes on in NumPy for the rest of that
+call (frontend/eager.py); the signature then runs as the plain function too.
 
 The plain function is NumPy's semantics by definition (the reference every numfuse result is
 checked against): the choice changes a call's speed, never what it computes, beyond the

@@ -1,17 +1,17 @@
 """`x.strides` and `x.flags` of a traced array: NumPy's answers, where the trace knows them.
 
-The trace keeps each value's notional strides as NumPy would lay it out (layouts.py): an
-argument's from its signature (C, Fortran, or its own strides), a view's as NumPy makes it
-(decided on stand-ins, numpy_views.py), a computed value's in C order or unknown (NumPy lays a
-result out like its operands, in an order numfuse does not always follow). So `x.strides` is
-static (`as_strided(x, shape, x.strides + x.strides)`, a sliding window, as numpy-100 and the
-SciPy cookbook write it), and `x.flags` is a read-only flags object whose `writeable` may be
-turned off for an array the function made (`Z.flags.writeable = False`, numpy-100 #43).
+The trace knows an argument's layout exactly (its signature has C, Fortran, or its own
+strides), and every view of it is NumPy's own view of a stand-in of that layout. So an
+argument's `x.strides` is static (`as_strided(x, shape, x.strides + x.strides)`, a sliding
+window, as numpy-100 and the SciPy cookbook write it), and `x.flags` of an argument or a view of
+one is NumPy's flags object of that stand-in; `x.flags.writeable = False` of an array the
+function made makes it read-only (numpy-100 #43), and views made after it.
 
-Refused, with the reason, where numfuse would have to guess: strides NumPy decides from layouts
-numfuse does not trace; an argument's axis of length 0 or 1, whose stride in the caller's array
-is whatever made it (`x[None]` has stride 0 there) and no part of the signature; a value carried
-across a graph break, which lives in numfuse's own buffer; `owndata` of an argument.
+Refused, with the reason, where numfuse would have to guess: the layout of what the function
+computes (numfuse's own buffers are laid out as it chooses, and NumPy's choice is not always
+followed), strides of a view (a NumPy function gets a view's values as an array of its own),
+the stride of an axis of length 0 or 1 (whatever made the array: `x[None]` has 0 there), and
+`owndata` of anything but a view.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..errors import unsupported
+from ..ir import viewmaps
+from . import numpy_views
 from .traced import TracedView
 
 _HINT = "pass or compute a C-contiguous array (x.copy()) whose strides NumPy and numfuse agree on"
@@ -31,39 +33,49 @@ def _root(tracer):
     return tracer
 
 
-def _known_strides(tracer, what: str) -> tuple[int, ...]:
-    """`tracer`'s element strides as NumPy's would be, or the refusal of `what`."""
+def _argument_layout(tracer, what: str) -> np.ndarray:
+    """A memoryless stand-in laid out as NumPy's `tracer` is: an argument's (or a global
+    array's) own layout, seen through the views taken of it; else the refusal of `what`."""
     ctx = tracer._ctx
     root = _root(tracer)
     buffer = ctx.family.get(root._var, root._var)
-    if buffer in ctx.inputs:
-        carried = ctx.breaks is not None and buffer in ctx.breaks.numfuse_layout
-        if carried:
-            raise unsupported(f"{what} of a value computed before a graph break",
-                              "it lives in numfuse's buffer, laid out as numfuse chose; " + _HINT)
-        if what.endswith("strides") and any(n <= 1 for n in buffer.aval.shape) and any(n <= 1 for n in tracer.shape):
-            raise unsupported(f"{what} of an argument with an axis of length 0 or 1",
-                              "NumPy's stride of such an axis is whatever made the caller's array "
-                              "(x[None] has 0 there), which is no part of numfuse's signature; " + _HINT)
-    strides = ctx.strides_of(tracer._var)
+    if buffer not in ctx.inputs or (ctx.breaks is not None and buffer in ctx.breaks.numfuse_layout):
+        raise unsupported(f"{what} of an array the function computed",
+                          "numfuse follows NumPy's layout of an argument and the views of it, not of what "
+                          "the function computes (its own buffers are laid out as numfuse chooses); " + _HINT)
+    strides = ctx.strides_of(buffer)
     if strides is None:
-        raise unsupported(f"{what} of an array whose memory layout numfuse does not trace",
-                          "NumPy lays out what it computes from arrays not in C order like them; " + _HINT)
-    return tuple(strides)
+        raise unsupported(f"{what} of an argument whose strides are not whole elements", _HINT)
+    layout = numpy_views.stand_in(buffer.aval.shape, strides, tracer.dtype)
+    if isinstance(tracer, TracedView):
+        chain = viewmaps.view_chain(ctx.eqns, tracer._var, root._var)
+        if chain is None or tracer.dtype != root.dtype:
+            raise unsupported(f"{what} of this view of an argument", _HINT)
+        layout = viewmaps.view_through(np, layout, chain)
+    return layout
+
+
+def strides(tracer) -> tuple[int, ...]:
+    """x.strides, in bytes: an argument's own, as the caller's array has them."""
+    if tracer._weak:
+        raise _no_attribute(tracer, "strides")
+    if not tracer.shape:
+        return ()
+    if isinstance(tracer, TracedView):
+        # (a view given to a NumPy function, as_strided's argument, is a copy of its own)
+        raise unsupported("x.strides of a view", "NumPy functions numfuse does not trace get a view's values "
+                                                 "as an array of their own, laid out anew; take the strides "
+                                                 "of the argument itself")
+    if any(n <= 1 for n in tracer.shape):
+        raise unsupported("x.strides of an array with an axis of length 0 or 1",
+                          "NumPy's stride of such an axis is whatever made the array (x[None] has 0 there), "
+                          "which numfuse does not follow; " + _HINT)
+    return tuple(int(s) for s in _argument_layout(tracer, "x.strides").strides)
 
 
 def _no_attribute(tracer, name: str):
     kind = type(tracer.dtype.type(0).item()).__name__
     return AttributeError(f"'{kind}' object has no attribute '{name}'")
-
-
-def strides(tracer) -> tuple[int, ...]:
-    """x.strides, in bytes."""
-    if tracer._weak:
-        raise _no_attribute(tracer, "strides")
-    if not tracer.shape:
-        return ()
-    return tuple(s * tracer.dtype.itemsize for s in _known_strides(tracer, "x.strides"))
 
 
 # NumPy's flags by their names and letters (numpy.ndarray.flags).
@@ -88,9 +100,8 @@ class TracedFlags:
     def _numpys(self):
         tracer = self._tracer
         if tracer.shape:
-            itemsize = tracer.dtype.itemsize
-            strides = tuple(s * itemsize for s in _known_strides(tracer, "x.flags' contiguity"))
-            probe = as_strided(np.zeros(1, tracer.dtype), tracer.shape, strides)
+            layout = _argument_layout(tracer, "x.flags' contiguity")
+            probe = as_strided(np.zeros(1, tracer.dtype), layout.shape, layout.strides)
         else:
             probe = np.zeros((), tracer.dtype)  # (a 0-d array, a NumPy scalar)
         if not self.writeable:
@@ -105,13 +116,14 @@ class TracedFlags:
 
     @property
     def owndata(self) -> bool:
-        tracer = self._tracer
-        if isinstance(tracer, TracedView):
+        if isinstance(self._tracer, TracedView):
             return False
-        if tracer._argument or tracer._var in tracer._ctx.inputs:
-            raise unsupported("x.flags.owndata of an argument",
-                              "whether the caller's array owns its memory is no part of numfuse's signature")
-        return True
+        if self._tracer._numpy_scalar and not self._tracer.shape:
+            return True
+        # (an argument's depends on the caller's array; a computed array's on how NumPy made
+        # it: a reshape that copies returns a view of its copy)
+        raise unsupported("x.flags.owndata of an array that is not a view",
+                          "whether it owns its memory is no part of what numfuse traces")
 
     def __getattr__(self, name):
         if name.startswith("_") or name in ("num",):
@@ -131,9 +143,13 @@ class TracedFlags:
         setattr(self, name, value)
 
     def __setattr__(self, name, value):
+        tracer = self._tracer
+        if tracer._numpy_scalar and not tracer.shape:
+            raise ValueError("Cannot set flags on array scalars.")
+        if name not in ("writeable", "aligned", "writebackifcopy"):
+            raise AttributeError(f"attribute '{name}' of 'numpy._core.multiarray.flagsobj' objects is not writable")
         if name != "writeable":
             raise unsupported(f"setting x.flags.{name}", "only x.flags.writeable = False is followed")
-        tracer = self._tracer
         if bool(value) == self.writeable:
             return
         if value:
@@ -143,6 +159,14 @@ class TracedFlags:
             raise unsupported("x.flags.writeable = False of an argument (or a view of one)",
                               "it would make the caller's array read-only: do that outside the function")
         tracer._readonly = True  # (its writes now raise NumPy's error; views taken later inherit it)
+
+    def __eq__(self, other):
+        if not isinstance(other, TracedFlags):
+            return NotImplemented
+        names = ("c_contiguous", "f_contiguous", "writeable", "aligned", "writebackifcopy")
+        return self._tracer is other._tracer or all(getattr(self, n) == getattr(other, n) for n in names)
+
+    __hash__ = None
 
     def __repr__(self) -> str:
         names = ("C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED", "WRITEBACKIFCOPY")

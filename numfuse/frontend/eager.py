@@ -29,14 +29,15 @@ from typing import Any
 import numpy as np
 
 from ..ir import viewmaps
+from .numpy_masked import MaskedSelection
 from .proxy import Tracer, _View
 
 _SET_CLASS = object.__dict__["__class__"].__set__  # (Tracer.__class__ is a read-only property)
 
 
 def real(value, values: dict[int, tuple[Any, Any]]):
-    """`value` with each eager proxy in it (in tuples, lists and dicts) its real value."""
-    if isinstance(value, Tracer):
+    """`value` with each eager proxy in it (in tuples, lists, dicts and sets) its real value."""
+    if isinstance(value, (Tracer, EagerSelection)):
         found = values.get(id(value))
         if found is None or found[0] is not value:
             raise RuntimeError("numfuse internal error: a traced value without its real value, after the call "
@@ -47,7 +48,9 @@ def real(value, values: dict[int, tuple[Any, Any]]):
     if isinstance(value, tuple):
         return type(value)(*(real(v, values) for v in value))
     if isinstance(value, dict):
-        return {k: real(v, values) for k, v in value.items()}
+        return {real(k, values): real(v, values) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return type(value)(real(v, values) for v in value)
     return value
 
 
@@ -78,10 +81,24 @@ def _unary(op):
     return lambda self, *args: op(_value(self), *args)
 
 
+# NumPy reads these before __array__: np.asarray(proxy) would be a new array over the value's
+# memory, not the value itself (as np.asarray of an array is that array).
+_HIDDEN = frozenset({"__array_interface__", "__array_struct__"})
+
+
 def _getattribute(self, name):
     # numfuse's own fields are the proxy's; everything else, dunders included, the value's.
     if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
         return object.__getattribute__(self, name)
+    if name in _HIDDEN:
+        raise AttributeError(name)
+    return getattr(_value(self), name)
+
+
+def _getattr(self, name):
+    # (after _getattribute's AttributeError: a private name the proxy lacks, or a hidden one)
+    if name in _HIDDEN:
+        raise AttributeError(name)
     return getattr(_value(self), name)
 
 
@@ -94,7 +111,15 @@ def _setattr(self, name, value):
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     values = _values(self)
-    return getattr(ufunc, method)(*real(inputs, values), **real(kwargs, values))
+    result = getattr(ufunc, method)(*real(inputs, values), **real(kwargs, values))
+    out = kwargs.get("out")
+    if out is None:
+        return result
+    # NumPy returns the out= arrays themselves: here the proxies the function holds.
+    outs = out if isinstance(out, tuple) else (out,)
+    if isinstance(result, tuple):
+        return tuple(o if real(o, values) is r else r for o, r in zip(outs, result))
+    return outs[0] if real(outs[0], values) is result else result
 
 
 def _array_function(self, func, types, args, kwargs):
@@ -120,7 +145,7 @@ def _setitem(self, index, value):
 
 def _namespace() -> dict:
     ns: dict[str, Any] = {"__slots__": (), "__getattribute__": _getattribute, "__setattr__": _setattr,
-                          "__getattr__": lambda self, name: getattr(_value(self), name),
+                          "__getattr__": _getattr,
                           "__array_ufunc__": _array_ufunc, "__array_function__": _array_function,
                           "__array__": _array, "__pow__": _pow, "__rpow__": _binary(pow, True),
                           "__ipow__": _inplace(operator.ipow), "__setitem__": _setitem,
@@ -152,10 +177,12 @@ def _namespace() -> dict:
 _NAMESPACE = _namespace()
 EagerTracer = type("EagerTracer", (Tracer,), {**_NAMESPACE, "__doc__": "A Tracer that stands for its real value."})
 EagerView = type("EagerView", (_View,), {**_NAMESPACE, "__doc__": "A traced view that stands for its real view."})
+EagerSelection = type("EagerSelection", (MaskedSelection,),
+                      {**_NAMESPACE, "__doc__": "x[mask] that stands for NumPy's x[mask], computed."})
 
 
 def is_eager(value) -> bool:
-    return isinstance(value, (EagerTracer, EagerView))
+    return isinstance(value, (EagerTracer, EagerView, EagerSelection))
 
 
 # Where Python's own code asks a traced value for a Python value: TraceContext.concrete, then
@@ -200,6 +227,7 @@ def real_values(breaker) -> dict[int, tuple[Any, Any]] | None:
     views = [t for t in live if isinstance(t, _View)]
     found: dict[int, tuple[Any, Any]] = {}
     held: dict[int, Tracer] = {}  # each array object by its id: the root that holds it
+    locking: list[np.ndarray] = []  # made read-only once the views of them are made
     # The root that owns a buffer (an argument, an array written in place) keeps it; another
     # root over the same value gets a copy, as NumPy's would be an array of its own.
     for t in sorted(roots, key=lambda t: not ctx.owns(t, t._var)):
@@ -210,7 +238,7 @@ def real_values(breaker) -> dict[int, tuple[Any, Any]] | None:
             if id(value) in held:
                 value = value.copy()
             elif t._readonly is True and value.flags.writeable and id(value) not in breaker.caller_arrays:
-                value.flags.writeable = False  # (a broadcast, read-only in NumPy too)
+                locking.append(value)  # (read-only in NumPy too: a broadcast, flags.writeable = False)
             held[id(value)] = t
         found[id(t)] = (t, value)
     for view in views:
@@ -228,19 +256,21 @@ def real_values(breaker) -> dict[int, tuple[Any, Any]] | None:
         if view._readonly is True and value.flags.writeable:
             value.flags.writeable = False  # (np.diagonal's, as NumPy's)
         found[id(view)] = (view, value)
+    for value in locking:
+        value.flags.writeable = False
     return found
 
 
 def switch(breaker, found: dict[int, tuple[Any, Any]]) -> None:
     """Make every live traced value an eager proxy of its real value (`found`, real_values')."""
-    from .numpy_masked import MaskedSelection
-
     for selection in [s for s in list(breaker._tracked.values()) if isinstance(s, MaskedSelection)]:
         if selection._value is None:  # NumPy's x[mask], of the values it was taken of
             selection._value = found[id(selection.values)][1][found[id(selection.mask)][1]]
+        found[id(selection)] = (selection, selection._value)
     breaker.eager = found
     for t, _ in found.values():
-        _SET_CLASS(t, EagerView if isinstance(t, _View) else EagerTracer)
+        cls = EagerSelection if isinstance(t, MaskedSelection) else EagerView if isinstance(t, _View) else EagerTracer
+        _SET_CLASS(t, cls)
 
 
 __all__ = ["EagerTracer", "EagerView", "is_eager", "real", "real_values", "switch"]

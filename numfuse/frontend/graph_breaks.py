@@ -48,6 +48,14 @@ from .numpy_creation import SuspendingGenerator, creating_arrays, stop_tracing, 
 from . import eager
 
 
+# What a segment costs the host, in traced operations (about 40 µs each on the CPU), for the
+# budget of a run segment by segment: its run (npbench's crc16: 1,600 segments of 3 operations,
+# 0.3 s), and a structure met for the first time in the call, planned or found in the cache
+# (npbench's nussinov: 11,800 segments that differ in their indices, 4.4 ms each).
+SEGMENT_RUN_COST = 5
+SEGMENT_PLAN_COST = 100
+
+
 @dataclass
 class Break:
     """One graph break of a run: where, why, and the segment it ended."""
@@ -160,11 +168,13 @@ class Breaker:
         self._exposed_arrays: list = []
         self.locked: list = []  # arrays made read-only while the run lasts (foreign_call)
         self.read_only_given: list[str] = []  # why each read-only array Python got was needed
+        self.buffer_views: list = []  # np.asarray's read-only views of buffers, given to Python
         self.running = False  # a segment is running (or raised)
         # Past `budget` operations traced in this call, the rest of it runs on NumPy (eager.py):
         # then `eager` holds each live traced value's real value, by id, and `on_numpy` why.
         self.budget = budget
         self.traced = 0
+        self._entries: set[int] = set()  # the segments run so far (their cache entries' ids)
         self.eager: dict[int, tuple[Any, Any]] | None = None
         self.on_numpy: str | None = None
 
@@ -248,6 +258,7 @@ class Breaker:
             view = value.view()
             view.flags.writeable = False  # Python's writes would not reach the pending segment
             self.read_only_given.append(what)
+            self.buffer_views.append(view)
             return view
         host = to_host(value)
         if expose:
@@ -387,6 +398,9 @@ class Breaker:
             finally:
                 for array in self.locked:
                     array.flags.writeable = False
+            # (a segment's host time, counted as traced operations' against the budget)
+            self.traced += SEGMENT_RUN_COST if id(entry) in self._entries else SEGMENT_PLAN_COST
+            self._entries.add(id(entry))
         loc = user_location()
         if not final:
             self.breaks.append(Break(loc, reason, entry))
@@ -421,11 +435,14 @@ class Breaker:
             return
         eager.switch(self, found)
         stop_tracing(self.ctx)  # np.zeros and friends are NumPy's again
-        for array in self.locked:
-            array.flags.writeable = True  # (no pending segment for Python's writes to miss)
-        self.locked = []
-        self.on_numpy = (f"the run segment by segment traced more than {self.budget:,} operations in one call "
-                         f"({len(self.breaks)} graph breaks; the last at {self.breaks[-1]}): the rest of that call "
+        # (no pending segment for Python's writes to miss: NumPy's would have been writeable)
+        for array in self.locked + [v for v in self.buffer_views if v.base is not None and v.base.flags.writeable]:
+            array.flags.writeable = True
+        self.locked, self.buffer_views = [], []
+        count = f"{len(self.breaks)} graph break{'s' if len(self.breaks) != 1 else ''}"
+        self.on_numpy = (f"the run segment by segment passed the trace budget in one call ({self.budget:,} "
+                         f"operations, a segment counting as {SEGMENT_RUN_COST} and one new to the call as "
+                         f"{SEGMENT_PLAN_COST}; {count}, the last at {self.breaks[-1]}): the rest of that call "
                          "ran on NumPy")
 
     def _next_segment(self, held, kept, unchanged) -> None:
@@ -466,31 +483,49 @@ _READ_ONLY_NOTE = (
 
 def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run_graph: Callable,
                   name: str, describe_array: Callable, fuses_product: Callable | None = None,
-                  effects: Effects | None = None, budget: int | None = None) -> SegmentedRun:
+                  effects: Effects | None = None, budget: int | None = None,
+                  hidden: list | None = None) -> SegmentedRun:
     """Call `fn` on tracers of `values` (a spec per argument, as for tracer.trace), running it
     segment by segment. `fuses_product`: the target's rule for matrix products (tracer.trace).
     `effects`: what else the function may change (effects.py), given its values at the end,
     or where the function raises (what it did before stays done, as in NumPy). `budget`: the
-    most operations to trace in the call, after which it goes on in NumPy (eager.py)."""
+    most operations to trace in the call, after which it goes on in NumPy (eager.py).
+    `hidden`: (name, spec, value) of the bases of arguments that share memory, which specs
+    ("alias", position, recipe) name by their position after the arguments (tracer.trace)."""
     ctx = TraceContext()
     ctx.fuses_product = fuses_product
     breaker = Breaker(ctx, run_graph, name, describe_array, budget)
     ctx.breaks = breaker
     args = []
+    passed: dict[int, Tracer] = {}  # an array passed twice is one array object, as in NumPy
     for spec, value, arg_name in zip(specs, values, names):
-        if isinstance(spec, ArgSpec):
+        if isinstance(spec, ArgSpec) and spec.kind == "array" and id(value) in passed:
+            args.append(passed[id(value)])
+        elif isinstance(spec, ArgSpec):
             args.append(breaker.argument(value, spec, arg_name))
+            passed[id(value)] = args[-1]
+        elif spec[0] == "alias":
+            args.append(None)  # (below: a view of its base)
         elif isinstance(spec[1], np.random.Generator):
             args.append(SuspendingGenerator(spec[1]))  # its draws make real arrays
         else:
             args.append(spec[1])
+    bases = [breaker.argument(value, spec, name) for name, spec, value in hidden or []]
+    aliased: dict[int, Any] = {}  # id of an argument traced as a view of its base -> the caller's
+    for i, spec in enumerate(specs):
+        if not isinstance(spec, ArgSpec) and spec[0] == "alias":
+            source = (args + bases)[spec[1]]
+            args[i] = source if spec[2] is None else spec[2].apply(source)
+            aliased[id(args[i])] = values[i]
     given: dict[int, Any] = {}  # id of a traced value given to the caller -> the value
     owned: set[int] = set()  # ids of the arrays given, each once
 
     def give(leaf: Tracer, value):
         if id(leaf) in given:
             return given[id(leaf)]
-        if eager.is_eager(leaf):
+        if id(leaf) in aliased:
+            value = aliased[id(leaf)]  # the argument itself, returned: the caller's array object
+        elif eager.is_eager(leaf):
             pass  # its real value, shared as NumPy's would be (an argument's is the caller's array)
         elif leaf._weak or leaf._numpy_scalar:
             if not isinstance(value, (np.generic, int, float, complex, bool)):
@@ -545,7 +580,10 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
         for array in breaker.locked:
             array.flags.writeable = True
     returned = [give(leaf, concrete[id(leaf)]) for leaf in leaves]
-    return SegmentedRun(unflatten_outputs(tree, returned), breaker.breaks, breaker.final, breaker.on_numpy)
+    result = unflatten_outputs(tree, returned)
+    if breaker.eager is not None:
+        result = eager.real(result, breaker.eager)  # (dict keys and set members too)
+    return SegmentedRun(result, breaker.breaks, breaker.final, breaker.on_numpy)
 
 
 __all__ = ["Break", "Breaker", "SegmentedRun", "run_segmented", "structure_key", "to_host"]

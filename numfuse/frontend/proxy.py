@@ -351,10 +351,12 @@ class Tracer(TracedArray):
         if self._readonly:
             _refuse_write(self, "assignment destination is read-only")
 
-    def _assign_at(self, at, shape, value) -> None:
+    def _assign_at(self, at, shape, value, through_view: bool = False) -> None:
         """Write `value` into this array at the points `at` (an index into it for each point
-        of a region of `shape`; see viewmaps.At)."""
-        self._check_writable()
+        of a region of `shape`; see viewmaps.At). `through_view`: written through a view of
+        it, which checked that it may write (its flag, taken when it was made)."""
+        if not through_view:
+            self._check_writable()
         ctx = self._ctx
         var = self._var
         if not ctx.owns(self, var):
@@ -721,15 +723,20 @@ class _View(Tracer, TracedView):
         return self._seen[1]
 
     def _check_writable(self) -> None:
+        # (a view takes its base's read-only flag when made: one made before
+        # `x.flags.writeable = False` stays writeable, as NumPy's does)
         if self._readonly:
             raise ValueError(at_user_line("assignment destination is read-only"))
-        if self._refusal is not None:
-            raise unsupported(*self._refusal)
-        if self._unsure is not None:
-            raise unsupported(f"writing through a {self._unsure}", _UNSURE_HINT)
-        self._base._check_writable()
+        view = self
+        while isinstance(view, _View):  # what numfuse refuses to write through, down the chain
+            if view._refusal is not None:
+                raise unsupported(*view._refusal)
+            if view._unsure is not None:
+                raise unsupported(f"writing through a {view._unsure}", _UNSURE_HINT)
+            view = view._base
 
-    def _assign_at(self, at, shape, value) -> None:
-        self._check_writable()
-        self._base._assign_at(self._unmap(at), shape, value)
+    def _assign_at(self, at, shape, value, through_view: bool = False) -> None:
+        if not through_view:
+            self._check_writable()
+        self._base._assign_at(self._unmap(at), shape, value, through_view=True)
 

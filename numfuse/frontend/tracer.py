@@ -487,6 +487,8 @@ def flatten_outputs(value, leaves: list) -> Any:
         return ("__leaf__", len(leaves) - 1)
     if isinstance(value, MaskedSelection):
         # Its size depends on the data: compacted at a graph break (a NumPy array returned).
+        if value._value is not None:
+            return ("__const__", value._value)  # (already: the call may have gone on in NumPy, eager.py)
         return ("__const__", value.compacted("returning x[mask]", returned_error(value), at_its_line=True))
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         # A namedtuple (np.linalg's results): rebuilt as its own type.
@@ -659,15 +661,9 @@ def argument_view(ctx, tracer, arguments):
     index = next((i for i, a in enumerate(arguments) if a is root), None)
     if index is None:
         return None
-    chain, var = [], tracer._var  # (first: a view binds its equations when first read)
-    producers = {eqn.out: eqn for eqn in ctx.eqns}
-    while var is not root._var:
-        eqn = producers.get(var)
-        if eqn is None or eqn.prim not in VIEWS:
-            return None
-        chain.append(eqn)
-        var = eqn.inputs[0]
-    return index, tuple(reversed(chain))
+    var = tracer._var  # (first: a view binds its equations when first read)
+    chain = viewmaps.view_chain(ctx.eqns, var, root._var)
+    return None if chain is None else (index, chain)
 
 
 def returned_view(array, chain):

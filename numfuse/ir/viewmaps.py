@@ -188,6 +188,20 @@ def gather_pieces(eqn: Eqn, imap: IndexMap, index_entry) -> list[tuple]:
     return [(eqn.inputs[0], xmap)] + [(i, bmap) for i in indices]
 
 
+def view_chain(eqns, var, root):
+    """The view equations (broadcast, transpose, slice, reshape) that make `var` from `root`,
+    in order, among `eqns`; None where something else does."""
+    chain = []
+    producers = {eqn.out: eqn for eqn in eqns}
+    while var is not root:
+        eqn = producers.get(var)
+        if eqn is None or eqn.prim not in VIEWS:
+            return None
+        chain.append(eqn)
+        var = eqn.inputs[0]
+    return tuple(reversed(chain))
+
+
 def view_through(xp, array, eqns):
     """`array` (NumPy's, or a device library's whose module is `xp`) seen through the view
     equations `eqns` (broadcast, transpose, slice, reshape), in order, as NumPy's own views of

@@ -55,14 +55,14 @@ def test_strided_windows_of_an_argument_as_public_code_writes_them(fn, make):
 def layouts(x, y):
     t = x.T
     s = x[::2, 1:]
-    made = np.zeros((3, 5), np.float32)
-    computed = x + 1.0
-    answers = []
-    for a in (x, y, t, s, made, computed, s.T, made[:, ::-2], x.sum(), x[0, 0]):
+    answers = [x.strides, y.strides]
+    for a in (x, y, t, s, s.T, x[:, ::-2], y[1:, None], np.broadcast_to(x[0], (3,) + x.shape[1:])):
         f = a.flags
-        answers.append((a.strides, f.c_contiguous, f["F_CONTIGUOUS"], f["C"], f.forc, f.fnc, f.writeable,
-                        f["W"], f.aligned, f.behaved, f.carray, f.farray, f.writebackifcopy))
-    answers.append((t.flags.owndata, s.flags["OWNDATA"], made.flags.owndata, computed.flags.owndata))
+        answers.append((f.c_contiguous, f["F_CONTIGUOUS"], f["C"], f.forc, f.fnc, f.writeable, f["W"], f.aligned,
+                        f.behaved, f.carray, f.farray, f.writebackifcopy))
+    made, computed = np.zeros((3, 5), np.float32), x + 1.0
+    answers.append((t.flags.owndata, s.flags["OWNDATA"], made.flags.writeable, computed.flags["W"],
+                    x.sum().flags.writeable, x.sum().flags.owndata, x.flags == x.flags))
     return answers
 
 
@@ -71,13 +71,21 @@ def test_strides_and_flags_are_numpys():
     y = np.asfortranarray(np.arange(12, dtype=np.int32).reshape(3, 4))
     assert jit(layouts)(x, y) == layouts(x, y)
     strided = np.arange(60.0).reshape(6, 10)[::2, ::3]  # an argument neither C nor F ordered
-    assert jit(layouts)(strided, y) == layouts(strided, y)
+    assert jit(layouts)(strided, y[:, ::-1]) == layouts(strided, y[:, ::-1])
 
 
 def made_read_only(x):
     Z = x * 2.0
     Z.flags.writeable = False  # numpy-100, exercise 43: "Make an array immutable (read-only)"
     return Z, Z[1:]
+
+
+def test_views_made_before_the_flag_stay_writeable():
+    expected = view_before_the_flag(np.arange(4.0))
+    got = jit(view_before_the_flag)(np.arange(4.0))
+    assert got[:2] == expected[:2] == (True, False)
+    np.testing.assert_array_equal(got[2], expected[2])
+    assert got[2].flags.writeable is expected[2].flags.writeable is False
 
 
 def written_after(x):
@@ -98,9 +106,11 @@ def test_an_array_made_read_only_is_read_only():
 
 
 @pytest.mark.parametrize("fn, arg, refusal", [
-    (lambda x: (x.T * 2.0).strides, np.ones((3, 4)), "x.strides of an array whose memory layout numfuse does not trace"),
-    (lambda x: x.strides, np.ones((1, 4)), "x.strides of an argument with an axis of length 0 or 1"),
-    (lambda x: x.flags.owndata, np.ones(4), "x.flags.owndata of an argument"),
+    (lambda x: (x.T * 2.0).strides, np.ones((3, 4)), "x.strides of an array the function computed"),
+    (lambda x: np.zeros((3, 4), order="F").flags.f_contiguous, np.ones(4), "contiguity of an array the function"),
+    (lambda x: x.T.strides, np.ones((3, 4)), "x.strides of a view"),
+    (lambda x: x.strides, np.ones((1, 4)), "x.strides of an array with an axis of length 0 or 1"),
+    (lambda x: x.flags.owndata, np.ones(4), "x.flags.owndata of an array that is not a view"),
     (lambda x: setattr(x.flags, "writeable", False), np.ones(4), "x.flags.writeable = False of an argument"),
     (lambda x: setattr(x[1:].flags, "writeable", False), np.ones(4), "x.flags.writeable = False of an argument"),
     (lambda x: setattr((x + 1).flags, "aligned", False), np.ones(4), "setting x.flags.aligned"),
@@ -108,6 +118,27 @@ def test_an_array_made_read_only_is_read_only():
 def test_what_numfuse_would_have_to_guess_is_refused_with_its_reason(fn, arg, refusal):
     with pytest.raises(UnsupportedError, match=refusal.replace(".", r"\.")):
         jit(fn)(arg)
+
+
+@pytest.mark.parametrize("fn, error", [
+    (lambda x: setattr(x.flags, "c_contiguous", False), AttributeError),
+    (lambda x: setattr(x.sum().flags, "writeable", False), ValueError),
+    (lambda x: x.flags["c"], KeyError),
+])
+def test_numpys_own_errors(fn, error):
+    with pytest.raises(error) as numpy_error:
+        fn(np.ones(4))
+    with pytest.raises(error, match=str(numpy_error.value).strip("'")):
+        jit(fn)(np.ones(4))
+
+
+def view_before_the_flag(x):
+    Z = x * 2.0
+    v = Z[1:]  # made before: stays writeable, as NumPy's
+    Z.flags.writeable = False
+    w = Z[:2]  # made after: read-only
+    v[0] = 5.0
+    return v.flags.writeable, w.flags.writeable, Z
 
 
 def strides_after_a_break(x):
@@ -118,6 +149,6 @@ def strides_after_a_break(x):
 
 
 def test_strides_of_a_value_carried_across_a_graph_break_are_refused():
-    with pytest.raises(UnsupportedError, match="x.strides of a value computed before a graph break"):
+    with pytest.raises(UnsupportedError, match="x.strides of an array the function computed"):
         jit(strides_after_a_break)(np.ones((3, 4)))
     assert jit(lambda x: x.strides if x.sum() > 0 else None)(np.ones((3, 4))) == (32, 8)  # an argument's

@@ -619,3 +619,24 @@ def test_a_computed_diagonal_returned_after_a_break_is_read_only_and_a_scalar_is
     assert not got[0].flags.writeable and not got[1].flags.writeable
     with pytest.raises(TypeError, match="not iterable"):
         numfuse.jit(lambda x: 1.0 in x[0, 0], numpy_fallback=False)(np.ones((2, 2)))
+
+
+def _write_one_read_other(a, b):
+    if a.sum() > -100.0:  # a graph break
+        a[:] = a + 10.0  # into memory that b shares
+    return b * 1.0, b
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (lambda x: (x, x))(np.arange(4.0)),  # one array, twice
+    lambda: (lambda x: (x, x[:]))(np.arange(4.0)),  # two views of the same memory
+    lambda: (lambda x: (x[:3], x[1:]))(np.arange(4.0)),  # overlapping views
+    lambda: (lambda x: (x[1:], x.reshape(2, 2).T.ravel()))(np.arange(5.0)[1:]),  # ravel: a copy, not shared
+])
+def test_arguments_that_share_memory_in_a_run_segment_by_segment(make):
+    expected = _write_one_read_other(*make())
+    args = make()
+    got = numfuse.jit(_write_one_read_other, numpy_fallback=False)(*args)
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+    assert got[1] is args[1]  # the argument itself, returned: the caller's array object
