@@ -193,6 +193,14 @@ _CONVERSIONS = frozenset({"concrete", "__bool__", "__float__", "__int__", "__ind
 _CALLERS = ("numfuse.jit_function", "numfuse.frontend.arguments")
 
 
+def numfuse_frame(frame) -> bool:
+    """Whether `frame` runs numfuse's own code."""
+    if frame is None:
+        return False
+    module = frame.f_globals.get("__name__", "")
+    return module == "numfuse" or module.startswith("numfuse.")
+
+
 def at_user_level(frame) -> bool:
     """Whether `frame` (the caller of Breaker.value_of) is a conversion that Python's own code
     asked for, with no operation of numfuse under way below it: then every value numfuse made

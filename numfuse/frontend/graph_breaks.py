@@ -177,6 +177,7 @@ class Breaker:
         self._entries: set[int] = set()  # the segments run so far (their cache entries' ids)
         self.eager: dict[int, tuple[Any, Any]] | None = None
         self.on_numpy: str | None = None
+        self._waiting = False  # for an operation of numfuse to return (_go_on_in_numpy)
 
     to_host = staticmethod(to_host)
 
@@ -426,10 +427,35 @@ class Breaker:
     def _go_on_in_numpy(self) -> None:
         """Past the budget, at a break where Python's own code converts a traced value (`if`,
         `while`, float(): no operation of numfuse is under way), the rest of the call runs on
-        NumPy (eager.py), where every live traced value's real value is known."""
-        if self.budget is None or self.traced <= self.budget or self.eager is not None \
-                or not eager.at_user_level(sys._getframe(2)):  # (value_of's caller)
+        NumPy (eager.py), where every live traced value's real value is known. At a break
+        inside an operation of numfuse (x[a:b] with bounds from data), when that operation
+        returns to the function (a profile hook, where no profiler is set)."""
+        if self.budget is None or self.traced <= self.budget or self.eager is not None:
             return
+        if eager.at_user_level(sys._getframe(2)):  # (value_of's caller)
+            self._switch()
+        elif not self._waiting and sys.getprofile() is None:
+            self._waiting = True
+            sys.setprofile(self._on_return)
+
+    def _on_return(self, frame, event, arg) -> None:
+        """The profile hook of `_go_on_in_numpy`: at the return of numfuse's operation to the
+        function (arg, its result, is live: it switches too), run what was traced since the
+        last break, then switch."""
+        # (arg None: perhaps an exception on its way, not to be hidden by a segment's own)
+        if event != "return" or arg is None or not eager.numfuse_frame(frame) or eager.numfuse_frame(frame.f_back) \
+                or not eager.at_user_level(frame.f_back):
+            return
+        self.stop_waiting()
+        self.run([], "the call went on in NumPy here, past the trace budget")
+        self._switch()
+
+    def stop_waiting(self) -> None:
+        if self._waiting:
+            sys.setprofile(None)
+            self._waiting = False
+
+    def _switch(self) -> None:
         found = eager.real_values(self)
         if found is None:
             return
@@ -577,6 +603,7 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
                 raise ValueError("the function returned a traced array from another trace")
         concrete = finish(leaves, "the function returned")
     finally:
+        breaker.stop_waiting()
         for array in breaker.locked:
             array.flags.writeable = True
     returned = [give(leaf, concrete[id(leaf)]) for leaf in leaves]

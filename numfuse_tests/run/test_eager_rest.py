@@ -209,3 +209,47 @@ def test_after_the_switch_python_sees_numpys_objects(small_budget, fn):
             assert g == e
             if isinstance(e, (dict, set)):
                 assert [type(k) for k in g] == [type(k) for k in e]
+
+
+def csr_matvec(indptr, indices, data, x):
+    """A sparse matrix times a vector, row by row (npbench's spmv): each row's bounds are
+    data, so every row breaks the graph inside the slice x[a:b], not where Python converts."""
+    y = np.empty(indptr.size - 1, data.dtype)
+    for i in range(indptr.size - 1):
+        cols = indices[indptr[i]:indptr[i + 1]]
+        y[i] = data[indptr[i]:indptr[i + 1]] @ x[cols]
+    return y
+
+
+def test_a_break_inside_an_operation_switches_when_it_returns(small_budget):
+    rng = np.random.default_rng(2)
+    dense = np.where(rng.random((30, 12)) < 0.3, rng.random((30, 12)), 0.0)
+    indptr = np.concatenate([[0], np.cumsum((dense != 0).sum(axis=1))])
+    indices, data = np.nonzero(dense)[1], dense[dense != 0]
+    x = rng.random(12)
+    jitted = numfuse.jit(csr_matvec, numpy_fallback=True)
+    np.testing.assert_allclose(jitted(indptr, indices, data, x), dense @ x, rtol=1e-13)
+    assert went_on_in_numpy(jitted, indptr, indices, data, x)
+    import sys
+
+    assert sys.getprofile() is None  # (the hook that waited for the slice to return is gone)
+
+
+def test_a_profiler_of_the_users_own_is_left_alone(small_budget):
+    import sys
+
+    calls = []
+
+    def profiler(frame, event, arg):
+        calls.append(event)
+
+    rng = np.random.default_rng(3)
+    indptr, indices, data, x = np.array([0, 2, 3, 5] * 1)[:4], np.array([0, 2, 1, 0, 2]), rng.random(5), rng.random(3)
+    sys.setprofile(profiler)
+    try:
+        got = numfuse.jit(csr_matvec, numpy_fallback=True)(indptr, indices, data, x)
+        assert sys.getprofile() is profiler
+    finally:
+        sys.setprofile(None)
+    np.testing.assert_allclose(got, csr_matvec(indptr, indices, data, x), rtol=1e-13)
+    assert calls
