@@ -206,12 +206,15 @@ def table(rows: list[dict], target: str, repeat: int) -> str:
         geo = math.exp(sum(math.log(x) for x, _ in ratios) / len(ratios))
         slow, slow_name = min(ratios)
         plans = [r["numpy_ms"] / r["plan_ms"] for r in rows if "error" not in r and r["plan_ms"] is not None]
-        plan_geo = math.exp(sum(math.log(x) for x in plans) / len(plans))
         chose = sum(1 for r in rows if r.get("runs") == "numpy")
+        plans_text = "no plan was timed (each ran as the plain function from its first call, or from within it)."
+        if plans:
+            plan_geo = math.exp(sum(math.log(x) for x in plans) / len(plans))
+            plans_text = (f"numfuse's plans alone (where traced): geometric mean {plan_geo:.2f}x over {len(plans)}, "
+                          f"slowest {min(plans):.2f}x.")
         out += ["", f"Geometric mean {geo:.2f}x NumPy over {len(ratios)} programs; slowest {slow_name} at "
                     f"{slow:.2f}x; {sum(1 for x, _ in ratios if x < 1)} slower than NumPy. {chose} run as the plain "
-                    f"function; numfuse's plans alone (where traced): geometric mean {plan_geo:.2f}x over {len(plans)}, "
-                    f"slowest {min(plans):.2f}x."]
+                    f"function; " + plans_text]
     return "\n".join(out) + "\n"
 
 
