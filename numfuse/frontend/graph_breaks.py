@@ -391,8 +391,7 @@ class Breaker:
         if outputs or writebacks:
             graph = ctx.graph(list(outputs), self.name, writebacks, rederive=False)  # (run_graph's)
             specs = [self.specs[v] for v in inputs]
-            for array in self.locked:
-                array.flags.writeable = True  # (read-only to Python's writes, not to the segment's)
+            _unlock(self.locked)  # (read-only to Python's writes, not to the segment's)
             try:
                 with suspended():
                     results, entry = self.run_graph(graph, specs, values, [self.names[v] for v in inputs])
@@ -462,8 +461,7 @@ class Breaker:
         eager.switch(self, found)
         stop_tracing(self.ctx)  # np.zeros and friends are NumPy's again
         # (no pending segment for Python's writes to miss: NumPy's would have been writeable)
-        for array in self.locked + [v for v in self.buffer_views if v.base is not None and v.base.flags.writeable]:
-            array.flags.writeable = True
+        _unlock(self.locked + [v for v in self.buffer_views if v.base is not None and v.base.flags.writeable])
         self.locked, self.buffer_views = [], []
         count = f"{len(self.breaks)} graph break{'s' if len(self.breaks) != 1 else ''}"
         self.on_numpy = (f"the run segment by segment passed the trace budget in one call ({self.budget:,} "
@@ -497,6 +495,17 @@ class Breaker:
                 ctx.owner[t._var] = t
         ctx.carried = {**carried, **{old: new for old, new in new_var.items() if old in unchanged}}
         self.numfuse_layout = numfuse_layout
+
+
+def _unlock(arrays) -> None:
+    """Make the arrays numfuse made read-only writeable again, where NumPy lets it: a view
+    NumPy built over an array interface (as_strided's, sliding_window_view's) stays read-only
+    (its writes would raise, with _READ_ONLY_NOTE, rather than be lost)."""
+    for array in arrays:
+        try:
+            array.flags.writeable = True
+        except ValueError:
+            pass
 
 
 _READ_ONLY_NOTE = (
@@ -604,8 +613,7 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
         concrete = finish(leaves, "the function returned")
     finally:
         breaker.stop_waiting()
-        for array in breaker.locked:
-            array.flags.writeable = True
+        _unlock(breaker.locked)
     returned = [give(leaf, concrete[id(leaf)]) for leaf in leaves]
     result = unflatten_outputs(tree, returned)
     if breaker.eager is not None:

@@ -152,3 +152,15 @@ def test_strides_of_a_value_carried_across_a_graph_break_are_refused():
     with pytest.raises(UnsupportedError, match="x.strides of an array the function computed"):
         jit(strides_after_a_break)(np.ones((3, 4)))
     assert jit(lambda x: x.strides if x.sum() > 0 else None)(np.ones((3, 4))) == (32, 8)  # an argument's
+
+
+def windows(x):
+    return np.lib.stride_tricks.sliding_window_view(x, 4, writeable=True)
+
+
+def test_a_window_view_asked_writeable_comes_back_with_numpys_values_read_only():
+    # (numpy-ml's dsp.to_frames(..., writeable=True) crashed numfuse where the view could not
+    # be made writeable again at the end of the run)
+    got = jit(windows)(np.arange(10.0))
+    np.testing.assert_array_equal(got, windows(np.arange(10.0)))
+    assert not got.flags.writeable
