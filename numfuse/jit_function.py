@@ -421,11 +421,14 @@ class JitFunction:
         # Arguments that share memory: views of their base, passed as a hidden argument, as
         # when traced once (an array passed twice is one array object: run_segmented).
         sharing = self._sharing(values, specs)
-        hidden = []
+        hidden, unfollowed = [], {}
         if sharing is not None and any(g.expressible for g in sharing.groups):
             expressible = type(sharing)(tuple(g for g in sharing.groups if g.expressible))
             specs, hidden = self._shared_specs(names, values, specs, expressible)
             hidden = [(name, spec, make(values)) for name, spec, make in hidden]
+        for group in sharing.groups if sharing is not None else ():
+            if not group.expressible:  # (a write into one of them is refused when it would run)
+                unfollowed.update({p: sharing.refusal(names, {p}, fn_name) for p in group.positions})
         with one_trace_at_a_time(), numpy_type_visible(self._type_holders):
             copies = ContainerCopies() if getattr(call, "structure", None) is not None else None
             effects = Effects(Watch(self._fn, statics), copies)
@@ -433,7 +436,8 @@ class JitFunction:
                 (lambda *vals: call(self._fn, vals, copies))
             return run_segmented(run, specs, values, names, self._run_segment, fn_name, describe_array,
                                  self._target_for(values).fuses_product, effects,
-                                 budget=numpy_fallback.trace_budget(self._numpy_fallback, values), hidden=hidden)
+                                 budget=numpy_fallback.trace_budget(self._numpy_fallback, values), hidden=hidden,
+                                 unfollowed=unfollowed)
 
     def _run_segment(self, graph, specs, values, names):
         """Plan (once per structure), compile and run one segment: (outputs, its Compiled)."""

@@ -178,6 +178,9 @@ class Breaker:
         self.eager: dict[int, tuple[Any, Any]] | None = None
         self.on_numpy: str | None = None
         self._waiting = False  # for an operation of numfuse to return (_go_on_in_numpy)
+        # Arguments that share memory in a way numfuse does not follow (not views of one base):
+        # id -> the refusal of a write into one of them (run_segmented's `unfollowed`).
+        self.unfollowed: dict[int, Exception] = {}
 
     to_host = staticmethod(to_host)
 
@@ -386,6 +389,9 @@ class Breaker:
         inputs = list(ctx.inputs)
         writebacks = {i: ctx.latest[v] for i, v in enumerate(inputs) if ctx.latest.get(v, v) is not v}
         values = [self.values[v] for v in inputs]
+        for i in writebacks:
+            if id(values[i]) in self.unfollowed:
+                raise self.unfollowed[id(values[i])]  # (before anything of this segment is written)
         entry = None
         results: list[Any] = []
         if outputs or writebacks:
@@ -519,17 +525,20 @@ _READ_ONLY_NOTE = (
 def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run_graph: Callable,
                   name: str, describe_array: Callable, fuses_product: Callable | None = None,
                   effects: Effects | None = None, budget: int | None = None,
-                  hidden: list | None = None) -> SegmentedRun:
+                  hidden: list | None = None, unfollowed: dict | None = None) -> SegmentedRun:
     """Call `fn` on tracers of `values` (a spec per argument, as for tracer.trace), running it
     segment by segment. `fuses_product`: the target's rule for matrix products (tracer.trace).
     `effects`: what else the function may change (effects.py), given its values at the end,
     or where the function raises (what it did before stays done, as in NumPy). `budget`: the
     most operations to trace in the call, after which it goes on in NumPy (eager.py).
     `hidden`: (name, spec, value) of the bases of arguments that share memory, which specs
-    ("alias", position, recipe) name by their position after the arguments (tracer.trace)."""
+    ("alias", position, recipe) name by their position after the arguments (tracer.trace).
+    `unfollowed`: argument position -> the refusal of writing into it (it shares memory with
+    another argument otherwise than as a view of one base), raised before such a write runs."""
     ctx = TraceContext()
     ctx.fuses_product = fuses_product
     breaker = Breaker(ctx, run_graph, name, describe_array, budget)
+    breaker.unfollowed = {id(values[i]): refusal for i, refusal in (unfollowed or {}).items()}
     ctx.breaks = breaker
     args = []
     passed: dict[int, Tracer] = {}  # an array passed twice is one array object, as in NumPy

@@ -640,3 +640,23 @@ def test_arguments_that_share_memory_in_a_run_segment_by_segment(make):
     np.testing.assert_array_equal(got[0], expected[0])
     np.testing.assert_array_equal(got[1], expected[1])
     assert got[1] is args[1]  # the argument itself, returned: the caller's array object
+
+
+def test_a_write_into_arguments_that_share_memory_otherwise_than_as_views_is_refused_before_it_runs():
+    def write(a, b):
+        if a.sum() > -1e300:  # a graph break
+            a[:] = 1.0
+        return b * 1
+
+    def read(a, b):
+        if a.sum() > -1e300:
+            pass
+        return b * 1, a + 1
+
+    x = np.zeros(4)
+    with pytest.raises(numfuse.UnsupportedError, match="arguments 'a' and 'b' share memory and write writes 'a'"):
+        numfuse.jit(write, numpy_fallback=False)(x, x.view(np.int64))
+    np.testing.assert_array_equal(x, np.zeros(4))  # nothing written
+    got = numfuse.jit(read, numpy_fallback=False)(x, x.view(np.int64))
+    np.testing.assert_array_equal(got[0], read(x, x.view(np.int64))[0])
+    np.testing.assert_array_equal(got[1], np.ones(4))
