@@ -260,7 +260,10 @@ def _make(ctx, name, original, args, kwargs):
     return ctx.numpy_scalar(result) if array.ndim == 0 else result
 
 
-def _array_of_traced(name, a, dtype=None, *args, copy=None, order=None, ndmin=0, subok=False, device=None,
+_UNSET = object()  # (np.array copies by default; copy=None asks for a copy only where needed)
+
+
+def _array_of_traced(name, a, dtype=None, *args, copy=_UNSET, order=None, ndmin=0, subok=False, device=None,
                      like=None):
     """np.asarray(x) and np.array(x) of a traced array in the user's own code, as NumPy gives
     them: x itself where no copy or cast is asked for (so writes through either show in both),
@@ -269,7 +272,8 @@ def _array_of_traced(name, a, dtype=None, *args, copy=None, order=None, ndmin=0,
     forbids."""
     if args or like is not None or ndmin > a.ndim or order not in (None, "K", "A"):
         return None
-    copy = (True if copy is None else copy) if name == "array" else copy
+    if copy is _UNSET:
+        copy = True if name == "array" else None
     dtype = a.dtype if dtype is None else np.dtype(dtype)
     if a._weak or a._numpy_scalar:
         # A scalar's array is a new 0-d array (a scalar is immutable, never its buffer).

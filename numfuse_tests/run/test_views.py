@@ -199,3 +199,22 @@ def test_a_diagonal_returned_after_a_graph_break_is_read_only_too():
     for ours, theirs in zip(got, expected):
         assert_same(ours, theirs)
     assert not got[0].flags.writeable and not got[1].flags.writeable and np.shares_memory(got[0], z)
+
+
+def array_without_a_copy(a):
+    b = np.array(a, copy=None)  # a itself: no copy is needed (NumPy's)
+    b[0] = 5.0
+    c = np.array(a, copy=False)
+    c[1] = 6.0
+    d = np.array(a)  # a copy, by default
+    d[2] = 7.0
+    e = np.array(a, dtype=np.float32, copy=None)  # a cast: a copy
+    e[3] = 8.0
+    return a, b is a, c is a, d is a
+
+
+def test_np_array_copies_only_where_numpy_does():
+    got = numfuse.jit(array_without_a_copy, numpy_fallback=False)(np.zeros(5))
+    expected = array_without_a_copy(np.zeros(5))
+    np.testing.assert_array_equal(got[0], expected[0])
+    assert got[1:] == expected[1:] == (True, True, False)
