@@ -81,12 +81,14 @@ def _binary(ufunc: np.ufunc, reflected: bool = False) -> Callable:
 
 
 def _compared(ufunc: np.ufunc) -> Callable:
-    """== and !=: against None (`labels == None`), NumPy compares each element with the object
-    None: all False (all True for !=), of the array's shape."""
+    """== and !=: against None (`labels == None`) or a string (`'a' in x`), NumPy compares
+    each element with that object: all False (all True for !=), of the array's shape."""
     binary = _binary(ufunc)
 
     def compare(self, other):
-        if other is None:
+        if self._weak and isinstance(other, (str, bytes)):
+            return ufunc is np.not_equal  # (Python's: 1.5 == 'a' is False)
+        if other is None or isinstance(other, (str, bytes)):
             value = self._ctx.broadcast(np.bool_(ufunc is np.not_equal), self.shape)
             return self._ctx.numpy_scalar(value) if not self.shape else value
         return binary(self, other)

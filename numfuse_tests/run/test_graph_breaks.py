@@ -660,3 +660,14 @@ def test_a_write_into_arguments_that_share_memory_otherwise_than_as_views_is_ref
     got = numfuse.jit(read, numpy_fallback=False)(x, x.view(np.int64))
     np.testing.assert_array_equal(got[0], read(x, x.view(np.int64))[0])
     np.testing.assert_array_equal(got[1], np.ones(4))
+
+
+def test_comparing_with_a_string_is_numpys_all_false():
+    def f(x, s):
+        return "a" in x, x == "a", x != b"b", s == "a", "b" in x[0:2]
+
+    x = np.arange(3.0)
+    got, expected = numfuse.jit(f, numpy_fallback=False)(x, 1.5), f(x, 1.5)
+    assert [type(v) for v in got] == [type(v) for v in expected]
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
