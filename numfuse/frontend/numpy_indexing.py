@@ -22,16 +22,43 @@ import operator
 import numpy as np
 
 from ..errors import at_user_line, unsupported, user_catches, user_line_noted
+from .numpy_views import stand_in
 from .traced import TracedArray, TracedView
 from .untraced import untraced
 
 
-def normal_index(index):
+def _static_mask(item) -> np.ndarray | None:
+    """`item` as a boolean array of at least one dimension whose values are known now (a
+    NumPy array, a list of bools), else None."""
+    if isinstance(item, np.ndarray):
+        return item if item.dtype == np.bool_ and item.ndim else None
+    if not isinstance(item, list) or not item or _holds_traced(item):
+        return None
+    array = np.asarray(item)
+    return array if array.dtype == np.bool_ and array.ndim else None
+
+
+def _holds_traced(items) -> bool:
+    return any(isinstance(v, TracedArray) or isinstance(v, (list, tuple)) and _holds_traced(v) for v in items)
+
+
+def normal_index(index, shape=None):
     """`index` as NumPy reads it, in the forms numfuse traces: each range a list (NumPy indexes
-    with a range as with the sequence of its ints: x[range(1, 4)] is x[[1, 2, 3]]), and a
-    boolean mask's trailing full slices dropped (x[mask, :] is x[mask])."""
+    with a range as with the sequence of its ints: x[range(1, 4)] is x[[1, 2, 3]]), a boolean
+    mask whose values are known now (a list of bools, a NumPy array) its nonzero positions
+    (NumPy's own reading of it, once NumPy has checked its shape against `shape`'s axes), and
+    a traced boolean mask's trailing full slices dropped (x[mask, :] is x[mask])."""
     if isinstance(index, range):
         return list(index)
+    items = index if isinstance(index, tuple) else (index,)
+    masks = [_static_mask(item) for item in items]
+    if shape is not None and any(m is not None for m in masks):
+        # NumPy's IndexError for a mask of the wrong shape (traced parts as zeros of their own)
+        probe = tuple(np.zeros(item.shape, item.dtype) if isinstance(item, TracedArray) else item for item in items)
+        with user_line_noted():
+            stand_in(shape, dtype=np.uint8)[probe if isinstance(index, tuple) else probe[0]]
+        index = tuple(part for item, m in zip(items, masks)
+                      for part in ((item,) if m is None else m.nonzero()))
     if not isinstance(index, tuple):
         return index
     # (a tuple inside the index is a sequence, as a list: x[:, (0, 2)] is x[:, [0, 2]])

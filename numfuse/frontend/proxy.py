@@ -474,7 +474,7 @@ class Tracer(TracedArray):
                     all(i is Ellipsis or i is None for i in index)):
                 raise IndexError(at_user_line("invalid index to scalar variable."))
             return Tracer(ctx, ctx.new_array(self._var))[index]
-        index = numpy_indexing.normal_index(numpy_masked.compacted_in_index(index))
+        index = numpy_indexing.normal_index(numpy_masked.compacted_in_index(index), self.shape)
         rows = numpy_indexing.rows_selected(ctx, self, index)
         if rows is not None:
             return rows  # x[rows] for rows the data chose: NumPy's array, from a graph break
@@ -497,7 +497,7 @@ class Tracer(TracedArray):
         into the buffer of the array that a is a view of."""
         if self._weak or self._numpy_scalar:
             raise TypeError(at_user_line("a scalar does not support item assignment"))
-        index = numpy_indexing.normal_index(numpy_masked.compacted_in_index(index))
+        index = numpy_indexing.normal_index(numpy_masked.compacted_in_index(index), self.shape)
         mask = numpy_indexing.mask_of(self._ctx, self, index)
         if mask is not None:
             value = numpy_views.converted_for_assignment(value, self.dtype)

@@ -671,3 +671,28 @@ def test_comparing_with_a_string_is_numpys_all_false():
     assert [type(v) for v in got] == [type(v) for v in expected]
     for g, e in zip(got, expected):
         np.testing.assert_array_equal(g, e)
+
+
+@pytest.mark.parametrize("index", [
+    [True, False, True], (slice(None), [True, False, True, True]), np.array([[True, False, True, False]] * 3),
+    ([False, True, True], slice(1, None)), [True, False],
+])
+def test_a_boolean_mask_known_when_traced_indexes_as_its_nonzero_positions(index):
+    x = np.arange(12.0).reshape(3, 4)
+
+    def read(x):
+        return x[index] * 1.0
+
+    def write(x):
+        x[index] = -1.0
+        return x
+
+    for fn in (read, write):
+        try:
+            expected = fn(x.copy())
+        except IndexError as theirs:
+            with pytest.raises(IndexError, match="boolean index did not match") as ours:
+                numfuse.jit(fn, numpy_fallback=False)(x.copy())
+            assert str(ours.value).splitlines()[0] == str(theirs)
+            continue
+        np.testing.assert_array_equal(numfuse.jit(fn, numpy_fallback=False)(x.copy()), expected)
