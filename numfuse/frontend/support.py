@@ -66,7 +66,8 @@ def supported_operations_markdown() -> str:
         "`...`; item assignment `x[idx] = v` (locals, arguments, and views of them: slices, `.T`, "
         "`reshape`, `ravel`, `np.newaxis`, `swapaxes`, `moveaxis`, `expand_dims`, `squeeze`); "
         "integer-array indexing as gathers (`x[idx]`, `x[:, [0, 2]]`, `x[i, j]`, `x[k]` for a traced "
-        "integer); writes through index arrays as scatters (`x[idx] = v`, `x[idx, 1:] = v`, into views "
+        "integer); boolean masks known when traced (`x[[True, False, True]]`) as their nonzero positions; "
+        "writes through index arrays as scatters (`x[idx] = v`, `x[idx, 1:] = v`, into views "
         "too); `x[mask] = value` for one value, and for one value per selected element at a graph break |"
     )
     lines.append(f"| Dtypes | {_dtype_names()} |")
