@@ -30,6 +30,8 @@ from .untraced import untraced
 def _static_mask(item) -> np.ndarray | None:
     """`item` as a boolean array of at least one dimension whose values are known now (a
     NumPy array, a list of bools), else None."""
+    if isinstance(item, TracedArray):
+        return None  # (which answers isinstance(item, np.ndarray) as NumPy would)
     if isinstance(item, np.ndarray):
         return item if item.dtype == np.bool_ and item.ndim else None
     if not isinstance(item, list) or not item or _holds_traced(item):
