@@ -22,22 +22,16 @@ from numpy.lib.stride_tricks import as_strided
 from ..errors import unsupported
 from ..ir import viewmaps
 from . import numpy_views
-from .traced import TracedView
+from .traced import TracedView, root_array
 
 _HINT = "pass or compute a C-contiguous array (x.copy()) whose strides NumPy and numfuse agree on"
-
-
-def _root(tracer):
-    while isinstance(tracer, TracedView):
-        tracer = tracer._base
-    return tracer
 
 
 def _argument_layout(tracer, what: str) -> np.ndarray:
     """A memoryless stand-in laid out as NumPy's `tracer` is: an argument's (or a global
     array's) own layout, seen through the views taken of it; else the refusal of `what`."""
     ctx = tracer._ctx
-    root = _root(tracer)
+    root = root_array(tracer)
     buffer = ctx.family.get(root._var, root._var)
     if buffer not in ctx.inputs or (ctx.breaks is not None and buffer in ctx.breaks.numfuse_layout):
         raise unsupported(f"{what} of an array the function computed",
@@ -155,7 +149,7 @@ class TracedFlags:
         if value:
             raise unsupported("x.flags.writeable = True of a read-only array",
                               "write into a copy (x.copy()) instead")
-        if tracer._argument or _root(tracer)._argument:
+        if tracer._argument or root_array(tracer)._argument:
             raise unsupported("x.flags.writeable = False of an argument (or a view of one)",
                               "it would make the caller's array read-only: do that outside the function")
         tracer._readonly = True  # (its writes now raise NumPy's error; views taken later inherit it)

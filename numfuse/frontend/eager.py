@@ -212,7 +212,7 @@ def at_user_level(frame) -> bool:
         name = frame.f_code.co_name
         if module == "numfuse.frontend.graph_breaks" and name == "run_segmented":
             return True
-        if module == "numfuse" or module.startswith("numfuse."):
+        if numfuse_frame(frame):
             if conversions >= 0 and name in _CONVERSIONS and conversions < 2:
                 conversions += 1
             elif not module.startswith(_CALLERS):

@@ -42,6 +42,7 @@ from ..ir import viewmaps
 from ..ir.graph import Aval, Graph, SizeConst, Var
 from .proxy import Tracer, _View
 from .returns import view_or_copy
+from .traced import root_array
 from .tracer import ArgSpec, TraceContext, argument_view, flatten_outputs, unflatten_outputs
 from .effects import Effects
 from .numpy_creation import SuspendingGenerator, creating_arrays, stop_tracing, suspended
@@ -117,9 +118,7 @@ def structure_key(graph: Graph, specs: list[ArgSpec]) -> tuple:
 
 def _base_and_chain(ctx, view: _View):
     """(the array object `view` is a view of, the view equations from its buffer), or None."""
-    root = view
-    while isinstance(root, _View):
-        root = root._base
+    root = root_array(view)
     if root._weak or root._numpy_scalar:
         return None
     found = argument_view(ctx, view, [root])

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import at_user_line, unsupported
 from . import numpy_index_arrays as index_arrays
-from .traced import TracedArray
+from .traced import TracedArray, holds_traced
 
 _local = threading.local()  # this thread's traces, innermost last
 _lock = threading.Lock()
@@ -138,7 +138,7 @@ def _noting_random(name: str, original):
 
     def make(*args, **kwargs):
         ctx = _current()
-        if ctx is not None and _from_user_code() and _holds_tracer([*args, *kwargs.values()]):
+        if ctx is not None and _from_user_code() and holds_traced([*args, *kwargs.values()]):
             return random_of_traced(ctx, original, f"np.random.{name}", args, kwargs)
         if ctx is not None and ctx.breaks is None and _from_user_code():
             ctx.break_needed = ctx.break_needed or at_user_line(
@@ -166,13 +166,6 @@ def random_of_traced(ctx, draw, name: str, args, kwargs):
     what = f"{name} draws numbers that differ at every call"
     return untraced(ctx, draw, args, kwargs, unsupported(f"{name} of a traced value"), what,
                     may_write=name.endswith("shuffle"))
-
-
-def _holds_tracer(value) -> bool:
-
-    if isinstance(value, TracedArray):
-        return True
-    return isinstance(value, (list, tuple)) and any(_holds_tracer(v) for v in value)
 
 
 def _from_sequence(ctx, items, dtype):
@@ -207,7 +200,7 @@ def _make(ctx, name, original, args, kwargs):
             made = _array_of_traced(name, *args, **kwargs)
             if made is not None:
                 return made
-        if not args or not isinstance(args[0], (list, tuple)) or not _holds_tracer(args[0]):
+        if not args or not isinstance(args[0], (list, tuple)) or not holds_traced(args[0]):
             return original(*args, **kwargs)  # np.asarray(traced): a graph break (proxy.__array__)
         dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
         return _from_sequence(ctx, args[0], None if dtype is None else np.dtype(dtype))
@@ -439,7 +432,7 @@ class SuspendingGenerator:
 
         def call(*args, **kwargs):
             ctx = _current()
-            if ctx is not None and _holds_tracer([*args, *kwargs.values()]):
+            if ctx is not None and holds_traced([*args, *kwargs.values()]):
                 return random_of_traced(ctx, attribute, f"Generator.{name}", args, kwargs)
             with suspended():
                 return attribute(*args, **kwargs)

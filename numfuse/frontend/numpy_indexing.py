@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import at_user_line, unsupported, user_catches, user_line_noted
 from .numpy_views import stand_in
-from .traced import TracedArray, TracedView
+from .traced import TracedArray, TracedView, holds_traced
 from .untraced import untraced
 
 
@@ -34,14 +34,10 @@ def _static_mask(item) -> np.ndarray | None:
         return None  # (which answers isinstance(item, np.ndarray) as NumPy would)
     if isinstance(item, np.ndarray):
         return item if item.dtype == np.bool_ and item.ndim else None
-    if not isinstance(item, list) or not item or _holds_traced(item):
+    if not isinstance(item, list) or not item or holds_traced(item):
         return None
     array = np.asarray(item)
     return array if array.dtype == np.bool_ and array.ndim else None
-
-
-def _holds_traced(items) -> bool:
-    return any(isinstance(v, TracedArray) or isinstance(v, (list, tuple)) and _holds_traced(v) for v in items)
 
 
 def normal_index(index, shape=None):

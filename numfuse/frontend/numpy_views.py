@@ -229,9 +229,9 @@ def assigned_value(raw, dtype, region_shape, element: bool):
         item = np.empty((), dtype)
         plain = isinstance(raw, (list, tuple)) and _plain(raw) or type(raw) is np.ndarray
         shape = (len(raw),) if isinstance(raw, (list, tuple)) else tuple(raw.shape)
-        stand_in = raw if plain else np.zeros(shape, getattr(raw, "dtype", np.float64))
+        probe = raw if plain else np.zeros(shape, getattr(raw, "dtype", np.float64))
         with user_line_noted():
-            item[()] = stand_in  # NumPy's error, or its item
+            item[()] = probe  # NumPy's error, or its item
         if not plain:
             raise unsupported("assigning a traced array into one element of a bool array",
                               "NumPy writes its truth value: write bool(v) or v.any()")

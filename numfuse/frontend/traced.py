@@ -23,6 +23,20 @@ class TracedView(TracedArray):
     __slots__ = ()
 
 
+def root_array(tracer):
+    """The traced array at the end of `tracer`'s chain of views (`tracer` itself if no view)."""
+    while isinstance(tracer, TracedView):
+        tracer = tracer._base
+    return tracer
+
+
+def holds_traced(value) -> bool:
+    """Whether `value` is a traced array or a (nested) list or tuple holding one."""
+    if isinstance(value, TracedArray):
+        return True
+    return isinstance(value, (list, tuple)) and any(holds_traced(v) for v in value)
+
+
 def is_host_array(value) -> bool:
     """A real NumPy array (a Tracer answers isinstance(x, np.ndarray) as NumPy would: see
     Tracer.__class__; numfuse's own checks ask this)."""

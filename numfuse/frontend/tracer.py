@@ -27,6 +27,7 @@ from ..ir.primitives import VIEWS, abstract_eval
 from .layouts import Layouts
 from .numpy_api import Operand
 from .proxy import _UNSURE_HINT, Tracer, _concrete_value_error, _view, _View
+from .traced import root_array
 from .proxy import UnsupportedAttributeError  # noqa: F401  (re-exported: numfuse.tracer names it too)
 
 
@@ -655,9 +656,7 @@ def argument_view(ctx, tracer, arguments):
     None. A plain Tracer over the same values (x.flatten(), x.copy()) is a new array."""
     if not isinstance(tracer, _View) or tracer._weak or tracer._numpy_scalar:
         return None
-    root = tracer
-    while isinstance(root, _View):
-        root = root._base
+    root = root_array(tracer)
     index = next((i for i, a in enumerate(arguments) if a is root), None)
     if index is None:
         return None
