@@ -57,6 +57,10 @@ def explain_text(compiled) -> str:
         lines.append(f"   strategy: {compiled.target.strategy_text(kernel.nest)}")
         lines.append(f"   compiled for: {compiled_for_text(kernel.nest)}")
         lines.append(f"   sizes as arguments: {size_arguments_text(source)}")
+        constants = [c for c in kernel.nest.counts if c.coefficient]
+        if constants:
+            listed = ", ".join(f"{c.name}={c.value.item()!r}" for c in constants)
+            lines.append(f"   constants as arguments: {listed} (one code for other values)")
         lines.extend(f"   limit: {note}" for note in kernel.notes)
         held = list(dict.fromkeys(f"{names[e.out]} = {e.prim}" for e in kernel.computed))
         lines.append(f"   holds: {', '.join(held) if held else '(copies only)'}")
@@ -122,7 +126,7 @@ def size_arguments_text(source) -> str:
     for p in source.params:
         if p.kind == "size":
             parts.append(f"{p.name}={p.value}")
-        elif p.kind == "count":
+        elif p.kind == "count" and not p.name.startswith("const"):
             parts.append(f"{p.name}={p.value.item()!r}")
         elif p.kind == "cache_points":
             parts.append(f"{p.name} (points of a row on chip, set at launch)")

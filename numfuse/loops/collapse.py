@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..ir import indexing
-from ..ir.graph import Var
+from ..ir.graph import SizeConst, Var
 from .loopnest import (
     ERRORS_BUFFER, BufferParam, CountParam, Dim, Guard, Iota, Load, LoopNest, Phase, ScalarParam, Select, Store,
 )
@@ -227,7 +227,9 @@ def build_nest(ev: Evaluated, target) -> tuple[LoopNest, dict[Var, float], list[
         + ([BufferParam(ERRORS_BUFFER, np.dtype(np.int32), (1,), "out")] if ev.checked else [])
     )
     scalars = tuple(ScalarParam(n, dtype, index) for (index, dtype), n in ev.scalars.items())
-    counts = tuple(CountParam(n, c.aval.dtype, c.value) for n, c in ev.counts.values()) + tuple(reindex.offset_params)
+    counts = tuple(
+        CountParam(n, c.aval.dtype, c.value, coefficient=not isinstance(c, SizeConst)) for n, c in ev.counts.values()
+    ) + tuple(reindex.offset_params)
     inner_size = int(np.prod([d.size for d in inner], dtype=np.int64))
     outer_size = int(np.prod([d.size for d in outer], dtype=np.int64))
     notes: list[str] = list(ev.notes)

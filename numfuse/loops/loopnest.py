@@ -76,13 +76,16 @@ class ScalarParam:
 
 @dataclass(frozen=True)
 class CountParam:
-    """A constant computed from the shapes, passed as a kernel argument of `dtype` so that the
-    kernel's code is the same for every size: the count a mean divides by (ir.SizeConst,
-    `count0`), or an int64 offset in an index or a concatenation's bound (`off0`)."""
+    """A constant passed as a kernel argument of `dtype` so that the kernel's code is the same
+    for every size: the count a mean divides by (ir.SizeConst, `count0`), an int64 offset in an
+    index or a concatenation's bound (`off0`), or a float constant of the user's formula
+    (`const0`, a `coefficient`: lower.py, Lowerer._constant) so that the kernels of a loop
+    whose coefficients change from one iteration to the next share one code."""
 
     name: str
     dtype: np.dtype
     value: object  # a NumPy scalar of dtype
+    coefficient: bool = False
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ with one flat index and no division.
 
 from __future__ import annotations
 
+import math
 from collections import ChainMap
 from dataclasses import dataclass
 
@@ -230,6 +231,27 @@ class Lowerer:
             self.counts[key] = (f"count{len(self.counts)}", const)
         return self.counts[key][0]
 
+    def _constant(self, prim: str, position: int, operand):
+        """A float constant of the formula that the code need not hold is a kernel argument
+        (const0, const1, ...), as sizes are: `out[k] += x[n] * np.cos(np.pi * k * n / N)` in a
+        loop over k and n is then kernels of one compiled code, not one code per iteration.
+        Zero, powers of two and non-finite values stay in the code (they are the structure of
+        formulas, `1 - x`, `0.5 * x`, `np.where(m, x, np.inf)`, and compilers simplify with
+        them), as do operands the target's code depends on (Target.codes_literal)."""
+        if not isinstance(operand, Literal) or isinstance(operand, SizeConst):
+            return operand
+        dtype = operand.aval.dtype
+        if dtype.kind != "f" or dtype.itemsize < 4 or self.info.target.codes_literal(prim, position):
+            return operand
+        value = float(operand.value)
+        if value == 0 or not math.isfinite(value) or math.frexp(abs(value))[0] == 0.5:
+            return operand
+        # One argument for each use, equal values or not: which constants happen to be equal
+        # changes from one iteration to the next, and the code must not.
+        number = sum(1 for name, _ in self.counts.values() if name.startswith("const"))
+        self.counts[(("constant", number), dtype)] = (f"const{number}", operand)
+        return f"const{number}"
+
     def _compute(self, eqn: Eqn, imap: IndexMap, scope: dict, out: list, phase: int):
         prim = eqn.prim
         if prim == "iota":
@@ -256,7 +278,9 @@ class Lowerer:
         else:
             type_dtype = eqn.inputs[ELEMENTWISE[prim].type_from].aval.dtype
         check = ELEMENTWISE[prim].check(type_dtype) if prim != "convert" else None
-        if check is not None and any(not isinstance(args[i], Literal) for i in check.reads):
+        checked = check is not None and any(not isinstance(args[i], Literal) for i in check.reads)
+        args = tuple(self._constant(prim, i, a) for i, a in enumerate(args))
+        if checked:
             out.append(Check(check.code, prim, args, type_dtype))
             self.checked = True
         dst = self.fresh()

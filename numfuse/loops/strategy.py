@@ -276,7 +276,7 @@ def compiled_for(domain, reduce_axes, chains, full, phases, epilogue, choices, c
         )
     said.extend(c for c in choices if c)
     for c in counts:
-        if c.dtype.itemsize < 8 and c.dtype.kind == "f":
+        if c.dtype.itemsize < 8 and c.dtype.kind == "f" and not c.coefficient:
             said.append(
                 f"{c.name} in {c.dtype.name} (exact up to 2**{np.finfo(c.dtype).nmant + 1}; a "
                 f"larger count divides in float64 as NumPy does, another kernel)"

@@ -64,6 +64,12 @@ class Target:
         """Whether a scan of `rows` rows of `points` points runs in a fused kernel."""
         return rows >= self.split_max_rows or points <= self.scan_serial_points
 
+    def codes_literal(self, op: str, position: int) -> bool:
+        """Whether the code of operation `op` depends on the value of a constant operand at
+        `position`, which then stays in the code rather than becoming a kernel argument: a
+        power's exponent (x**2 is a multiplication, as compilers also make it)."""
+        return op == "power" and position == 1
+
     def times_are_real(self) -> bool:
         """Whether a call's time on this target says how fast it runs (numpy_fallback.py)."""
         return True

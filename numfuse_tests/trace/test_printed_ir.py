@@ -211,14 +211,14 @@ def test_contiguous_elementwise_loop_nest_is_flat():
     plan = numfuse.jit(f).plan(np.ones((4, 5), F32))
     assert str(plan.kernels[0].nest) == (
         "kernel nf_pw_multiply_add_sqrt_subtract  pointwise[flat]\n"
-        "  in  in_a:f32[20]\n"
+        "  in  in_a:f32[20]  const0:f32=3.0\n"
         "  out out_e:f32[20]\n"
         "  for i0 < n0:  (n0=20)\n"
         "    v0 = load in_a[i0]\n"
         "    v1:f32 = multiply v0 2.0:f32\n"
         "    v2:f32 = add v1 1.0:f32\n"
         "    v3:f32 = sqrt v2\n"
-        "    v4:f32 = subtract v3 3.0:f32\n"
+        "    v4:f32 = subtract v3 const0\n"
         "    store out_e[i0] = v4"
     )
 
