@@ -14,9 +14,20 @@ import numpy as np
 _SCALAR_TYPES = (bool, int, float, complex) + tuple(
     np.dtype(c).type for c in "?bBhHiIlLqQefdFD"
 )
+
+
+def ndarray_key(array: np.ndarray) -> tuple:
+    # What the full path's signature holds of a NumPy array (arguments.classify): its layout
+    # and strides through `strides`, and whether it is writeable.
+    return array.shape, array.dtype, array.strides, array.flags.writeable
+
+
 # type -> what of a value of that type goes in the key besides its type (C-level getters,
-# for speed); array types are added as their libraries first meet them.
+# for speed). NumPy arrays are known from the start: every target meets them, and so does the
+# plain function that a signature numpy_fallback chose runs; device array types are added as
+# their libraries first meet them.
 _KEYS: dict[type, Callable] = {t: operator.attrgetter("__class__") for t in _SCALAR_TYPES}
+_KEYS[np.ndarray] = ndarray_key
 
 
 def register_array_type(cls: type, key: Callable) -> None:

@@ -24,7 +24,6 @@ from ...errors import ScalarOutOfRange, TakeFullPath, UnsupportedError
 from ...loops.loopnest import ERRORS_BUFFER
 from ...ir.ops import RUNTIME_ERRORS
 from ...runtime.buffer_plan import buffer_plan
-from ...runtime.fast_keys import register_array_type
 from ...ir.viewmaps import view_function
 from ...runtime.library_results import check_result
 from ...runtime.scalars import cast_scalars, scalar_cast, scalar_casts
@@ -134,7 +133,6 @@ class CpuExecutable:
         classifying the arguments again."""
         if stream is not None:
             return None
-        register_array_type(np.ndarray, _ndarray_key)
         return _FastCall(self, list(names), list(traced_positions), finish)
 
     def __call__(self, values: Sequence[Any], names: Sequence[str] | None = None, stream=None) -> list[Any]:
@@ -258,12 +256,6 @@ def numba_threads() -> int:
     import numba
 
     return numba.get_num_threads()
-
-
-def _ndarray_key(array: np.ndarray) -> tuple:
-    # What the full path's signature holds of a NumPy array (arguments.classify): its layout
-    # and strides through `strides`, and whether it is writeable.
-    return array.shape, array.dtype, array.strides, array.flags.writeable
 
 
 class _FastCall:
