@@ -232,19 +232,23 @@ class Lowerer:
         return self.counts[key][0]
 
     def _constant(self, prim: str, position: int, operand):
-        """A float constant of the formula that the code need not hold is a kernel argument
-        (const0, const1, ...), as sizes are: `out[k] += x[n] * np.cos(np.pi * k * n / N)` in a
-        loop over k and n is then kernels of one compiled code, not one code per iteration.
-        Zero, powers of two and non-finite values stay in the code (they are the structure of
-        formulas, `1 - x`, `0.5 * x`, `np.where(m, x, np.inf)`, and compilers simplify with
-        them), as do operands the target's code depends on (Target.codes_literal)."""
+        """A constant of the formula that the code need not hold is a kernel argument (const0,
+        const1, ...), as sizes are: `out[k] += x[n] * np.cos(np.pi * k * n / N)` in a loop over
+        k and n, or `N[abs(Z) < horizon] = n` in a loop over n, is then kernels of one compiled
+        code, not one code per iteration.
+        Zero, one, minus one and non-finite values stay in the code (they are the structure of
+        formulas, `1 - x`, `np.where(m, x, np.inf)`, and compilers simplify with them), as do
+        operands the target's code depends on (Target.codes_literal). Other values that
+        compilers use, such as powers of two (a division by 2 is a multiplication by 0.5), are
+        arguments all the same: a loop's coefficient `rmax * i / npt` is a power of two at 7
+        of 100 iterations, each of which would be a code of its own."""
         if not isinstance(operand, Literal) or isinstance(operand, SizeConst):
             return operand
         dtype = operand.aval.dtype
-        if dtype.kind != "f" or dtype.itemsize < 4 or self.info.target.codes_literal(prim, position):
+        if dtype.kind not in "iuf" or dtype == np.float16 or self.info.target.codes_literal(prim, position, dtype):
             return operand
-        value = float(operand.value)
-        if value == 0 or not math.isfinite(value) or math.frexp(abs(value))[0] == 0.5:
+        value = operand.value.item()
+        if value in (0, 1, -1) or not math.isfinite(value):
             return operand
         # One argument for each use, equal values or not: which constants happen to be equal
         # changes from one iteration to the next, and the code must not.

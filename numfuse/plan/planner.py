@@ -233,6 +233,8 @@ class Planner:
         self.depth: dict[Var, int] = {}
         self.phase: dict[Var, int] = {}
         self.store_level: dict[Var, int] = {}
+        # (level, domain, axes) -> [its reductions so far, whether any is of a later phase]
+        self._group_sizes: dict[tuple, list] = {}
         for e in self.eqns:
             if is_reduction(e.prim):
                 self._level_reduction(e)
@@ -440,14 +442,26 @@ class Planner:
                 level = max(level, self.depth[var])
             else:
                 level = max(level, self.depth[var] + 1)
-        earlier = [self.phase[v] + 1 for v, lvl in in_row.items() if lvl == level]
-        same = [self.phase[v] for v, lvl in running.items() if lvl == level]
-        phase = max(earlier + same, default=0)
-        if same and phase != max(same):
-            # A scan's running value is read in the scan's own pass only: a reduction that also
-            # needs a later pass reads everything of this row from an earlier kernel.
-            level = max([level] + [d + 1 for d in [*in_row.values(), *running.values()]])
-            phase = 0
+        while True:
+            earlier = [self.phase[v] + 1 for v, lvl in in_row.items() if lvl == level]
+            same = [self.phase[v] for v, lvl in running.items() if lvl == level]
+            phase = max(earlier + same, default=0)
+            if same and phase != max(same):
+                # A scan's running value is read in the scan's own pass only: a reduction that also
+                # needs a later pass reads everything of this row from an earlier kernel.
+                level = max([level] + [d + 1 for d in [*in_row.values(), *running.values()]])
+                phase = 0
+            # A kernel of several phases is not cut into runs as independent reductions are
+            # (_reduction_groups): past Target.max_reductions, a reduction goes one level later,
+            # reading this level's results from memory (npbench's azimint_naive: a max, then 200
+            # sums over masks that compare with it, was one kernel of 201 accumulators that
+            # compiled for 24 s).
+            group = self._group_sizes.setdefault((level, *key), [0, False])
+            if group[0] < self.info.target.max_reductions or not (phase > 0 or group[1]):
+                break
+            level += 1
+        group[0] += 1
+        group[1] = group[1] or phase > 0
         self.depth[eqn.out] = level
         self.phase[eqn.out] = phase
 

@@ -11,6 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+
+# Operations whose second operand, an integer constant, a compiler turns into cheaper code.
+_INTEGER_DIVISORS = frozenset({"divide", "floor_divide", "remainder", "fmod", "left_shift", "right_shift", "gcd",
+                               "lcm"})
+
 
 @dataclass(frozen=True)
 class Target:
@@ -64,11 +71,15 @@ class Target:
         """Whether a scan of `rows` rows of `points` points runs in a fused kernel."""
         return rows >= self.split_max_rows or points <= self.scan_serial_points
 
-    def codes_literal(self, op: str, position: int) -> bool:
-        """Whether the code of operation `op` depends on the value of a constant operand at
-        `position`, which then stays in the code rather than becoming a kernel argument: a
-        power's exponent (x**2 is a multiplication, as compilers also make it)."""
-        return op == "power" and position == 1
+    def codes_literal(self, op: str, position: int, dtype: np.dtype) -> bool:
+        """Whether the code of operation `op` depends on the value of a constant operand of
+        `dtype` at `position`, which then stays in the code rather than becoming a kernel
+        argument: a power's exponent (x**2 is a multiplication, as compilers also make it), and
+        an integer divisor or shift (x // 7 is a multiplication and shifts, where a division by
+        a value known only at run time takes tens of cycles a point)."""
+        if op == "power" and position == 1:
+            return True
+        return np.dtype(dtype).kind in "iu" and position == 1 and op in _INTEGER_DIVISORS
 
     def times_are_real(self) -> bool:
         """Whether a call's time on this target says how fast it runs (numpy_fallback.py)."""

@@ -50,3 +50,24 @@ def test_a_long_elementwise_chain_is_cut_where_its_code_passes_the_budget():
     plan = numfuse.jit(chain, target="cpu").plan(np.ones(1000, np.float32))
     assert [k.nest.outer_size for k in plan.kernels] == [1000] * 2
     assert len(numfuse.jit(chain, target="cpu").plan(np.ones(10, np.float32)).kernels) == 2
+
+
+def test_past_max_reductions_a_later_phase_reduction_goes_to_a_later_kernel():
+    # npbench's azimint_naive: a max, then two sums an iteration over masks that compare with it.
+    # In one kernel of several phases they were not cut into runs: 201 accumulators, 24 s of
+    # Numba at npt = 100.
+    from numfuse_tests.corpus.programs import _azimint_args, azimint_naive
+
+    data, radius, npt = _azimint_args(np.random.default_rng(0), 400, 40)
+    jitted = numfuse.jit(azimint_naive, target="cpu", static_argnames="npt")
+    plan = jitted.plan(data, radius, npt)
+    reductions = [k for k in plan.kernels if k.nest.kind == "reduction"]
+    sizes = [len(k.nest.accumulators) for k in reductions]
+    assert sizes == [TARGET.max_reductions] * 5 + [1 + 2 * npt - 5 * TARGET.max_reductions], sizes
+    first, *later = reductions
+    assert len(first.nest.phases) == 2 and all(len(k.nest.phases) == 1 for k in later)
+    assert all("split because it reads c from #1, written by an earlier kernel" in k.reason for k in later)
+    # The later kernels read each iteration's bounds `rmax * i / npt` with i as an argument: one code.
+    digests = [s.code_digest for s in jitted.kernel_sources(data, radius, npt)]
+    position = {id(k): i for i, k in enumerate(plan.kernels)}
+    assert len({digests[position[id(k)]] for k in later[:-1]}) == 1 and len(later) == 5

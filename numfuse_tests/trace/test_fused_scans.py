@@ -51,13 +51,13 @@ def test_scan_loop_nest_reads_the_running_value():
     p = plan(lambda x: np.cumsum(x * 2.0, axis=1) - 1.0, np.ones((4, 6), F32))
     assert str(p.kernels[0].nest) == (
         "kernel nf_red_multiply_scan_sum_subtract  reduction[rows]\n"
-        "  in  in_a:f32[4,6]\n"
+        "  in  in_a:f32[4,6]  const0:f32=2.0\n"
         "  out out_d:f32[4,6]\n"
         "  for o0 < no0:  (no0=4)\n"
         "    acc0:f32 = 0.0 (add, running)\n"
         "    for r0 < nr0:  (nr0=6)\n"
         "      v0 = load in_a[o0, r0]\n"
-        "      v1:f32 = multiply v0 2.0:f32\n"
+        "      v1:f32 = multiply v0 const0\n"
         "      acc0 = add acc0 v1\n"
         "      v2:f32 = subtract acc0 1.0:f32\n"
         "      store out_d[o0, r0] = v2"

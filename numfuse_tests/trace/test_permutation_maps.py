@@ -12,14 +12,14 @@ def test_a_four_axis_permutation_reads_its_operand_at_the_inverse_map():
     nest = numfuse.jit(lambda x: x.transpose(1, 3, 0, 2) * 2).plan(x).kernels[0].nest
     assert str(nest) == """\
 kernel nf_pw_multiply  pointwise[2d]
-  in  in_a:f64[2,3,4,5]
+  in  in_a:f64[2,3,4,5]  const0:f64=2.0
   out out_c:f64[3,5,2,4]
   for i0 < n0:  (n0=3)
     for i1 < n1:  (n1=5)
       for i2 < n2:  (n2=2)
         for i3 < n3:  (n3=4)
           v0 = load in_a[i2, i0, i3, i1]
-          v1:f64 = multiply v0 2.0:f64
+          v1:f64 = multiply v0 const0
           store out_c[i0, i1, i2, i3] = v1"""
 
 

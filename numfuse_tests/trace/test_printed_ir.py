@@ -211,14 +211,14 @@ def test_contiguous_elementwise_loop_nest_is_flat():
     plan = numfuse.jit(f).plan(np.ones((4, 5), F32))
     assert str(plan.kernels[0].nest) == (
         "kernel nf_pw_multiply_add_sqrt_subtract  pointwise[flat]\n"
-        "  in  in_a:f32[20]  const0:f32=3.0\n"
+        "  in  in_a:f32[20]  const0:f32=2.0  const1:f32=3.0\n"
         "  out out_e:f32[20]\n"
         "  for i0 < n0:  (n0=20)\n"
         "    v0 = load in_a[i0]\n"
-        "    v1:f32 = multiply v0 2.0:f32\n"
+        "    v1:f32 = multiply v0 const0\n"
         "    v2:f32 = add v1 1.0:f32\n"
         "    v3:f32 = sqrt v2\n"
-        "    v4:f32 = subtract v3 const0\n"
+        "    v4:f32 = subtract v3 const1\n"
         "    store out_e[i0] = v4"
     )
 
@@ -324,11 +324,12 @@ def test_lowering_hands_collapse_statements_over_domain_axes_readably():
         "evaluated nf_pw_add_multiply  pointwise over [5,4]",
         "  in  in_a:f32[4,5]  in_b:f32[5,5]",
         "  out out_g:f32[5,4]",
+        "  scalars const0",
         "  phase 0:",
         "    v0 = load in_a[d1, -d0 + 4]",
         "    v1 = load in_b[d1 + 1, d0]",
         "    v2:f32 = add v0 v1",
-        "    v3:f32 = multiply v2 2.0:f32",
+        "    v3:f32 = multiply v2 const0",
         "    store out_g[d0, d1] = v3",
     ])
     assert str(kernel.nest).splitlines()[2:] == [
@@ -338,7 +339,7 @@ def test_lowering_hands_collapse_statements_over_domain_axes_readably():
         "      v0 = load in_a[i1, -i0 + off0]",
         "      v1 = load in_b[i1 + off1, i0]",
         "      v2:f32 = add v0 v1",
-        "      v3:f32 = multiply v2 2.0:f32",
+        "      v3:f32 = multiply v2 const0",
         "      store out_g[i0, i1] = v3",
     ]
 

@@ -186,7 +186,7 @@ def test_cpu_code_computes_what_is_the_same_at_every_point_once_before_its_loop(
     # at every point (it cannot tell the stores leave it alone), and keep the loop from vectorizing.
     code = _cpu_code(lambda a: a * (a[3, 3] * 2.0) + a[0], np.ones((6, 6)))
     before, loop = code.split("for row in prange(nrows):")
-    assert "= in0[uint64(off0), uint64(off1)]" in before and "* float64(2.0)" in before
+    assert "= in0[uint64(off0), uint64(off1)]" in before and "v1 * const0" in before
     assert "in0[uint64(off0)" not in loop and "in0[uint64(i0), uint64(i1)]" in loop
     assert "in0[0, uint64(i1)]" in loop  # a[0] varies along the row: it stays
 

@@ -283,7 +283,7 @@ def test_concatenate_is_one_value_fused_with_producers_and_consumers():
         "        v3:f32 = v0",
         "      else:",
         "        v1 = load in_b[i0, i1 - 4]",
-        "        v2:f32 = multiply v1 2.0:f32",
+        "        v2:f32 = multiply v1 const0",
         "        v3:f32 = v2",
         "      v4:f32 = add v3 1.0:f32",
         "      store out_e[i0, i1] = v4",
