@@ -221,11 +221,23 @@ def parse_einsum(subscripts: str, shapes):
     return expanded, out, sizes
 
 
+def _innermost_axis(ctx, x) -> int | None:
+    """The axis of traced array `x` that NumPy's iterator runs innermost: of the axes longer than
+    one, the one of smallest stride (None where its strides are unknown)."""
+    strides = ctx.strides_of(x._var)
+    axes = [i for i, n in enumerate(x.shape) if n > 1]
+    if strides is None or not axes:
+        return None
+    return min(axes, key=lambda i: (abs(strides[i]), -i))
+
+
 def _sum_before_broadcast_factor(ctx, arrays, terms, result, sizes, dtype):
-    """Two einsum operands where one has size 1 on a summed letter the other spans: NumPy sums
-    the other over that letter first, then multiplies once (its stride-0 inner loop), which
-    decides inf * (a sum whose signs mix): inf, not the NaN of summing inf * each term. Do the
-    same; the letter then leaves both terms."""
+    """Two einsum operands where one has size 1 on a summed letter the other spans: where that
+    letter is NumPy's inner loop (the other's innermost axis in memory), NumPy sums the other over
+    it first, then multiplies once (its stride-0 inner loop), which decides inf * (a sum whose
+    signs mix): inf, not the NaN of summing inf * each term, and rounds once. Do the same; the
+    letter then leaves both terms. Where the other's innermost axis is another (a Fortran-ordered
+    or transposed operand), NumPy multiplies each term, as the sum of products does."""
     arrays, terms = list(arrays), list(terms)
     for k in (0, 1):
         factor, other = k, 1 - k
@@ -235,6 +247,8 @@ def _sum_before_broadcast_factor(ctx, arrays, terms, result, sizes, dtype):
             if arrays[factor].shape[terms[factor].index(c)] != 1:
                 continue
             axis = terms[other].index(c)
+            if _innermost_axis(ctx, arrays[other]) != axis:
+                continue
             x = ctx.convert(arrays[other], dtype)
             prim = "reduce_or" if dtype.kind == "b" else "reduce_sum"
             rshape = tuple(s for i, s in enumerate(x.shape) if i != axis)

@@ -79,7 +79,9 @@ class Lowerer:
         self.reads: dict[Var, str] = {}
         self.writes: dict[Var, str] = {}
         self.scalars: dict[tuple[int, np.dtype], str] = {}
-        self.counts: dict[tuple, tuple[str, SizeConst]] = {}  # size constants: kernel arguments
+        # Size constants and the formula's constants (_constant): kernel arguments.
+        self.counts: dict[tuple, tuple[str, Literal]] = {}
+        self.constants = 0  # the formula's constants so far
         # Ordered (a dict, not a set: Vars hash by identity) so that the stores the planner adds
         # for them, and so the kernel's code, are the same in every process.
         self.external: dict[Var, None] = {}
@@ -252,9 +254,10 @@ class Lowerer:
             return operand
         # One argument for each use, equal values or not: which constants happen to be equal
         # changes from one iteration to the next, and the code must not.
-        number = sum(1 for name, _ in self.counts.values() if name.startswith("const"))
-        self.counts[(("constant", number), dtype)] = (f"const{number}", operand)
-        return f"const{number}"
+        name = f"const{self.constants}"
+        self.counts[(("constant", self.constants), dtype)] = (name, operand)
+        self.constants += 1
+        return name
 
     def _compute(self, eqn: Eqn, imap: IndexMap, scope: dict, out: list, phase: int):
         prim = eqn.prim

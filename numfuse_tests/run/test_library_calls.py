@@ -94,6 +94,14 @@ def test_einsum_of_a_broadcast_factor_sums_first_as_numpy():
     check(lambda a, v: np.einsum("ij,j->", a, v), x, np.array([2.5]), reduced=6)
     check(lambda a, v: np.einsum("ij,j->i", a, v), np.ones((2, 0)), np.array([np.inf]))
     check(lambda a, v: np.einsum("ij,jk->ik", a, v), x, np.full((1, 2), np.inf), reduced=3)
+    # Only where j is NumPy's inner loop, the other operand's innermost axis in memory: summed
+    # along another axis (a Fortran-ordered or transposed operand, or "ij,i->j"), NumPy
+    # multiplies each term, and inf * 0 or inf - inf is NaN (a fuzzer case: NaN where numfuse
+    # gave inf).
+    y = np.array([[1.0, -2.0, 0.0], [4.0, 5.0, 6.0]])
+    check(lambda a, v: np.einsum("ij,j->i", a, v), np.asfortranarray(y), np.array([np.inf]), reduced=3)
+    check(lambda a, v: np.einsum("...j,...j->...", v, a.T), y.T.copy(), np.array([np.inf]), reduced=3)
+    check(lambda a, v: np.einsum("ij,i->j", a, v), y.T.copy(), np.array([np.inf]), reduced=3)
 
 
 def test_product_with_producers_and_consumers_matches_numpy():
