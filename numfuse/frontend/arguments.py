@@ -92,7 +92,30 @@ def static_key(value):
         return (type(value), frozenset(static_key(v) for v in value))
     if isinstance(value, slice):
         return (slice, (static_key(value.start), static_key(value.stop), static_key(value.step)))
+    if isinstance(value, (float, complex, np.inexact)):
+        return (type(value), _Bits(value))
     return (type(value), value)
+
+
+class _Bits:
+    """A float in a static key, equal to another of the same bits: -0.0 is not 0.0 (Python
+    finds them equal, and a trace with one gives the other's sign: `x + c` at x = -0.0), and a
+    NaN is equal to itself."""
+
+    __slots__ = ("value", "_bits")
+
+    def __init__(self, value):
+        self.value = value
+        self._bits = np.asarray(value).tobytes()
+
+    def __eq__(self, other):
+        return isinstance(other, _Bits) and self._bits == other._bits
+
+    def __hash__(self):
+        return hash(self._bits)
+
+    def __repr__(self):
+        return repr(self.value)
 
 
 def static_value(key):
@@ -105,7 +128,7 @@ def static_value(key):
         return kind(*items) if hasattr(kind, "_fields") else kind(items)
     if kind is frozenset:
         return frozenset(static_value(k) for k in body)
-    return body
+    return body.value if isinstance(body, _Bits) else body
 
 
 # -- containers of arrays ----------------------------------------------------------------------

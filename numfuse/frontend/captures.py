@@ -190,7 +190,8 @@ class _Found:
         key = (id(holder), name)
         if key not in self._guarded:
             self._guarded.add(key)
-            self.guards.append((holder, name, value))
+            contents = SameContents.of(value)
+            self.guards.append((holder, name, value if contents is None else contents))
 
     def function(self, fn, statics: dict, top: bool = False) -> None:
         """Guard what `fn` reads from its globals and closure, and the attributes it reads of
@@ -310,6 +311,9 @@ class _Found:
     def _follow(self, value) -> None:
         if isinstance(value, types.FunctionType):
             self.function(value, {})
+        elif not isinstance(value, (type, types.ModuleType)) and \
+                isinstance(inspect.getattr_static(type(value), "__call__", None), types.FunctionType):
+            self._method(value, "__call__")  # a callable object, called as `layer(x)`
 
 
 def _attribute_chains(code: types.CodeType) -> list:
@@ -460,6 +464,56 @@ class SameKind:
         return type(value) is self.kind[0] and (type(value), value.shape, value.dtype, value.strides) == self.kind
 
 
+class SameContents:
+    """A guard's expectation for a list or dict of Python numbers and strings (nested ones
+    too) that the function reads: the same contents, item by item, of the same types, whichever
+    object holds them. The function may iterate it (`for c in COEFS`), sum it or take its
+    length, none of which a guard on one item sees; changed in place, it traces again. Larger
+    containers (over _CONTENTS_LIMIT items) and those holding anything else keep a guard on
+    the object alone (docs/user-guide.md, "Globals and closures")."""
+
+    def __init__(self, container, items: tuple):
+        self.type, self.items = type(container), items
+
+    @staticmethod
+    def of(value) -> "SameContents | None":
+        if type(value) not in (list, dict):
+            return None
+        items = _contents(value, [_CONTENTS_LIMIT])
+        return None if items is None else SameContents(value, items)
+
+    def matches(self, value) -> bool:
+        return type(value) is self.type and _contents(value, [_CONTENTS_LIMIT]) == self.items
+
+
+_CONTENTS_LIMIT = 256
+
+
+def _contents(value, budget: list):
+    """A comparable key of a list, tuple or dict of Python scalars and strings (floats by their
+    bits: -0.0 is not 0.0), or None where it holds something else or more than the budget."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return None
+    kind = type(value)
+    if kind in (list, tuple):
+        items = tuple(_contents(v, budget) for v in value)
+    elif kind is dict:
+        items = tuple((_contents(k, budget), _contents(v, budget)) for k, v in value.items())
+        items = tuple(x for pair in items for x in pair)
+    elif kind is float:
+        return (float, value.hex())
+    elif kind is complex:
+        return (complex, value.real.hex(), value.imag.hex())
+    elif kind in (bool, int, str, bytes, type(None)):
+        return (kind, value)
+    else:
+        return None
+    if any(x is None for x in items):
+        return None
+    return (kind, items)
+
+
 def place_guard(holder: dict, key, kind: str, before):
     """The guard of a place a replayed change sets (`holder[key]`, an object's attribute where
     `kind` is "attributes"): what it held before the call the trace saw, `before` (_MISSING if
@@ -501,18 +555,29 @@ def _all_hold(guards: tuple) -> bool:
         value = _current(holder, name)
         if value is expected:
             continue
-        if isinstance(expected, SameKind):
+        if isinstance(expected, (SameKind, SameContents)):
             if expected.matches(value):
                 continue
             return False
         if type(value) is type(expected) and isinstance(value, (*_BY_VALUE, np.generic)):
             try:
-                if value == expected:
+                if _same_scalar(value, expected):
                     continue
             except Exception:
                 pass
         return False
     return True
+
+
+def _same_scalar(value, expected) -> bool:
+    """Equal values of one type, where a float zero's sign counts (`x + OFF` is -0.0 at x = -0.0
+    only where OFF is -0.0) and a NaN is the NaN it was."""
+    if value == expected:
+        if value == 0 and isinstance(value, (float, complex, np.inexact)):
+            return np.signbit(np.real(value)) == np.signbit(np.real(expected)) and \
+                np.signbit(np.imag(value)) == np.signbit(np.imag(expected))
+        return True
+    return value != value and expected != expected  # (NaN)
 
 
 def changed_guard(guards: tuple) -> str | None:

@@ -44,10 +44,23 @@ def fast_key(args: Sequence, static: frozenset[int]) -> tuple | None:
     parts = []
     for i, value in enumerate(args):
         if i in static:
-            parts.append((type(value), value))
+            parts.append(_static_part(value))
             continue
         key = _KEYS.get(type(value))
         if key is None:
             return None
         parts.append((type(value), key(value)))
     return tuple(parts)
+
+
+def _static_part(value):
+    """A static value with its type and, for floats, its bits (as arguments.static_key: Python
+    finds -0.0 equal to 0.0, and a trace with one gives the other's sign)."""
+    kind = type(value)
+    if kind is tuple:
+        return (kind, tuple([_static_part(v) for v in value]))
+    if isinstance(value, (float, np.floating)):
+        return (kind, float(value).hex())
+    if isinstance(value, (complex, np.complexfloating)):
+        return (kind, repr(complex(value)))
+    return (kind, value)

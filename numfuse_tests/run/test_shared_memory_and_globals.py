@@ -687,3 +687,83 @@ def test_an_array_in_a_global_tuple_is_read_at_each_call():
         np.testing.assert_array_equal(f(x), x * 2.0 + 7.0)
     finally:
         PAIR[0][:] = saved
+
+
+# Found by a battery of public-style code on the CPU target: each returned the first trace's
+# values after the change, with no error.
+class _Layer:
+    def __init__(self):
+        self.scale = 2
+
+    def __call__(self, x):
+        return x * self.scale
+
+
+LAYER = _Layer()
+COEFFICIENTS = [1.0, -2.0, 3.0]
+WEIGHTS_BY_NAME = {"a": 1.0, "b": 2.0}
+OFFSET = 0.0
+
+
+def _horner(x):
+    r = np.zeros_like(x)
+    for c in COEFFICIENTS:
+        r = r * x + c
+    return r, x * sum(COEFFICIENTS)
+
+
+def _weighted(x):
+    s = np.zeros_like(x)
+    for _, v in WEIGHTS_BY_NAME.items():
+        s = s + x * v
+    return s
+
+
+def _same(got, expected):
+    for g, e in zip(got if isinstance(got, tuple) else (got,), expected if isinstance(expected, tuple) else (expected,)):
+        assert g.dtype == e.dtype
+        np.testing.assert_array_equal(g, e)
+        np.testing.assert_array_equal(np.signbit(g), np.signbit(e))
+
+
+def test_a_callable_objects_attribute_is_guarded():
+    f = numfuse.jit(lambda x: LAYER(x))
+    x = np.arange(4, dtype=np.int32)
+    try:
+        for scale in (2, 5, 2.5):
+            LAYER.scale = scale
+            _same(f(x), LAYER(x))
+    finally:
+        LAYER.scale = 2
+
+
+def test_lists_and_dicts_of_numbers_changed_in_place_trace_again():
+    f, g = numfuse.jit(_horner), numfuse.jit(_weighted)
+    x = np.array([0.5, 2.0])
+    try:
+        for change in (lambda: None, lambda: COEFFICIENTS.__setitem__(0, 10.0), lambda: COEFFICIENTS.append(1.0),
+                       lambda: COEFFICIENTS.__setitem__(1, -0.0)):
+            change()
+            _same(f(x), _horner(x))
+        for change in (lambda: None, lambda: WEIGHTS_BY_NAME.__setitem__("b", 10.0), lambda: WEIGHTS_BY_NAME.__setitem__("c", 5)):
+            change()
+            _same(g(x), _weighted(x))
+    finally:
+        COEFFICIENTS[:] = [1.0, -2.0, 3.0]
+        WEIGHTS_BY_NAME.clear()
+        WEIGHTS_BY_NAME.update(a=1.0, b=2.0)
+
+
+def test_a_zero_that_changes_sign_traces_again():
+    global OFFSET
+    f = numfuse.jit(lambda x: x + OFFSET)
+    by_argument = numfuse.jit(lambda x, c: x + c[0])
+    x = np.array([-0.0, 1.0])
+    try:
+        for value in (0.0, -0.0, 0.0, float("nan"), float("nan")):
+            OFFSET = value
+            _same(f(x), x + OFFSET)
+            for _ in range(2):  # (the second call: the fast path)
+                _same(by_argument(x, (value,)), x + value)
+    finally:
+        OFFSET = 0.0
