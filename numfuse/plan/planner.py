@@ -452,12 +452,10 @@ class Planner:
                 level = max([level] + [d + 1 for d in [*in_row.values(), *running.values()]])
                 phase = 0
             # A kernel of several phases is not cut into runs as independent reductions are
-            # (_reduction_groups): past Target.max_reductions, a reduction goes one level later,
-            # reading this level's results from memory (npbench's azimint_naive: a max, then 200
-            # sums over masks that compare with it, was one kernel of 201 accumulators that
-            # compiled for 24 s).
+            # (_reduction_groups): past Target.max_phased_reductions, a reduction goes one level
+            # later, reading this level's results from memory.
             group = self._group_sizes.setdefault((level, *key), [0, False])
-            if group[0] < self.info.target.max_reductions or not (phase > 0 or group[1]):
+            if group[0] < self.info.target.max_phased_reductions or not (phase > 0 or group[1]):
                 break
             level += 1
         group[0] += 1

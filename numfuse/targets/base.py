@@ -57,6 +57,13 @@ class Target:
     # 200-accumulator kernel compiled for 25 s; conv2d_bias's 3,600 in kernels of 16: 18 s). Runs become
     # kernels of the same code, which compiles once, each reading the inputs once more.
     max_reductions: int = 16
+    # The most reductions of one kernel of several phases (reductions that read another's
+    # result over its own row: softmax's max and sum, for each of 12 heads: 24). Past it, the
+    # next ones go one level later (plan/planner.py, _level_reduction): npbench's azimint_naive
+    # (a max, then 200 sums over masks that compare with it) was one kernel of 201 accumulators
+    # that compiled for 24 s. Below it, cutting costs more than it saves: 8 heads of 12 fold
+    # into lanes (targets/cpu/lanes.py), whose code compiled for 39 s against 11 s for all 12.
+    max_phased_reductions: int = 32
 
     def fuses_product(self, dtype, sizes: list[int], space: int, terms: int, computed: bool) -> tuple[bool, str]:
         """Whether a matrix product (result dtype, operand and result sizes, multiply-adds, terms

@@ -58,12 +58,13 @@ def test_past_max_reductions_a_later_phase_reduction_goes_to_a_later_kernel():
     # Numba at npt = 100.
     from numfuse_tests.corpus.programs import _azimint_args, azimint_naive
 
-    data, radius, npt = _azimint_args(np.random.default_rng(0), 400, 40)
+    data, radius, npt = _azimint_args(np.random.default_rng(0), 400, 48)
     jitted = numfuse.jit(azimint_naive, target="cpu", static_argnames="npt")
     plan = jitted.plan(data, radius, npt)
     reductions = [k for k in plan.kernels if k.nest.kind == "reduction"]
     sizes = [len(k.nest.accumulators) for k in reductions]
-    assert sizes == [TARGET.max_reductions] * 5 + [1 + 2 * npt - 5 * TARGET.max_reductions], sizes
+    first_size = TARGET.max_phased_reductions
+    assert sizes == [first_size] + [TARGET.max_reductions] * 4 + [1 + 2 * npt - first_size - 64], sizes
     first, *later = reductions
     assert len(first.nest.phases) == 2 and all(len(k.nest.phases) == 1 for k in later)
     assert all("split because it reads c from #1, written by an earlier kernel" in k.reason for k in later)
