@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .arguments import classify, leaves_of
+from .arguments import classify, leaves_of, rebuilt_container
 from ..errors import SourceLoc, user_location
 from ..ir import viewmaps
 from ..ir.graph import Aval, Graph, SizeConst, Var
@@ -623,10 +623,28 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
         breaker.stop_waiting()
         _unlock(breaker.locked)
     returned = [give(leaf, concrete[id(leaf)]) for leaf in leaves]
-    result = unflatten_outputs(tree, returned)
+    result = _generators_unwrapped(unflatten_outputs(tree, returned))
     if breaker.eager is not None:
         result = eager.real(result, breaker.eager)  # (dict keys and set members too)
     return SegmentedRun(result, breaker.breaks, breaker.final, breaker.on_numpy)
+
+
+def _generators_unwrapped(value):
+    """`value` with each SuspendingGenerator in it (in tuples, lists and dicts) the Generator it
+    stands for: a function that returns its `rng` argument, or one it made, returns that object,
+    as NumPy does."""
+    if isinstance(value, SuspendingGenerator):
+        return value.generator
+    if isinstance(value, (tuple, list, dict)) and _holds_generator(value):
+        return rebuilt_container(value, _generators_unwrapped)
+    return value
+
+
+def _holds_generator(value) -> bool:
+    if isinstance(value, SuspendingGenerator):
+        return True
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else ()
+    return any(_holds_generator(v) for v in items)
 
 
 __all__ = ["Break", "Breaker", "SegmentedRun", "run_segmented", "structure_key", "to_host"]

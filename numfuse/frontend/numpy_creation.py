@@ -423,10 +423,10 @@ class SuspendingGenerator:
     code calls np.empty through the numpy module)."""
 
     def __init__(self, generator):
-        self._generator = generator
+        self.generator = generator
 
     def __getattr__(self, name):
-        attribute = getattr(self._generator, name)
+        attribute = getattr(self.generator, name)
         if not callable(attribute):
             return attribute
 

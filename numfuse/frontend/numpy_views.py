@@ -300,12 +300,18 @@ def reshape(ctx, a, shape=None, order="C", *, newshape=None, copy=None):
 
 
 def ravel(ctx, a, order="C"):
-    if order not in ("C", "K", "A"):
-        raise unsupported(f"ravel(order={order!r})", "only order='C'")
+    if order not in ("C", "F", "K", "A"):
+        raise unsupported(f"ravel(order={order!r})", "only order='C', 'F', 'A' or 'K'")
     x = _tracer(ctx, a)
-    if order != "C" and x.ndim > 1 and not ctx.c_contiguous(x._var):
+    strides = ctx.strides_of(x._var)
+    fortran = strides is not None and x.ndim > 1 and stand_in(x.shape, strides).flags.f_contiguous
+    if order == "F" or order in ("A", "K") and fortran and not ctx.c_contiguous(x._var):
+        # Column-major order is the reversed axes' row-major order, a view exactly where NumPy's
+        # is one (x is Fortran-contiguous, its transpose C-contiguous).
+        return ctx.reshaped(np.transpose(x), (x.size,), ravel=True)
+    if order == "K" and x.ndim > 1 and not ctx.c_contiguous(x._var):
         # NumPy then reads the array in its memory order: strides numfuse does not always know.
-        raise unsupported(f"ravel(order={order!r}) of an array that is not C-contiguous", "use order='C'")
+        raise unsupported(f"ravel(order={order!r}) of an array neither C- nor Fortran-contiguous", "use order='C'")
     return ctx.reshaped(x, (x.size,), ravel=True)
 
 

@@ -240,11 +240,15 @@ def test_writes_numpy_refuses_are_refused_with_numpys_errors():
         numfuse.jit(wrong_shape).graph(X)
 
 
-def test_ravel_in_memory_order_of_a_non_c_array_is_refused():
-    with pytest.raises(numfuse.UnsupportedError, match=r"ravel\(order='K'\) of an array that is not C-contiguous"):
-        numfuse.jit(lambda a: a.ravel(order="K"), graph_breaks=False).graph(np.asfortranarray(X))
+def test_ravel_in_memory_order_of_an_array_neither_c_nor_fortran_contiguous_is_refused():
+    with pytest.raises(numfuse.UnsupportedError, match=r"ravel\(order='K'\) of an array neither C- nor Fortran-"):
+        numfuse.jit(lambda a: a[:, ::2].ravel(order="K"), graph_breaks=False).graph(X)
     graph = numfuse.jit(lambda a: a.ravel(order="K")).graph(X)  # C-contiguous: the same as 'C'
     assert graph.eqns[-1].prim == "reshape"
+    # Fortran-contiguous, or order='F': the reversed axes' C order (a view of a Fortran array)
+    for order, x in (("K", np.asfortranarray(X)), ("A", np.asfortranarray(X)), ("F", X)):
+        graph = numfuse.jit(lambda a: a.ravel(order=order)).graph(x)
+        assert [e.prim for e in graph.eqns[-2:]] == ["transpose", "reshape"], order
 
 
 def test_a_copy_of_an_updated_array_is_its_own_array():
