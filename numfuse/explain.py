@@ -126,7 +126,7 @@ def size_arguments_text(source) -> str:
     for p in source.params:
         if p.kind == "size":
             parts.append(f"{p.name}={p.value}")
-        elif p.kind == "count" and not p.name.startswith("const"):
+        elif p.kind == "count" and not p.name.startswith("const"):  # (constants: a line of their own)
             parts.append(f"{p.name}={p.value.item()!r}")
         elif p.kind == "cache_points":
             parts.append(f"{p.name} (points of a row on chip, set at launch)")

@@ -78,9 +78,9 @@ class ScalarParam:
 class CountParam:
     """A constant passed as a kernel argument of `dtype` so that the kernel's code is the same
     for every size: the count a mean divides by (ir.SizeConst, `count0`), an int64 offset in an
-    index or a concatenation's bound (`off0`), or a float constant of the user's formula
-    (`const0`, a `coefficient`: lower.py, Lowerer._constant) so that the kernels of a loop
-    whose coefficients change from one iteration to the next share one code."""
+    index or a concatenation's bound (`off0`), or a constant of the user's formula, float or
+    integer (`const0`, a `coefficient`: lower.py, Lowerer._constant), so that the kernels of a
+    loop whose constants change from one iteration to the next share one code."""
 
     name: str
     dtype: np.dtype
