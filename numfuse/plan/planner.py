@@ -446,9 +446,10 @@ class Planner:
             earlier = [self.phase[v] + 1 for v, lvl in in_row.items() if lvl == level]
             same = [self.phase[v] for v, lvl in running.items() if lvl == level]
             phase = max(earlier + same, default=0)
-            if same and phase != max(same):
+            if same and any(p != phase for p in same):
                 # A scan's running value is read in the scan's own pass only: a reduction that also
-                # needs a later pass reads everything of this row from an earlier kernel.
+                # needs a later pass (for an earlier phase's result, or another scan's running
+                # value of a later pass) reads everything of this row from an earlier kernel.
                 level = max([level] + [d + 1 for d in [*in_row.values(), *running.values()]])
                 phase = 0
             # A kernel of several phases is not cut into runs as independent reductions are

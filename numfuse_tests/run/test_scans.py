@@ -85,3 +85,15 @@ def test_random_scans_match_numpy(shape, dtype, which, axis_choice, consumer):
         return scanned
 
     assert_same(numfuse.jit(fn)(x), fn(x), x.size)
+
+
+def _two_pass_scans(x):
+    d = np.cumsum(x)
+    e = np.cumsum(x * d.sum())
+    return (e * d).sum(), e
+
+
+def test_a_reduction_of_scans_of_two_passes():
+    # (A fuzzer case that raised NotFusable: the sum reads scans of the first and second passes.)
+    for x in (np.arange(1.0, 7.0), np.array([3], np.int32), np.linspace(-1, 1, 40).astype(np.float32)):
+        assert_same(numfuse.jit(_two_pass_scans)(x), _two_pass_scans(x), x.size * x.size)

@@ -160,3 +160,16 @@ def test_a_long_reduction_body_folds_into_one_accumulator_on_the_cpu():
     assert "acc0_l1" not in source.source
     short = numfuse.jit(lambda x, y: (x * y).sum(axis=1), target="cpu").kernel_sources(x, x)[0]
     assert "acc0_l1" in short.source
+
+
+def test_a_reduction_of_scans_of_two_passes_reads_them_from_an_earlier_kernel():
+    # (A fuzzer case: NotFusable. The sum reads d's running value, made in the first pass, and
+    # e's, made in the second: no one pass has both.)
+    def two_pass_scans(x):
+        d = np.cumsum(x)
+        e = np.cumsum(x * d.sum())
+        return (e * d).sum()
+
+    for target in ("cpu", "cuda"):
+        plan = numfuse.jit(two_pass_scans, target=target).plan(np.ones(6))
+        assert [len(k.nest.phases) for k in plan.kernels] == [2, 1], target
