@@ -33,6 +33,7 @@ import contextlib
 import dis
 import functools
 import inspect
+import operator
 import threading
 import types
 from dataclasses import dataclass
@@ -474,6 +475,12 @@ class SameContents:
 
     def __init__(self, container, items: tuple):
         self.type, self.items = type(container), items
+        # The objects a flat one holds (its keys too): unchanged, it holds the very same ones
+        # (numbers and strings are immutable), which the check at each call tests first, as
+        # cheaply as a list comparison.
+        held = tuple(container.values()) if self.type is dict else tuple(container)
+        self.held = None if any(type(v) in (list, tuple, dict) for v in held) else held
+        self.keys = tuple(container) if self.type is dict else None
 
     @staticmethod
     def of(value) -> "SameContents | None":
@@ -483,7 +490,16 @@ class SameContents:
         return None if items is None else SameContents(value, items)
 
     def matches(self, value) -> bool:
-        return type(value) is self.type and _contents(value, [_CONTENTS_LIMIT]) == self.items
+        if type(value) is not self.type:
+            return False
+        held = self.held
+        if held is not None and len(value) == len(held):
+            if self.keys is None:
+                if all(map(operator.is_, value, held)):
+                    return True
+            elif all(map(operator.is_, value, self.keys)) and all(map(operator.is_, value.values(), held)):
+                return True
+        return _contents(value, [_CONTENTS_LIMIT]) == self.items
 
 
 _CONTENTS_LIMIT = 256
