@@ -15,6 +15,12 @@ largest operand is stored instead, and the kernels after load it: a chain is cut
 of the same operations, which are kernels of one code (their offsets are arguments), compiled
 once. And a scalar whose cone passes the target's smaller scalar budget is stored where an array
 reads it, computed once rather than at every point.
+
+A scalar carried from one step of a loop to the next (`beta *= 1 - alpha * alpha`, where alpha is
+stored for the array that reads it) would be computed from its start in every later kernel, a
+chain growing at every step and each kernel a code of its own (durbin: 89 codes). So a scalar of
+a stored scalar's cone that is read again is stored too: the kernel storing the one computes the
+other on the way, and the steps after load it.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ _LONG = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", 
          "arctan", "arctan2", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "power", "logaddexp",
          "logaddexp2", "cbrt", "hypot", "spacing", "nextafter", "gcd", "lcm"}
 LONG_WEIGHT = 12
+CARRIED_MIN = 2  # a value of one or two operations (a cast of a load) is computed again, not stored
 
 
 def weight(eqn: Eqn) -> int:
@@ -46,6 +53,9 @@ def stores_for_code_size(eqns: list[Eqn], producers: dict, stored: set, budget: 
     """The values (beyond `stored`) to store, each with why; `eqns` in trace order."""
     cones: dict[Var, dict[Var, int]] = {}  # value -> the operations its evaluation computes, weighted
     chosen: dict[Var, str] = {}
+    # Scalars computed on the way to a stored scalar (the kernel that stores it computes them),
+    # each with that scalar: one read again later is stored too, not computed again from its start.
+    computed_for: dict[Var, Var] = {}
 
     def cone_of(atom) -> dict[Var, int]:
         if not isinstance(atom, Var) or atom in stored or atom in chosen:
@@ -56,6 +66,10 @@ def stores_for_code_size(eqns: list[Eqn], producers: dict, stored: set, budget: 
         root = _below_views(var, producers)
         if root not in producers:
             return  # a view of an input: loaded already
+        if root.aval.size == 1:
+            for value in cones.get(root, {}):
+                if value is not root and value.aval.size == 1:
+                    computed_for.setdefault(value, root)
         if root not in stored:
             chosen.setdefault(root, why)
         for value in _views_of(root, var, producers):
@@ -70,6 +84,15 @@ def stores_for_code_size(eqns: list[Eqn], producers: dict, stored: set, budget: 
         return merged
 
     for eqn in eqns:
+        for atom in eqn.inputs:
+            if isinstance(atom, Var) and atom in computed_for and sum(cone_of(atom).values()) > CARRIED_MIN:
+                # A loop-carried scalar (`beta *= 1 - alpha * alpha`, where alpha is stored): its
+                # chain would grow at every step, and each kernel with it be a code of its own.
+                made = producers[computed_for[atom]].loc
+                loc = f" at {eqn.loc.short()}" if eqn.loc else ""
+                store(atom, f"it leads to the stored scalar of {made.short() if made else 'an earlier line'} and is "
+                            f"read again{loc}: carried on so, its computation would grow at every step, "
+                            f"each kernel reading it a code of its own")
         if is_reduction(eqn.prim) or is_library(eqn.prim) or eqn.prim == "update":
             cones[eqn.out] = {}  # stored, or an accumulator: what reads it starts afresh
             continue

@@ -72,3 +72,21 @@ def test_past_max_reductions_a_later_phase_reduction_goes_to_a_later_kernel():
     digests = [s.code_digest for s in jitted.kernel_sources(data, radius, npt)]
     position = {id(k): i for i, k in enumerate(plan.kernels)}
     assert len({digests[position[id(k)]] for k in later[:-1]}) == 1 and len(later) == 5
+
+
+def test_a_scalar_carried_from_one_step_to_the_next_is_stored_so_the_codes_stay_bounded():
+    # npbench's durbin (Levinson-Durbin): `beta *= 1 - alpha * alpha` at each step, where alpha,
+    # read by an array, is stored. beta was computed again from its start in every kernel
+    # reading it, a chain growing at every step: 89 codes at n = 120 (1,444 kernels and 89
+    # codes at npbench's n = 500). Now beta is stored where alpha is, and the kernels repeat.
+    from numfuse_tests.corpus.programs import durbin
+
+    jitted = numfuse.jit(durbin, target="cpu")
+    codes = {}
+    for n in (30, 120):
+        r = np.random.default_rng(0).random(n)
+        codes[n] = len({s.code_digest for s in jitted.kernel_sources(r)})
+    assert codes[30] == codes[120] <= 24, codes
+    text = jitted.explain(np.random.default_rng(0).random(12))
+    assert "is stored because it leads to the stored scalar of programs.py:1169 and is read again at " \
+           "programs.py:1168: carried on so, its computation would grow at every step" in text
