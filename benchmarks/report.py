@@ -140,7 +140,8 @@ MEASUREMENTS = [
      "on and off the unit circle and over every magnitude: parts whose bits differ."),
     ("host-overhead", "Cost of a cached call",
      "`python -m benchmarks.host_overhead`: numfuse's own host work per call of a one-kernel function on "
-     "three device arrays (the target is 5 µs), and on a GPU the whole call (target 15 µs)."),
+     "three device arrays (the target is 5 µs), on the CPU target the whole call on NumPy arrays, kernel "
+     "included (target 5 µs), and on a GPU the whole call (target 15 µs)."),
     ("disk-cache", "The disk cache across processes",
      "`python -m benchmarks.disk_cache`: a fresh process's first use of each workload with a cold "
      "cache and with a warm one (target: warm at most 10% of cold)."),

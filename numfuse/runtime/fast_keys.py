@@ -37,10 +37,17 @@ def register_array_type(cls: type, key: Callable) -> None:
 def fast_key(args: Sequence, static: frozenset[int]) -> tuple | None:
     """The key of a positional call, or None where only the full path can classify it."""
     if not static:
-        try:
-            return tuple([(type(value), _KEYS[type(value)](value)) for value in args])
-        except KeyError:
-            return None
+        parts = []
+        for value in args:
+            kind = type(value)
+            if kind is np.ndarray:  # (inline: the most common argument, at every call)
+                parts.append((kind, (value.shape, value.dtype, value.strides, value.flags.writeable)))
+                continue
+            key = _KEYS.get(kind)
+            if key is None:
+                return None
+            parts.append((kind, key(value)))
+        return tuple(parts)
     parts = []
     for i, value in enumerate(args):
         if i in static:

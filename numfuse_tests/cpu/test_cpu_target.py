@@ -216,6 +216,36 @@ def test_later_calls_of_a_signature_take_the_fast_path_with_new_values():
         f(ints, 2**70)
 
 
+def test_a_fast_call_runs_the_plan_without_the_full_calls_bookkeeping(monkeypatch):
+    # Later calls of a signature run the kernels and library steps straight from the fast
+    # path (executable._FastCall), not through CpuExecutable.__call__: in-place updates, a
+    # library step, an index-array gather with its error flag, new values.
+    from numfuse.targets.cpu.executable import CpuExecutable
+
+    def step(a, w, idx, k):
+        a[1:] += a[:-1] * k
+        h = np.tanh(a @ w) + k
+        return h, a[::2] * 2, w[idx].sum(axis=0)
+
+    f = numfuse.jit(step, target="cpu", numpy_fallback=False)
+    rng = np.random.default_rng(3)
+    a, w, idx = rng.random(8), rng.random((8, 3)), np.array([0, 7, 2])
+    full_calls = []
+    original = CpuExecutable.__call__
+    monkeypatch.setattr(CpuExecutable, "__call__", lambda self, *args, **kw: full_calls.append(1) or
+                        original(self, *args, **kw))
+    for k in (0.5, -2.0, 3.0):
+        mine, theirs = a.copy(), a.copy()
+        got, want = f(mine, w, idx, k), step(theirs, w, idx, k)
+        np.testing.assert_array_equal(mine, theirs)
+        for g, e in zip(got, want):
+            np.testing.assert_allclose(g, e, rtol=1e-12)
+    assert len(full_calls) == 1  # the first call; the later ones ran on the fast path
+    with pytest.raises(IndexError, match="index out of bounds"):
+        f(a.copy(), w, np.array([0, 8, 1]), 1.0)  # NumPy: IndexError, from the kernel's error flag
+    assert len(full_calls) == 1
+
+
 @pytest.mark.parametrize("n", [7, 8, 64, 127, 129, 200, 1000, 5000])
 @pytest.mark.parametrize("chunked", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
