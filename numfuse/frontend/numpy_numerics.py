@@ -293,7 +293,7 @@ def _isclose(ctx, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     x, y, atol, rtol = (v if _is_traced(v) or isinstance(v, (int, float, complex)) else np.asanyarray(v)
                         for v in (a, b, atol, rtol))
     if not (_is_traced(rtol) or _is_traced(atol)):
-        np.isclose(np.zeros(0), np.zeros(0), rtol, atol)  # NumPy's warning for bad tolerances
+        np.isclose(0.0, 0.0, rtol, atol)  # NumPy's warning for bad tolerances (any shape of them)
     if _is_traced(y) and y._weak:  # a Python scalar at run time
         if y.dtype.kind in "biu":  # float(y)
             y = ctx.wrap(ctx.convert(y, np.float64)._var, weak=True)

@@ -99,8 +99,10 @@ def _roll(ctx, a, shift, axis=None):
     a = as_array(ctx, a)
     if axis is None:
         return _roll(ctx, a.ravel(), shift, 0).reshape(a.shape)
-    if hasattr(shift, "_ctx"):
+    if hasattr(shift, "_ctx") and shift.ndim == 0:
         shift = operator.index(shift)  # a scalar argument: jit traces again with it static
+    elif hasattr(shift, "_ctx"):
+        shift = ctx.concrete(shift, "np.roll's shift")  # the shifts pick the points: a graph break
     with user_line_noted():
         axes = np.lib.array_utils.normalize_axis_tuple(axis, a.ndim, allow_duplicate=True)
         pairs = np.broadcast(shift, axes)

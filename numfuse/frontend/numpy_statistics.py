@@ -11,7 +11,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..errors import at_user_line, unsupported, user_line_noted
-from .traced import is_traced_value
+from .traced import TracedArray, is_traced_value
 
 
 def _tracer(ctx, a):
@@ -155,20 +155,31 @@ def quantile(ctx, a, q, axis=None, out=None, overwrite_input=False, method="line
     if method != "linear":
         raise unsupported(f"{_name}(method={method!r})", "the default method='linear' is traced")
     t = _tracer(ctx, a)
-    if is_traced_value(q) or not isinstance(q, (int, float, list, tuple, np.ndarray, np.generic)):
+    if isinstance(q, TracedArray):
+        # Its value picks the points read: a scalar argument becomes static (traced again with
+        # its value), a computed q is a graph break. NumPy keeps a NumPy scalar's dtype.
+        passed = getattr(q, "_passed_as", None)
+        value = ctx.concrete(q, f"{_name}'s q")
+        q = passed(value.item()) if passed in (bool, int, float) else value[()] if value.ndim == 0 else value
+    elif not isinstance(q, (int, float, list, tuple, np.ndarray, np.generic)) or any(
+            is_traced_value(v) for v in np.ravel(np.asarray(q, dtype=object))):
         raise unsupported(f"{_name} with a traced q", "pass q as a Python number or list")
-    qs = np.asarray(q, dtype=np.float64) / _scale
     with user_line_noted():
         numpy_fn = np.percentile if _scale != 1.0 else np.quantile
         dtype = np.asarray(numpy_fn(np.ones(2, t.dtype), q)).dtype  # raises NumPy's error for a bad q
+    # In q's dtype, as NumPy computes the index and the weight (float64 for Python numbers and
+    # integers; a float32 q's point 0.3 * 9 is float32's).
+    qs = np.true_divide(q, _scale) if _scale != 1.0 else np.asarray(q)
+    if qs.dtype.kind != "f":
+        qs = qs.astype(np.float64)
     x, ax = _single_axis(t, axis, _name)
     n = x.shape[ax]
     ordered = np.sort(x, axis=ax)
     if ordered.dtype.kind in "biu":
         ordered = ordered.astype(np.float64)
     results = []
-    for value in np.atleast_1d(qs):
-        virtual = value * (n - 1)
+    for value in np.ravel(qs):
+        virtual = (n - 1) * value
         lo = int(np.floor(virtual))
         hi = min(lo + 1, n - 1)
         gamma = virtual - lo

@@ -188,7 +188,7 @@ _ELEMENTWISE = [
     _ew(np.floor_divide, {"i": S.floor_divide_int, "u": S.floor_divide_int, "f": S.floor_divide_float}),
     _ew(np.remainder, {"i": S.remainder_int, "u": S.remainder_int, "f": S.remainder_float}),
     _ew(np.fmod, {"i": S.fmod_int, "u": S.remainder_int, "f": S.fmod_float}),
-    _ew(np.power, {"i": S.power_int, "u": S.power_int, "f": S.power_float, "c": C.power_complex}, checks={"i": _NEGATIVE_INT_POWER}),
+    _ew(np.power, {"i": S.power_signed, "u": S.power_int, "f": S.power_float, "c": C.power_complex}, checks={"i": _NEGATIVE_INT_POWER}),
     _ew(np.negative, {"i": S.negative_signed, "u": S.negative_unsigned, "f": S.negative, "c": S.negative}),
     _ew(np.positive, {**_num(S.identity), "c": S.identity}),
     _ew(np.absolute, {"b": S.identity, "i": S.absolute_int, "u": S.identity, "f": S.absolute_float,

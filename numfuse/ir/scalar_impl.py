@@ -184,6 +184,20 @@ def power_int(a, b):
     return result
 
 
+def power_signed(a, b):
+    # power_int in uint64, as add_signed: with Numba's signed products LLVM took an even power
+    # for non-negative, so that `a ** 20 < 0` compiled to False where NumPy's wraps negative.
+    result = uint64(1)
+    base = uint64(a)
+    e = b
+    while e > T(0):
+        if e % T(2) == T(1):
+            result = result * base
+        base = base * base
+        e = e // T(2)
+    return T(result)
+
+
 def negative_exponent(a, b):
     # The condition under which NumPy's integer power raises (see ops.RUNTIME_ERRORS).
     return b < T(0)

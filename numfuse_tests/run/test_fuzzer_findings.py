@@ -172,3 +172,67 @@ def test_signed_int_arithmetic_wraps_before_a_comparison():
     for f in (lambda x: (x + np.int64(2)) < 0.5, lambda x: (x - np.int64(3)) > 0, lambda x: (x * np.int64(2)) < 0,
               lambda x: -x < 0, lambda x: np.square(x) < 0, lambda x: (x.astype(np.int8) * np.int8(100)) < 0):
         assert_same(numfuse.jit(f)(x), f(x))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8, np.uint64])
+def test_an_integer_power_that_wraps_keeps_its_sign_and_remainders(dtype):
+    # Found by a battery of public-style code on the CPU target: the power loop's signed
+    # products let LLVM take an even power for non-negative, so 20 ** 20 (wrapped negative in
+    # int64) was not < 0, and its % 7 and // 7 were computed as unsigned.
+    a = np.arange(0, 40, 5).astype(dtype)
+
+    def f(a, b):
+        return a ** 20 % 7, a ** 20 < 0, a ** 20 // 7, a ** a % 7, a ** b < 1
+
+    with np.errstate(all="ignore"):
+        expected = f(a, a[::-1].copy())
+    for got, want in zip(numfuse.jit(f, numpy_fallback=False)(a, a[::-1].copy()), expected):
+        assert_same(got, want)
+
+
+def _percentile_f32(x):
+    return np.percentile(x, np.float32(30))
+
+
+def _percentile_2d(x):
+    return np.percentile(x, [[10, 20], [50, 90]])
+
+
+def _quantile_2d_axis(x):
+    return np.quantile(x.reshape(5, 2), [[0.1, 0.2], [0.5, 0.9]], axis=0)
+
+
+def _isclose_made_rtol(a, b):
+    return np.isclose(a[:2], b[:2], rtol=np.array([0.0, 0.5])), np.allclose(a, b, atol=np.array(0.01) + a * 0)
+
+
+@pytest.mark.parametrize("f", [_percentile_f32, _percentile_2d, _quantile_2d_axis, _isclose_made_rtol])
+def test_statistics_and_tolerances_of_a_battery_of_public_style_code(f):
+    # Found by a battery on the CPU target: a float32 q's index and weight were computed in
+    # float64 (NumPy keeps q's dtype), a 2-D q and an array tolerance made inside the function
+    # crashed inside numfuse.
+    x = np.arange(10.0)
+    args = (x,) if f.__code__.co_argcount == 1 else (x, x + 0.3)
+    got, want = numfuse.jit(f)(*args), f(*args)
+    for g, w in zip(got if isinstance(want, tuple) else [got], want if isinstance(want, tuple) else [want]):
+        assert_same(g, w)
+
+
+def test_quantile_of_a_scalar_argument_and_roll_by_an_array_argument():
+    # A NumPy scalar q passed as an argument recursed into numfuse's own quantile; an array of
+    # shifts for np.roll crashed. q becomes static (its value picks the points), the shifts
+    # are a graph break.
+    def q_of(x, q):
+        return np.quantile(x, q), np.percentile(x.astype(np.float32), q * 100)
+
+    def roll(x, shift):
+        return np.roll(x, shift, axis=(0, 1)) * 2
+
+    jitted = numfuse.jit(q_of)
+    x = np.arange(10.0)
+    for q in (np.float64(0.3), np.float64(0.75), np.float32(0.3)):
+        for g, w in zip(jitted(x, q), q_of(x, q)):
+            assert_same(g, w)
+    grid = np.arange(12.0).reshape(3, 4)
+    for shift in (np.array([1, 1]), np.array([2, -1])):
+        assert_same(numfuse.jit(roll)(grid, shift), roll(grid, shift))
