@@ -165,7 +165,7 @@ class JitFunction:
 
     def _compiled(self, args, kwargs, also_static=frozenset()) -> tuple[Compiled, list[Any]]:
         names, values, call = self._bind(args, kwargs)
-        static = self._static | self._auto_static | also_static
+        static = self._static_now(names, values, also_static)
         key_parts, specs = [], []
         for name, value in zip(names, values):
             part, spec = classify(name, value, name in static, describe_array)
@@ -199,7 +199,7 @@ class JitFunction:
             with one_trace_at_a_time():
                 compiled = self._compile(names, values, specs, call, sharing)
             # The key under which it was found may have changed (arguments made static).
-            static = self._static | self._auto_static | also_static
+            static = self._static_now(names, values, also_static)
             classified = [classify(n, v, n in static, describe_array) for n, v in zip(names, values)]
             specs = [c[1] for c in classified]
             sharing = self._sharing(values, specs)
@@ -210,6 +210,14 @@ class JitFunction:
             values = values + [make(values) for make in compiled.extra]
         traced_values = [values[i] for i in compiled.traced_positions]
         return compiled, traced_values
+
+    def _static_now(self, names, values, also_static=frozenset()) -> set[str]:
+        """The names static in a call with these values: the user's, and those numfuse made
+        static where a scalar steered Python code (`range(n)`), while they hold a scalar; an
+        array passed there later (`np.histogram(x, bins)` with bins=10, then edges) is traced."""
+        made = {n for n, v in zip(names, values)
+                if n in self._auto_static and isinstance(v, (bool, int, float, complex, np.generic))}
+        return self._static | made | also_static
 
     @staticmethod
     def _sharing(values, specs):
@@ -408,7 +416,7 @@ class JitFunction:
         from .frontend.graph_breaks import run_segmented
 
         names, values, call = self._bind(args, kwargs)
-        static = self._static | self._auto_static | also_static
+        static = self._static_now(names, values, also_static)
         # Python ints are static here: the function's Python code runs at every call anyway,
         # and NumPy's answer for an int out of a dtype's range depends on its value, which a
         # segment cannot trace again once earlier segments ran.

@@ -51,7 +51,12 @@ def fast_key(args: Sequence, static: frozenset[int]) -> tuple | None:
     parts = []
     for i, value in enumerate(args):
         if i in static:
-            parts.append(_static_part(value))
+            part = _static_part(value)
+            try:
+                hash(part)
+            except TypeError:  # an array where a scalar made the argument static: the full path
+                return None
+            parts.append(part)
             continue
         key = _KEYS.get(type(value))
         if key is None:

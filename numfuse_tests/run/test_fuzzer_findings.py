@@ -236,3 +236,16 @@ def test_quantile_of_a_scalar_argument_and_roll_by_an_array_argument():
     grid = np.arange(12.0).reshape(3, 4)
     for shift in (np.array([1, 1]), np.array([2, -1])):
         assert_same(numfuse.jit(roll)(grid, shift), roll(grid, shift))
+
+
+def test_an_argument_made_static_for_its_value_can_be_an_array_at_a_later_call():
+    # np.histogram(x, bins): bins=2 made `bins` static (its value shapes the result); a later
+    # call with an array of edges was refused ("static argument 'bins' must be hashable").
+    def hist(x, bins):
+        return np.histogram(x, bins=bins)
+
+    x = np.random.default_rng(0).random(50)
+    jitted = numfuse.jit(hist)
+    for bins in (2, np.array([0.0, 0.2, 0.5, 1.0]), 3, np.array([0.0, 0.5, 1.0])):
+        for g, w in zip(jitted(x, bins), hist(x, bins)):
+            assert_same(g, w)
