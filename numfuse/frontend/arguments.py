@@ -49,8 +49,11 @@ def classify(name: str, value, static: bool, describe_array):
             strides = None
             if layout == "A" and all(s % dtype.itemsize == 0 for s in value.strides):
                 strides = tuple(s // dtype.itemsize for s in value.strides)
-            spec = ArgSpec("array", Aval(info.shape, dtype), readonly, layout, strides)
-            return ("np", info.shape, dtype.str, layout, readonly, strides), spec
+            # The strides of an axis of length 0 or 1 are whatever made the array: only its own
+            # answer x.strides (np.ones((1, 3)) has 24 there, x[None] 0).
+            exact = tuple(value.strides) if any(n <= 1 for n in info.shape) else None
+            spec = ArgSpec("array", Aval(info.shape, dtype), readonly, layout, strides, byte_strides=exact)
+            return ("np", info.shape, dtype.str, layout, readonly, strides, exact), spec
         # The library is not part of the key: the same kernels serve every kind of device array.
         # A non-contiguous one is read in place through its strides.
         return ("dev", info.shape, dtype.str, layout), ArgSpec("array", Aval(info.shape, dtype), False, layout, on_host=False)

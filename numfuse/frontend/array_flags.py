@@ -10,7 +10,8 @@ function made makes it read-only (numpy-100 #43), and views made after it.
 Refused, with the reason, where numfuse would have to guess: the layout of what the function
 computes (numfuse's own buffers are laid out as it chooses, and NumPy's choice is not always
 followed), strides of a view (a NumPy function gets a view's values as an array of its own),
-the stride of an axis of length 0 or 1 (whatever made the array: `x[None]` has 0 there), and
+the stride of an axis of length 0 or 1 of what the function computes (whatever made the array:
+`x[None]` has 0 there; an argument's own are part of its signature), and
 `owndata` of anything but a view.
 """
 
@@ -61,10 +62,24 @@ def strides(tracer) -> tuple[int, ...]:
                                                  "as an array of their own, laid out anew; take the strides "
                                                  "of the argument itself")
     if any(n <= 1 for n in tracer.shape):
-        raise unsupported("x.strides of an array with an axis of length 0 or 1",
-                          "NumPy's stride of such an axis is whatever made the array (x[None] has 0 there), "
-                          "which numfuse does not follow; " + _HINT)
+        exact = _argument_byte_strides(tracer)
+        if exact is None:
+            raise unsupported("x.strides of a computed array with an axis of length 0 or 1",
+                              "NumPy's stride of such an axis is whatever made the array (x[None] has 0 there), "
+                              "which numfuse follows for arguments only; " + _HINT)
+        return exact
     return tuple(int(s) for s in _argument_layout(tracer, "x.strides").strides)
+
+
+def _argument_byte_strides(tracer) -> tuple[int, ...] | None:
+    """An argument's own strides, as the caller's array has them (part of its signature where
+    an axis of length 0 or 1 makes them its own: arguments.classify), or None."""
+    ctx = tracer._ctx
+    root = root_array(tracer)
+    buffer = ctx.family.get(root._var, root._var)
+    if root is not tracer or buffer not in ctx.inputs or (ctx.breaks is not None and buffer in ctx.breaks.numfuse_layout):
+        return None
+    return ctx.argument_byte_strides.get(buffer)
 
 
 def _no_attribute(tracer, name: str):

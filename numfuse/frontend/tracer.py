@@ -41,6 +41,9 @@ class ArgSpec:
     layout: str = "C"  # "C", "F" (Fortran-contiguous), or "A" (neither)
     strides: tuple[int, ...] | None = None  # element strides of an "A" array, where known
     on_host: bool = True  # a NumPy array (False: a device array of some library)
+    # A NumPy array's own strides in bytes where an axis of length 0 or 1 leaves them to what
+    # made it (`x[None]` has 0 there): x.strides answers them (array_flags.py).
+    byte_strides: tuple[int, ...] | None = None
 
     @property
     def weak(self) -> bool:
@@ -108,6 +111,7 @@ class TraceContext(Layouts):
         # while every array argument is one; None once a device array, whose library the
         # trace does not know (one trace serves them all), is an argument.
         self.array_class: type | None = np.ndarray
+        self.argument_byte_strides: dict[Var, tuple[int, ...]] = {}  # see ArgSpec.byte_strides
         super().__init__()  # strides, family, latest, owner: see layouts.py
 
     # -- values --------------------------------------------------------------------------------
@@ -118,6 +122,8 @@ class TraceContext(Layouts):
         self.inputs.append(var)
         if spec.kind == "array" and not spec.on_host:
             self.array_class = None
+        if spec.byte_strides is not None:
+            self.argument_byte_strides[var] = spec.byte_strides
         if spec.kind != "array":
             self.by_value.add(var)
         elif spec.layout == "F":

@@ -109,7 +109,7 @@ def test_an_array_made_read_only_is_read_only():
     (lambda x: (x.T * 2.0).strides, np.ones((3, 4)), "x.strides of an array the function computed"),
     (lambda x: np.zeros((3, 4), order="F").flags.f_contiguous, np.ones(4), "contiguity of an array the function"),
     (lambda x: x.T.strides, np.ones((3, 4)), "x.strides of a view"),
-    (lambda x: x.strides, np.ones((1, 4)), "x.strides of an array with an axis of length 0 or 1"),
+    (lambda x: (x + 1).strides, np.ones((1, 4)), "x.strides of an array the function computed"),
     (lambda x: x.flags.owndata, np.ones(4), "x.flags.owndata of an array that is not a view"),
     (lambda x: setattr(x.flags, "writeable", False), np.ones(4), "x.flags.writeable = False of an argument"),
     (lambda x: setattr(x[1:].flags, "writeable", False), np.ones(4), "x.flags.writeable = False of an argument"),
@@ -118,6 +118,22 @@ def test_an_array_made_read_only_is_read_only():
 def test_what_numfuse_would_have_to_guess_is_refused_with_its_reason(fn, arg, refusal):
     with pytest.raises(UnsupportedError, match=refusal.replace(".", r"\.")):
         jit(fn)(arg)
+
+
+def test_an_arguments_strides_along_axes_of_length_one_are_the_callers():
+    # What made the array decides them (np.ones((1, 4)) has 32 there, x[None] 0): an im2col
+    # through as_strided(x, ..., x.strides) of a batch of one was refused.
+    def window_sums(x):
+        s = x.strides
+        n, h, c = x.shape
+        return x.strides, stride_tricks.as_strided(x, (n, h - 1, 2, c), (s[0], s[1], s[1], s[2])).sum(axis=(2, 3))
+
+    jitted = jit(window_sums)
+    base = np.arange(12.0).reshape(4, 3)
+    for x in (base[None].copy(), base[None], np.asfortranarray(base[None]), np.arange(4.0).reshape(1, 4, 1)):
+        (got_strides, got), (want_strides, want) = jitted(x), window_sums(x)
+        assert got_strides == want_strides
+        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("fn, error", [
