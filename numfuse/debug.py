@@ -98,6 +98,7 @@ class CompileProgress:
         self.total = total
         self.after = after
         self.current = 0
+        self.workers = 0  # kernels compiled ahead in this many worker processes (0: none)
         self.printed = False
         self._timer: threading.Timer | None = None
 
@@ -105,8 +106,16 @@ class CompileProgress:
         """Kernel `index` (from 0) is compiled now."""
         self.current = index + 1
 
+    def ahead(self, kernels: int, workers: int) -> None:
+        """`kernels` are compiled now in `workers` processes at once."""
+        self.current, self.workers = kernels, workers
+
     def _report(self) -> None:
-        if self.current:
+        if self.current and self.workers:
+            self.printed = True
+            print(f"numfuse: compiling {self.current} of {self.total} kernels in {self.workers} processes for "
+                  f"{self.label}", file=sys.stderr)
+        elif self.current:
             self.printed = True
             print(f"numfuse: compiling kernel {self.current}/{self.total} for {self.label}", file=sys.stderr)
 

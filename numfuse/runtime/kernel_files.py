@@ -107,17 +107,23 @@ def load_function(kernel: KernelSource):
     (found through sys.modules) and imports it again when it loads the entry in a later
     process; a module it cannot find makes the function "dynamic", whose cache entries fail
     to load."""
-    name = None
     with LOADING:
-        path = write_kernel(kernel)
-        name = f"numfuse_kernels.{path.stem}"
-        module = sys.modules.get(name)
-        if module is None:
-            spec = importlib.util.spec_from_file_location(name, path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            module = sys.modules.setdefault(name, module)
+        module = import_kernel_file(write_kernel(kernel))
     return module, getattr(module, kernel.name)
+
+
+def import_kernel_file(path: Path):
+    """The module of a kernel file, imported under the name every process gives it (Numba's
+    disk cache keys compiled code on it: a worker process compiling ahead, targets/cpu/
+    parallel_compile.py, and the caller then share entries)."""
+    name = f"numfuse_kernels.{path.stem}"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module = sys.modules.setdefault(name, module)
+    return module
 
 
 # Kernel modules are imported one at a time: threads that call jitted functions for the first

@@ -437,3 +437,30 @@ def test_products_of_stored_operands_are_numpys_bits():
         return 1.5 * A @ p
 
     np.testing.assert_allclose(numfuse.jit(scaled, target="cpu")(a, p), scaled(a, p), rtol=1e-13)
+
+
+def test_a_first_calls_kernels_are_compiled_in_worker_processes(monkeypatch, tmp_path):
+    # Several kernels missing from Numba's disk cache are compiled ahead by worker processes
+    # (targets/cpu/parallel_compile.py); the call then loads them from the cache.
+    from numfuse.targets.cpu import loader, parallel_compile
+
+    monkeypatch.setenv("NUMFUSE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("NUMFUSE_COMPILE_WORKERS", "2")
+    monkeypatch.setattr(parallel_compile, "MIN_SOURCE", 0)
+    ran = []
+    original = parallel_compile.compile_ahead
+    monkeypatch.setattr(parallel_compile, "compile_ahead", lambda jobs: ran.append(original(jobs)) or ran[-1])
+
+    def three(x, y):  # (a function of this test alone: kernels no other test compiled)
+        return np.arcsinh(x).sum(axis=1) * 0.625, np.expm1(y).max(axis=0) - 3.25, np.cbrt(x * y) + 0.375
+
+    f = numfuse.jit(three, target="cpu", numpy_fallback=False)
+    x, y = np.random.default_rng(7).random((64, 32)), np.random.default_rng(8).random((64, 32))
+    for got, want in zip(f(x, y), three(x, y)):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    assert ran == [2]  # two workers compiled the kernels ...
+    executable = f._compiled((x, y), {})[0].executable
+    for launch, source in zip(executable.launches, executable.sources):
+        parallel, serial = loader.functions(source)
+        dispatcher = serial if launch.serial else parallel
+        assert sum(dispatcher.stats.cache_hits.values()) == 1  # ... and the call loaded each from the cache

@@ -27,7 +27,8 @@ from ...runtime.buffer_plan import buffer_plan
 from ...ir.viewmaps import view_function
 from ...runtime.library_results import check_result
 from ...runtime.scalars import cast_scalars, scalar_cast, scalar_casts
-from . import loader
+from ...runtime.kernel_files import kernel_path, load_function
+from . import loader, parallel_compile
 
 
 @dataclass
@@ -152,6 +153,8 @@ class CpuExecutable:
         try:
             # NumPy's warnings of library calls: off, as the kernels raise none either (one
             # errstate a call: entering one costs more than a small kernel's launch)
+            if progress is not None:
+                self._compile_ahead(env, scalars, errors, progress)
             with np.errstate(all="ignore") if self.has_library else contextlib.nullcontext():
                 for kind, step in self.order:  # (a kernel's index, or a _LibraryCall)
                     if kind == "library":
@@ -173,6 +176,32 @@ class CpuExecutable:
             if env[var] is not values[position]:
                 np.copyto(values[position], env[var])
         return [self._output(o, kind, env, values) for o, kind in zip(plan.outputs, self.leaf_kinds)]
+
+    def _compile_ahead(self, env, scalars, errors, progress) -> None:
+        """A first call's kernels that Numba's disk cache lacks, compiled in worker processes at
+        once where there are several (parallel_compile.py); the launches then load them."""
+        if parallel_compile.workers() < 2:
+            return
+        import numba
+
+        jobs, seen = [], set()
+        for index, launch in enumerate(self.launches):
+            if launch.empty:
+                continue
+            source = self.sources[index]
+            name = source.name + ("_serial" if launch.serial else "")
+            module, _ = load_function(source)
+            dispatcher = getattr(module, name)
+            signature = tuple(numba.typeof(a) for a in self._arguments(index, env, scalars, errors))
+            key = (source.code_digest, name, signature)
+            if key in seen or signature in dispatcher.overloads or parallel_compile.cached(dispatcher, signature):
+                continue
+            seen.add(key)
+            jobs.append((str(kernel_path(source)), name, signature, len(source.source)))
+        if len(jobs) > 1:
+            progress.ahead(len(jobs), min(parallel_compile.workers(), len(jobs)))
+            parallel_compile.compile_ahead(jobs)
+            progress.ahead(0, 0)
 
     def _inputs(self, values, names) -> dict:
         env = dict(self.plan.graph.consts)
