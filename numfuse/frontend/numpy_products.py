@@ -276,6 +276,8 @@ def einsum(ctx, *operands, out=None, optimize=False, dtype=None, order="K", cast
             np.einsum(subscripts, *[np.ones((1,) * t.ndim, t.dtype) for t in arrays])
         raise
     shape = tuple(sizes[c] for c in result)
+    if len(arrays) == 1 and set(result) == set(terms[0]):
+        return _einsum_view(ctx, arrays[0], terms[0], result)
     letters = sorted(sizes, key=lambda c: (c not in result, result.index(c) if c in result else c))
     space = int(np.prod([sizes[c] for c in letters], dtype=np.int64))
     dtype_ = np.einsum(subscripts, *[np.ones((1,) * t.ndim, t.dtype) for t in arrays]).dtype
@@ -315,6 +317,31 @@ def einsum(ctx, *operands, out=None, optimize=False, dtype=None, order="K", cast
     note(ctx, f"np.einsum('{subscripts}') runs as a library call" + (f": {why}" if why else ""))
     return ctx.numpy_scalar(bind_library(ctx, "einsum", arrays, {"subscripts": subscripts, "shape": shape})[0])
 
+
+
+def _einsum_view(ctx, x, term: str, result: str):
+    """np.einsum of one operand that sums nothing ('ij->ji', 'ii->i', '...ij->...ji'): NumPy's
+    result is a writeable view of the operand, and writes through it reach the operand. A
+    letter repeated twice takes that diagonal (a view through the operand's flat rows, where
+    those are a view); a diagonal numfuse cannot see as a view is read-only here, so that a
+    write raises rather than being lost."""
+    from .traced import root_array
+
+    repeated = [c for c in dict.fromkeys(term) if term.count(c) > 1]
+    view, letters = x, list(term)
+    if len(repeated) == 1 and term.count(repeated[0]) == 2:
+        c = repeated[0]
+        first, second = (i for i, d in enumerate(term) if d == c)
+        moved = np.moveaxis(view, (first, second), (-2, -1))
+        n = moved.shape[-1]
+        flat = moved.reshape(moved.shape[:-2] + (n * n,))
+        view = flat[..., ::n + 1]
+        letters = [d for i, d in enumerate(term) if i not in (first, second)] + [c]
+        if root_array(view) is not root_array(x):  # (the reshape was a copy)
+            view._readonly = True
+    elif repeated:
+        raise unsupported(f"np.einsum('{term}->{result}')", "a view of several diagonals; take them one by one")
+    return np.transpose(view, [letters.index(c) for c in result])
 
 
 FUNCTIONS = {

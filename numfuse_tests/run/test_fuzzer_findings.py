@@ -249,3 +249,27 @@ def test_an_argument_made_static_for_its_value_can_be_an_array_at_a_later_call()
     for bins in (2, np.array([0.0, 0.2, 0.5, 1.0]), 3, np.array([0.0, 0.5, 1.0])):
         for g, w in zip(jitted(x, bins), hist(x, bins)):
             assert_same(g, w)
+
+
+def _diagonal_written(x):
+    d = np.einsum("ii->i", x)
+    d[0] = 5.0
+    return x
+
+
+def _transpose_written(x):
+    t = np.einsum("ij->ji", x)
+    t[0, 1] += 7.0
+    return x, t * 2, np.einsum("...ij->...ji", x[None]) + 1
+
+
+@pytest.mark.parametrize("f, shape", [(_diagonal_written, (3, 3)), (_transpose_written, (2, 3))])
+def test_einsum_of_one_operand_that_sums_nothing_is_a_view(f, shape):
+    # Found by a battery on the CPU target: NumPy's einsum('ii->i', x) and ('ij->ji', x) are
+    # writeable views of x; numfuse's were copies, so writes through them were lost.
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    got, want = numfuse.jit(f, numpy_fallback=False)(x.copy()), f(x.copy())
+    for g, w in zip(got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]):
+        assert_same(g, w)
+    view = numfuse.jit(lambda x: np.einsum("ij->ji", x), numpy_fallback=False)(x)
+    assert np.shares_memory(view, x)
