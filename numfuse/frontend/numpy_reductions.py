@@ -110,6 +110,8 @@ def reduce(ctx, kind: str, a, axis=None, dtype=None, out=None, keepdims=False, i
     if kind == "mean":
         value = _divide_by_count(value, _count(xt.shape, axes), _count_key(ctx, xt, axes))
         value = ctx.convert(value, out_dtype)
+    if value._weak:  # np.sum(3.0) of a Python number is NumPy's float64, strongly typed
+        value = ctx.wrap(value._var)
     return ctx.numpy_scalar(value)  # NumPy's reductions return scalars for 0-d results
 
 

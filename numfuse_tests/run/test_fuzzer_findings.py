@@ -273,3 +273,15 @@ def test_einsum_of_one_operand_that_sums_nothing_is_a_view(f, shape):
         assert_same(g, w)
     view = numfuse.jit(lambda x: np.einsum("ij->ji", x), numpy_fallback=False)(x)
     assert np.shares_memory(view, x)
+
+
+def test_a_reduction_of_a_python_number_is_a_numpy_scalar():
+    # Found by a battery: np.sum(3.0) of a Python float argument came back as a Python float
+    # (and np.max(5) as an int); NumPy's are np.float64 and np.int64, strongly typed after.
+    def f(a):
+        return np.sum(a), np.max(a), np.prod(a), np.sum(a) * np.float32(2), np.ones(2, np.float32) * np.amin(a)
+
+    for value in (3.0, 5, True):
+        for got, want in zip(numfuse.jit(f, numpy_fallback=False)(value), f(value)):
+            assert type(got) is type(want)
+            assert_same(got, want)
