@@ -246,6 +246,24 @@ def test_a_fast_call_runs_the_plan_without_the_full_calls_bookkeeping(monkeypatc
     assert len(full_calls) == 1
 
 
+_BESIDE = [
+    lambda x: (x.sum(axis=-1), x.max(axis=-1)),
+    lambda x: (x.mean(axis=-1), np.argmax(x, axis=-1), x.min(axis=-1)),
+    lambda x: ((x * 2).sum(axis=-1), np.abs(x).max(axis=-1)),
+]
+
+
+@pytest.mark.parametrize("f, shape", [(f, shape) for f in _BESIDE for shape in [(10_000,), (40, 3000)]]
+                         + [(lambda x: (x.sum(), np.cumsum(x)), (10_000,))])
+def test_a_sum_beside_other_reductions_of_its_row_is_numpys_pairwise_sum(f, shape):
+    # Found by a battery: in one pass with a max, an argmax or a cumsum, a float32 sum folded
+    # in their order, 1 to 6 ULP from NumPy's (pairwise.sums_apart: the sums' own pass).
+    x = (np.random.default_rng(0).random(shape) + 1000).astype(np.float32)
+    for got, want in zip(numfuse.jit(f, target="cpu", numpy_fallback=False)(x), f(x)):
+        np.testing.assert_array_equal(got, want)
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+
+
 @pytest.mark.parametrize("n", [7, 8, 64, 127, 129, 200, 1000, 5000])
 @pytest.mark.parametrize("chunked", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

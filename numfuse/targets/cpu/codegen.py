@@ -36,7 +36,8 @@ from ...loops.loopnest import Compute, LoopNest, Parts, Phase, walk
 from ...ir.ops import NO_INDEX
 from . import templates, trig_loops, vector_math
 from .lanes import BIG_FLAG, CHUNK, identity_literal, lanes_loop, mentions, scratch_name, uses_chunks
-from .pairwise import FRAMES, PAIRWISE_DEPTH, PAIRWISE_LEAF, leaf_name, pairwise_loop, stack_name, stores_leaf, uses_pairwise
+from .pairwise import (FRAMES, PAIRWISE_DEPTH, PAIRWISE_LEAF, leaf_name, pairwise_loop, stack_name, stores_leaf,
+                       sums_apart, uses_pairwise)
 
 JIT_OPTIONS = dict(nogil=True, cache=True, error_model="numpy")
 # A "columns" reduction takes a block of neighbouring outputs at a time (one thread's job):
@@ -584,6 +585,7 @@ _CODE = CodeCache()
 
 def render(nest: LoopNest, header: str = "", nsplit: int = 1, lanes: int = 1, prefetch: int = 0) -> KernelSource:
     """The module's source; `header` becomes its leading comment block."""
+    nest = sums_apart(nest, lanes)
     params, names = positional_names(kernel_params(nest, nsplit, lanes))
     # The code depends on the sizes only through the template chosen (layout): nsplit is an argument.
     key = f"cpu{lanes}p{prefetch}{layout(nest, nsplit) if nest.kind == 'reduction' else ''}" + code_key(nest, names)

@@ -15,6 +15,7 @@ function (exp), into the thread's row first, a loop that vectorizes (stores_leaf
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from ...codegen.pyast import Suffix, assign, call, target, unrolled_points, var
 from ...codegen.statements import literal
 from ...codegen.templates import clone, fill_body
 from ...ir.dtypes import compute_dtype
-from ...loops.loopnest import Accumulate, Compute, LoopNest, OnlineAccumulate, walk
+from ...loops.loopnest import Accumulate, Check, Compute, Iota, Load, LoopNest, OnlineAccumulate, Phase, Store, walk
 from . import templates
 
 # Each thread keeps a row of a leaf's values (where the points compute something), a stack of
@@ -59,6 +60,53 @@ def uses_pairwise(nest: LoopNest, phase, lanes: int) -> bool:
     every = [s for s in walk(phase.body) if isinstance(s, Accumulate)]
     return (bool(top) and len(top) == len(every) == len({s.acc for s in top}) == len(accumulators)
             and not any(isinstance(s, OnlineAccumulate) for s in every))
+
+
+def sums_apart(nest: LoopNest, lanes: int) -> LoopNest:
+    """`nest` with each row phase whose float sums would add in NumPy's pairwise order alone,
+    beside accumulators that fold otherwise (a maximum, an argmax, a running cumsum: `x.sum()`
+    and `x.max()` in one kernel), cut into two passes over the row: the sums' (pairwise, their
+    own statements) and then the others'. One pass would fold the sums with the others, in
+    another order: a float32 sum 1 to 6 ULP from NumPy's. The row is read twice, the second
+    time from the cache the first left it in."""
+    if nest.kind != "reduction" or nest.schedule != "rows" or nest.split or lanes < 2:
+        return nest
+    phases = []
+    for phase in nest.phases:
+        phases.extend(_apart(nest, phase, lanes) or [phase])
+    return nest if len(phases) == len(nest.phases) else replace(nest, phases=tuple(phases))
+
+
+def _apart(nest: LoopNest, phase: Phase, lanes: int) -> list[Phase] | None:
+    accumulators = phase.accumulators
+    if len(accumulators) < 2 or uses_pairwise(nest, phase, lanes):
+        return None
+    if any(not isinstance(s, (Load, Compute, Iota, Accumulate, Check, Store)) for s in phase.body):
+        return None  # (guards, selects and online sums: one pass as they are)
+    sums = {a.name for a in accumulators if a.combine == "add" and not (a.indexed or a.partner or a.running)
+            and np.dtype(a.dtype) in PAIRWISE_DTYPES}
+    if not sums or len(sums) == len(accumulators):
+        return None
+    made = {s.dst: s for s in phase.body if isinstance(s, (Load, Compute, Iota))}
+    names = {a.name for a in accumulators}
+    needed: set[str] = set()
+    stack = [s.src for s in phase.body if isinstance(s, Accumulate) and s.acc in sums]
+    while stack:
+        operand = stack.pop()
+        if not isinstance(operand, str) or operand in needed:
+            continue
+        if operand in names:
+            return None  # a sum of another accumulator's running value: one pass
+        if operand in made:
+            needed.add(operand)
+            statement = made[operand]
+            stack.extend(statement.args if isinstance(statement, Compute) else ())
+    first = Phase(tuple(a for a in accumulators if a.name in sums),
+                  tuple(s for s in phase.body if getattr(s, "dst", None) in needed
+                        or isinstance(s, Accumulate) and s.acc in sums))
+    rest = Phase(tuple(a for a in accumulators if a.name not in sums),
+                 tuple(s for s in phase.body if not (isinstance(s, Accumulate) and s.acc in sums)))
+    return [first, rest] if uses_pairwise(nest, first, lanes) else None
 
 
 def pairwise_loop(body, nest: LoopNest, phase, start: ast.expr | None = None,
