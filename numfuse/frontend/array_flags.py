@@ -77,8 +77,10 @@ def _argument_byte_strides(tracer) -> tuple[int, ...] | None:
     ctx = tracer._ctx
     root = root_array(tracer)
     buffer = ctx.family.get(root._var, root._var)
-    if root is not tracer or buffer not in ctx.inputs or (ctx.breaks is not None and buffer in ctx.breaks.numfuse_layout):
+    if root is not tracer or buffer not in ctx.inputs:
         return None
+    if ctx.breaks is not None and buffer in ctx.breaks.numfuse_layout:
+        return None  # (a segment's input that numfuse computed: laid out as numfuse chose)
     return ctx.argument_byte_strides.get(buffer)
 
 

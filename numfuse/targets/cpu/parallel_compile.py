@@ -5,9 +5,10 @@ a kernel, one kernel after another, under Numba's process-wide compiler lock (np
 block: 33 codes, about 40 s on one core). The codes are independent, so where two or more are
 not in Numba's disk cache yet and the machine has cores to spare, they are shared among worker
 processes (fresh interpreters, `python -m` this module) that import each kernel's file and
-compile it for the call's argument types, which writes the disk cache (`cache=True`). The caller then loads each from the cache, as
-any later process would. Whatever a worker could not do (an error, a kernel it could not load)
-the caller compiles itself, as without workers, and reports any error then.
+compile it for the call's argument types, which writes the disk cache (`cache=True`). The
+caller then loads each from the cache, as any later process would. Whatever a worker could not
+do (an error, a kernel it could not load) the caller compiles itself, as without workers, and
+reports any error then.
 
 NUMFUSE_COMPILE_WORKERS sets the number of worker processes (0: compile in the caller only);
 the default is the machine's cores, up to 8. Jobs are dealt largest first (by source size), so
