@@ -164,7 +164,7 @@ def _contracted_broadcasts(eqns: list[Eqn], producers: dict) -> set[int]:
             seen.add(var)
             if producer.prim == "broadcast":
                 operand = producer.inputs[0]
-                if isinstance(operand, Var):
+                if isinstance(operand, Var) and operand.aval.size:
                     padded = (1,) * (len(shape) - operand.aval.ndim) + operand.aval.shape
                     spread = {a for a, (n, m) in enumerate(zip(padded, shape)) if n == 1 and m > 1}
                     if spread and not spread & summed and any(padded[a] > 1 for a in summed):

@@ -110,3 +110,11 @@ def test_a_computed_operand_of_a_sum_of_products_is_stored_not_computed_for_each
     # An array made from its indices stays computed where it is read (it reads no memory).
     ramp = numfuse.jit(lambda w: (np.linspace(0, 1, 8)[:, None] * w).sum(axis=0), target="cpu").plan(w)
     assert len(ramp.kernels) == 1
+
+
+def test_a_sum_of_products_with_an_empty_operand_plans():
+    # Found by the fuzzer (seed 3601): an empty operand of a fused product (1 x 0 x 1 x 4 @
+    # 1 x 1 x 4 x 4) divided by its size.
+    x0, x1 = np.zeros((1, 1, 4, 4)), np.zeros((1, 0, 1, 4), dtype=np.int64)
+    plan = numfuse.jit(lambda a, b: b @ a, target="cpu").plan(x0, x1)
+    assert all(k.nest.outer_size == 0 for k in plan.kernels)
