@@ -276,7 +276,7 @@ def einsum(ctx, *operands, out=None, optimize=False, dtype=None, order="K", cast
             np.einsum(subscripts, *[np.ones((1,) * t.ndim, t.dtype) for t in arrays])
         raise
     shape = tuple(sizes[c] for c in result)
-    if len(arrays) == 1 and set(result) == set(terms[0]):
+    if len(arrays) == 1 and set(result) == set(terms[0]) and len(set(result)) == len(result):
         return _einsum_view(ctx, arrays[0], terms[0], result)
     letters = sorted(sizes, key=lambda c: (c not in result, result.index(c) if c in result else c))
     space = int(np.prod([sizes[c] for c in letters], dtype=np.int64))
