@@ -63,6 +63,8 @@ class CpuExecutable:
         self.order = [("kernel", position[id(s)]) if id(s) in position else ("library", _LibraryCall(s))
                       for s in (plan.steps or plan.kernels)]
         self.has_library = any(kind == "library" for kind, _ in self.order)
+        self._writebacks = list(plan.graph.writebacks.items())
+        self._outputs = list(zip(plan.outputs, self.leaf_kinds))
         self._load_lock = threading.Lock()
 
     def _make_launch(self, kernel, source) -> _Launch:
@@ -143,7 +145,6 @@ class CpuExecutable:
         if names is None:
             names = [f"#{i}" for i in range(len(values))]
         env = self._buffers(self._inputs(values, names))
-        plan = self.plan
         errors = np.zeros(1, np.int32) if self.checks_errors else None
         progress = None
         if not self._compiled:
@@ -167,20 +168,26 @@ class CpuExecutable:
             if progress is not None:
                 progress.__exit__()
         self._compiled = True
+        return self._finish(env, values, errors)
+
+    def _finish(self, env, values, errors) -> list[Any]:
+        """After the steps (of the full call or the fast one): NumPy's error if a kernel set
+        one, the arguments' write-backs, and the results."""
         if errors is not None and errors[0]:
             exception, message = RUNTIME_ERRORS[int(errors[0])]
             raise exception(message)
-        for position, var in plan.graph.writebacks.items():
+        for position, var in self._writebacks:
             # An argument's last version in another buffer (a copy made for aliasing, or an
             # update that went into a copy where old values were read later).
             if env[var] is not values[position]:
                 np.copyto(values[position], env[var])
-        return [self._output(o, kind, env, values) for o, kind in zip(plan.outputs, self.leaf_kinds)]
+        return [self._output(o, kind, env, values) for o, kind in self._outputs]
 
     def _compile_ahead(self, env, scalars, errors, progress) -> None:
         """A first call's kernels that Numba's disk cache lacks, compiled in worker processes at
         once where there are several (parallel_compile.py); the launches then load them."""
-        if parallel_compile.workers() < 2:
+        workers = parallel_compile.workers()
+        if workers < 2:
             return
         import numba
 
@@ -199,7 +206,7 @@ class CpuExecutable:
             seen.add(key)
             jobs.append((str(kernel_path(source)), name, signature, len(source.source)))
         if len(jobs) > 1:
-            progress.ahead(len(jobs), min(parallel_compile.workers(), len(jobs)))
+            progress.ahead(len(jobs), min(workers, len(jobs)))
             parallel_compile.compile_ahead(jobs)
             progress.ahead(0, 0)
 
@@ -304,8 +311,6 @@ class _FastCall:
         self.lean = all(type(values[position]) is np.ndarray for position, _ in self.arrays)
         self.allocated = [(var, var.aval.shape, var.aval.dtype) for var in executable.buffers.allocated]
         self.aliases = list(executable.buffers.aliases.items())
-        self.writebacks = list(plan.graph.writebacks.items())
-        self.outputs = list(zip(plan.outputs, executable.leaf_kinds))
 
     def run(self, args):
         values = [args[i] for i in self.positions]
@@ -329,14 +334,7 @@ class _FastCall:
                 self._steps(env, scalars, errors)
         else:
             self._steps(env, scalars, errors)
-        if errors is not None and errors[0]:
-            exception, message = RUNTIME_ERRORS[int(errors[0])]
-            raise exception(message)
-        for position, var in self.writebacks:
-            if env[var] is not values[position]:
-                np.copyto(values[position], env[var])
-        output = executable._output
-        return self.finish([output(o, kind, env, values) for o, kind in self.outputs])
+        return self.finish(executable._finish(env, values, errors))
 
     def _steps(self, env, scalars, errors) -> None:
         executable = self.executable
