@@ -233,6 +233,8 @@ def _make(ctx, name, original, args, kwargs):
     traced = [a for a in list(args) + list(kwargs.values()) if isinstance(a, TracedArray)]
     if traced and name == "linspace":
         return _linspace(ctx, *args, **kwargs)
+    if traced and name == "logspace":
+        return _logspace(ctx, *args, **kwargs)
     if traced and all(a.ndim == 0 for a in traced):
         # np.arange(x.sum()): the array's size depends on the value, which a graph break gives
         # (as NumPy's scalar of its dtype, so that NumPy's result dtype is the same).
@@ -336,32 +338,58 @@ def _from_indices(ctx, name, array, args, kwargs):
 
 
 def _linspace(ctx, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
-    """np.linspace with traced scalar endpoints, computed as NumPy computes it: start + i * step
-    (i / div * delta where the step is zero), the last point set to stop."""
+    """np.linspace with traced endpoints (scalars or arrays, any axis), computed as NumPy
+    computes it: start + i * step, or i / div * delta where any step is zero (NumPy's choice
+    for the whole array), the last point set to stop, the new axis moved to `axis`."""
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    if axis != 0 or np.ndim(start) or np.ndim(stop):
-        raise unsupported("np.linspace with traced array endpoints or axis", "pass scalar endpoints")
     div = (num - 1) if endpoint else num
     start_op, stop_op = ctx.operand(start), ctx.operand(stop)
     # (stand-ins, not resolve_type: np.result_type reads the type `int` as int64, a value 0 as weak)
     dt = np.result_type(start_op.stand_in(), stop_op.stand_in(), float(num))
     start_t = ctx.convert(ctx.as_tracer(start_op), dt)
-    delta = ctx.convert(ctx.as_tracer(stop_op), dt) - start_t
-    index = ctx.as_tracer(ctx.operand(_ORIGINALS.get("arange", np.arange)(0, num, dtype=dt)))
-    step = delta / div if div > 0 else delta * np.nan
-    y = np.where(step == 0, index / div * delta, index * step) if div > 0 else index * delta
+    stop_t = ctx.convert(ctx.as_tracer(stop_op), dt)
+    delta = stop_t - start_t
+    index = ctx.as_tracer(ctx.operand(
+        _ORIGINALS.get("arange", np.arange)(0, num, dtype=dt).reshape((-1,) + (1,) * delta.ndim)))
+    if div > 0:
+        step = delta / div
+        any_zero = step == 0 if delta.ndim == 0 else (step == 0).any()
+        y = np.where(any_zero, index / div * delta, index * step)
+    else:
+        step = float("nan")  # NumPy's: a Python float
+        y = index * delta
     y = y + start_t
     if endpoint and num > 1:
-        y = np.concatenate([y[:-1], np.reshape(ctx.convert(ctx.as_tracer(stop_op), dt), (1,))])
+        last = np.broadcast_to(stop_t, y.shape[1:])
+        y = np.concatenate([y[:-1], np.reshape(last, (1,) + y.shape[1:])])
+    if axis != 0:
+        y = np.moveaxis(y, 0, axis)
     if dtype is not None:
         if np.dtype(dtype).kind in "iu":
             y = np.floor(y)
         y = y.astype(dtype)
     if retstep:
-        return y, ctx.wrap(step._var, numpy_scalar=True)  # a NumPy scalar, as NumPy's step
+        if isinstance(step, float):
+            return y, step
+        return y, ctx.wrap(step._var, numpy_scalar=True) if step.ndim == 0 else step  # NumPy's kinds
     return y
+
+
+def _logspace(ctx, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """np.logspace with traced arguments, as NumPy computes it: base ** linspace(start, stop);
+    an array base broadcast with the endpoints, its new axis at `axis`."""
+    if not isinstance(base, (float, int)) and np.ndim(base):
+        ndmax = len(np.broadcast_shapes(np.shape(start), np.shape(stop), np.shape(base)))
+
+        def at_least(a):
+            return np.reshape(a, (1,) * (ndmax - np.ndim(a)) + np.shape(a))
+
+        start, stop, base = at_least(start), at_least(stop), np.expand_dims(at_least(base), axis)
+    y = _linspace(ctx, start, stop, num=num, endpoint=endpoint, axis=axis)
+    power = np.power(base, y)
+    return power if dtype is None else power.astype(dtype)
 
 
 def _shape(shape) -> tuple[int, ...]:

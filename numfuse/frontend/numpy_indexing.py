@@ -452,11 +452,6 @@ def scatter(ctx, x, index, value, ufunc: str | None = None, name: str = "x[idx] 
             dtype = getattr(np, ufunc)(np.zeros(1, x.dtype), np.asarray(stand_in)).dtype
         np.broadcast_shapes(operand.shape, region)
     v = ctx.convert(ctx.as_tracer(operand), dtype)
-    # A scalar argument (the value, or an int index: z[i] = 1) is a kernel argument, not a
-    # buffer: the library call reads the value a kernel stores (a convert to its own dtype:
-    # a copy).
-    v, *arrays = [ctx.bind("convert", [a._var], a.shape, a.dtype, params=(("dtype", a.dtype),))
-                  if ctx.is_scalar_input(a._var) else a for a in [v] + arrays]
     write_in_place(ctx, x, "scatter", [v] + arrays, (("axis", axis), ("ufunc", ufunc)))
 
 
@@ -474,6 +469,11 @@ def _through_copy(view, write) -> None:
 def write_in_place(ctx, x, prim: str, operands, params) -> None:
     """x becomes `prim[params] x operands...`, an in-place library call (library_ops.IN_PLACE):
     a new version of x in x's buffer."""
+    # A scalar argument (a value, or an int index: z[i] = 1, np.put(x, i, v)) is a kernel
+    # argument, not a buffer: the library call reads the value a kernel stores (a convert to
+    # its own dtype: a copy).
+    operands = [ctx.bind("convert", [a._var], a.shape, a.dtype, params=(("dtype", a.dtype),))
+                if ctx.is_scalar_input(a._var) else a for a in operands]
     var = x._var
     if not ctx.owns(x, var):
         var = ctx.copy_var(var)  # this array's own buffer, which the call writes into

@@ -386,6 +386,20 @@ def test_put_and_place_match_numpy(fn):
     check_in_place(fn, X)
 
 
+def _put_scalar_arguments(x, i, v):
+    np.put(x, i, v)
+    np.putmask(x, x > 3.0, v)
+    return x * 2.0
+
+
+def test_put_of_scalar_arguments_matches_numpy():
+    # np.put(x, i, v) with Python numbers for i and v: kernel arguments, which the library call
+    # reads from a 0-d copy (they were refused: "pass it as a 0-d array")
+    expected = _put_scalar_arguments(X.ravel().copy(), 3, 7.5)
+    got = numfuse.jit(_put_scalar_arguments)(X.ravel().copy(), 3, 7.5)
+    assert_same(got, expected)
+
+
 def test_put_out_of_bounds_raises_index_error():
     with pytest.raises(IndexError):
         numfuse.jit(_put_lists)(np.ones(2))
