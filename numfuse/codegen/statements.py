@@ -371,6 +371,10 @@ def convert(expr: ast.expr, source: np.dtype, target: np.dtype) -> ast.expr:
         expr = call("float32", expr)
     if source.kind == "f" and target.kind == "u":
         return _float_to_unsigned(expr, source, target)
+    if source.kind == "f" and target.kind == "i" and target.itemsize < 4:
+        # NumPy's C cast converts to int and keeps the low bits (55000.0 gives -10536 in int16);
+        # a direct conversion is undefined out of range, and its vectorized form saturates.
+        return call(type_name(target), call("int32", expr))
     return call(type_name(target), expr)
 
 

@@ -97,6 +97,22 @@ def _numpy_one_by_one(x, dtype):
     return np.array([np.array([v]).astype(dtype)[0] for v in x], dtype)
 
 
+@pytest.mark.parametrize("source", [np.float64, np.float32])
+@pytest.mark.parametrize("target", [np.int8, np.int16])
+@pytest.mark.parametrize("size", [1, 12, 20])
+def test_floats_cast_to_small_signed_ints_wrap_as_numpy_casts_them(source, target, size):
+    # Mixing two loud int16 tracks decoded to float: (a + b).astype(np.int16) of 55000.0 is
+    # -10536 in NumPy (a C cast through int), where the direct conversion's vector loop saturated
+    # to 32767 in some elements (those of the 4-wide tail: it depended on the length).
+    values = np.array([55000.0, -55000.0, 300.5, -300.5, 127.9, -128.9, 40000.25, 2.0**31 - 128, np.nan])
+    x = np.resize(values.astype(source), size * len(values))
+    with np.errstate(invalid="ignore"):
+        expected = _numpy_one_by_one(x, target)
+        got = numfuse.jit(lambda a: (a + a.dtype.type(0)).astype(target))(x)
+    np.testing.assert_array_equal(got, expected)
+    assert got.dtype == np.dtype(target)
+
+
 @pytest.mark.parametrize("source", [np.float64, np.float32, np.float16])
 @pytest.mark.parametrize("target", [np.uint8, np.uint16, np.uint32, np.uint64])
 def test_floats_cast_to_unsigned_wrap_as_numpy_casts_them(source, target):
