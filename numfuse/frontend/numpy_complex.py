@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 from numpy.exceptions import ComplexWarning
 
+from ..ir import viewmaps
 from ..ir.dtypes import part_dtype
 from ..errors import unsupported
 from ..ir.ops import ELEMENTWISE, REDUCTIONS
@@ -66,8 +67,9 @@ def part(ctx, tracer, which: str):
     """`x.real` or `x.imag` as NumPy gives them.
 
     Of a complex array: a view of that part, computed by the `real` or `imag` operation, so it
-    sees later updates of x as NumPy's view does; writing through it, which in NumPy writes the
-    part of x in place, is refused. Of a real array: x.real is x itself (a view that writes
+    sees later updates of x as NumPy's view does; writing through it writes that part of x in
+    place, as in NumPy: x becomes the complex value of the part so written and x's other part
+    (`_write_part`). Of a real array: x.real is x itself (a view that writes
     through) and x.imag is zeros that NumPy makes read-only. Of a scalar: a scalar of the same
     kind (Python's True.real is the int 1)."""
     dtype = tracer.dtype
@@ -80,8 +82,10 @@ def part(ctx, tracer, which: str):
         def make(var):
             return ctx.bind(which, [var], var.aval.shape, part_dtype(dtype))._var
 
-        view = ctx.view(tracer, make, dtype=part_dtype(dtype), refusal=f"writing through .{which} of a complex array",
-                        hint="build the new array with x = new_real + 1j * x.imag (or x.real + 1j * new_imag)")
+        def rewrite(at, shape, value):
+            _write_part(ctx, tracer, which, at, shape, value)
+
+        view = ctx.view(tracer, make, dtype=part_dtype(dtype), rewrite=rewrite)
         view._var  # the operation is recorded now, at the user's line (later only if x changes)
         return view
     if tracer._weak and dtype.kind == "b":
@@ -95,6 +99,24 @@ def part(ctx, tracer, which: str):
         zeros._readonly = True
         return zeros
     return tracer  # x.real of a real x is x itself, as in NumPy
+
+
+def _write_part(ctx, array, which: str, at, shape, value) -> None:
+    """`value` written at the points `at` (a region of `shape`) of complex `array`'s part
+    `which`: the part's values so updated, in an array of their own, then the whole of `array`
+    set to the complex values of both parts (its other part as it was: the bits of each part
+    kept, NaNs and infinities too, which arithmetic such as re + 1j * im would not)."""
+    from .proxy import Tracer
+
+    whole = array._var
+    full, part = whole.aval.shape, part_dtype(whole.aval.dtype)
+    other = "imag" if which == "real" else "real"
+    written = Tracer(ctx, ctx.new_array(ctx.bind(which, [whole], full, part)._var))
+    written._assign_at(at, shape, value, through_view=True)
+    kept = ctx.bind(other, [whole], full, part)._var
+    parts = [written._var, kept] if which == "real" else [kept, written._var]
+    rebuilt = ctx.bind("complex_from_parts", parts, full, whole.aval.dtype)
+    array._assign_at(viewmaps.identity_map(full), full, rebuilt, through_view=True)
 
 
 def _part_function(which: str) -> Callable:

@@ -622,11 +622,20 @@ class Tracer(TracedArray):
             raise AttributeError(f"'{type(self.dtype.type(0).item()).__name__}' object has no attribute 'conj'")
         return self.conjugate()
 
-    def _set_part(self, value):
-        raise unsupported("assigning to x.real or x.imag", "build the new array, e.g. x = new_real + 1j * x.imag")
+    def _set_part(which: str):
+        def set_part(self, value):
+            # x.real = v writes the part in place, as x.real[...] = v (NumPy's setter)
+            if self._weak or self._numpy_scalar:
+                raise AttributeError(f"attribute '{which}' of '{type(self.dtype.type(0)).__name__}' objects "
+                                     "is not writable")
+            if which == "imag" and self.dtype.kind != "c":
+                raise TypeError(at_user_line("array does not have imaginary part to set"))
+            numpy_complex.part(self._ctx, self, which)[...] = value
 
-    real = property(lambda self: numpy_complex.part(self._ctx, self, "real"), _set_part)
-    imag = property(lambda self: numpy_complex.part(self._ctx, self, "imag"), _set_part)
+        return set_part
+
+    real = property(lambda self: numpy_complex.part(self._ctx, self, "real"), _set_part("real"))
+    imag = property(lambda self: numpy_complex.part(self._ctx, self, "imag"), _set_part("imag"))
 
     def clip(self, min=None, max=None, out=None, **kwargs):
         return np.clip(self, min, max, out=out, **kwargs)
@@ -688,19 +697,22 @@ class _View(Tracer, TracedView):
     later updates of its base (`make` builds it from the base's latest version), and writing
     through it writes into the base: `unmap` takes an index map over the view to the base's
     points (viewmaps), so a chain of views composes into one update of the array at the root.
-    `unsure` says why writing is refused (NumPy's reshape of a strided argument may copy)."""
+    `unsure` says why writing is refused (NumPy's reshape of a strided argument may copy).
+    `rewrite(at, shape, value)`, for a view that is no index map of its base (a complex
+    array's .real), writes into the base itself."""
 
-    __slots__ = ("_base", "_make", "_unmap", "_unsure", "_seen", "_shape", "_refusal", "_dtype")
+    __slots__ = ("_base", "_make", "_unmap", "_unsure", "_seen", "_shape", "_refusal", "_dtype", "_rewrite")
 
     def __init__(self, ctx, base: Tracer, shape, make, unmap, readonly=None, unsure=None, refusal=None,
-                 dtype=None):
+                 dtype=None, rewrite=None):
         self._ctx = ctx
         self._base = base
         self._shape = tuple(shape)  # known without building the view (which binds equations)
         self._make = make
         self._unmap = unmap
         self._unsure = unsure
-        self._refusal = refusal  # (what, hint): writes refused outright (a complex part)
+        self._refusal = refusal  # (what, hint): writes refused outright
+        self._rewrite = rewrite
         self._dtype = base.dtype if dtype is None else dtype  # a complex array's .real: its part's
         self._seen = (None, None)
         self._weak = False
@@ -740,5 +752,8 @@ class _View(Tracer, TracedView):
     def _assign_at(self, at, shape, value, through_view: bool = False) -> None:
         if not through_view:
             self._check_writable()
+        if self._rewrite is not None:
+            self._rewrite(at, shape, value)
+            return
         self._base._assign_at(self._unmap(at), shape, value, through_view=True)
 

@@ -423,14 +423,16 @@ class TraceContext(Layouts):
     def wrap(self, var: Var, weak: bool = False, numpy_scalar: bool = False) -> "Tracer":
         return Tracer(self, var, weak=weak, numpy_scalar=numpy_scalar)
 
-    def view(self, tracer: "Tracer", make, unmap=None, readonly=None, refusal=None, hint="", dtype=None) -> "Tracer":
+    def view(self, tracer: "Tracer", make, unmap=None, readonly=None, refusal=None, hint="", dtype=None,
+             rewrite=None) -> "Tracer":
         """A view of `tracer`, of its shape (and `dtype`, else its dtype), whose value is
         `make(var)` of its base's current value. Writes go through `unmap` (an index map over
-        the view to the base's points); without one they are refused with `refusal` (and
-        `hint`)."""
+        the view to the base's points) or `rewrite` (see _View); without either they are
+        refused with `refusal` (and `hint`)."""
+        writable = unmap is not None or rewrite is not None
         return _View(self, tracer, tracer.shape, make, unmap, readonly,
-                     refusal=None if unmap is not None else (refusal or "writing through this view", hint),
-                     dtype=dtype)
+                     refusal=None if writable else (refusal or "writing through this view", hint),
+                     dtype=dtype, rewrite=rewrite)
 
     def astype(self, x, dtype, copy: bool = True) -> "Tracer":
         tracer = self.as_tracer(self.operand(x))

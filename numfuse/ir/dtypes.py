@@ -88,6 +88,11 @@ def compute_dtype(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if dtype == np.float16 else dtype
 
 
+def complex_dtype(dtype: np.dtype) -> np.dtype:
+    """The complex dtype whose parts are of float dtype `dtype` (complex64 for float32)."""
+    return np.dtype(f"c{2 * np.dtype(dtype).itemsize}")
+
+
 def part_dtype(dtype: np.dtype) -> np.dtype:
     """The dtype of a complex dtype's real and imaginary parts (float32 for complex64); a real
     dtype is its own."""

@@ -285,6 +285,8 @@ _ELEMENTWISE = [
     ElementwiseOp("where", 3, {**_all(S.where), "c": S.where}, type_from=1),
     ElementwiseOp("real", 1, {"c": S.real_part}),
     ElementwiseOp("imag", 1, {"c": S.imag_part}),
+    # a complex value from its two parts (a write through x.real or x.imag: the other part kept)
+    ElementwiseOp("complex_from_parts", 2, {"f": S.complex_from_parts}),
     # np.multiply's reduce, accumulate and at loops (np.prod, np.cumprod, np.multiply.at):
     # NumPy's scalar C, complex products by the textbook formula on every machine
     ElementwiseOp("multiply_scalar_loop", 2, {"b": S.logical_and, **_num(S.multiply), "c": S.multiply}),

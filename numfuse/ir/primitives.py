@@ -30,7 +30,7 @@ from typing import Callable
 
 import numpy as np
 
-from .dtypes import part_dtype
+from .dtypes import complex_dtype, part_dtype
 from .graph import Aval, Eqn
 from .library_ops import LIBRARY
 from .ops import ELEMENTWISE, MULTI_OUTPUT, REDUCTIONS
@@ -69,6 +69,8 @@ def _elementwise_rule(op) -> Callable:
             return _ufunc_rule(ufunc, parts.index(op.name))
     if op.name in ("real", "imag"):
         return lambda avals, params, out: Aval(avals[0].shape, part_dtype(avals[0].dtype))
+    if op.name == "complex_from_parts":
+        return lambda avals, params, out: Aval(_shape(avals), complex_dtype(avals[0].dtype))
     if op.name == "where":
         return _same_dtype_as(1)
     if op.name == "gather_index":

@@ -595,6 +595,10 @@ def imag_part(a):
     return a.imag
 
 
+def complex_from_parts(re, im):
+    return complex(re, im)
+
+
 def gather_index(i, n):
     # NumPy wraps a negative index once; one still out of range was reported by
     # index_out_of_bounds, and is kept in range here so that the load stays in bounds.

@@ -99,3 +99,21 @@ def test_split_and_cached_complex_reductions_compile(dtype):
     assert cached.nest.cached and len(cached.nest.phases) == 2
     if dtype == C64:
         assert report.f64_instructions == [] and report2.f64_instructions == []
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_writes_through_the_parts_compile(dtype):
+    """z.real[...] = x and z.imag += s rebuild z from its parts (complex_from_parts), in the
+    loop dtype's precision."""
+    def write_parts(z, x):
+        z.real[:, 1:] = x[:, 1:]
+        z.imag += 2.0
+        return z
+
+    kernels = compile_all(write_parts, np.ones((4, 8), dtype), np.ones((4, 8), np.dtype(dtype).char.lower()))
+    ops = {s.op for kernel, _ in kernels for s in kernel.nest.body if hasattr(s, "op")}
+    assert "complex_from_parts" in ops
+    for _, report in kernels:
+        assert_no_spills(report)
+        if dtype == C64:
+            assert report.f64_instructions == [], report.f64_instructions[:5]

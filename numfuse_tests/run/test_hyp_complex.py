@@ -301,6 +301,45 @@ def scalar_ops(x, s):
 SCALAR_OPS = numfuse.jit(scalar_ops)
 
 
+def _spectral_step(v, dt):
+    # pmocz/navier-stokes-spectral-python: v = np.real(np.fft.ifftn(...)), then v += dt * rhs;
+    # v is a view of a complex temporary, written through in place
+    v = np.real(np.fft.ifftn(np.fft.fftn(v)))
+    v += dt * v
+    return v
+
+
+def _part_writes(z, m):
+    z.real[m] = np.nan
+    z.imag[~m] *= -1
+    w = z[1:]
+    w.imag[:, :1] = np.inf
+    r = z.real
+    z *= 2
+    r[0] = 7.0  # into z, after its doubling
+    return z, r
+
+
+def _part_setters(z, x):
+    z.real = z.imag
+    x.real = 5.0  # x.real of a real array is x
+    z.imag += 1
+    return z * 2, x
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_writing_through_complex_parts_writes_numpys_values(dtype):
+    z = ((np.arange(6.0) + 1j * np.arange(6.0)[::-1]).reshape(2, 3)).astype(dtype)
+    m = z.real > 2
+    for fn, args in [(_part_writes, (z, m)), (_part_setters, (z, np.arange(3.0)))]:
+        mine, theirs = [a.copy() for a in args], [a.copy() for a in args]
+        assert_same(numfuse.jit(fn)(*mine), fn(*theirs))
+        for a, b in zip(mine, theirs):
+            np.testing.assert_array_equal(a, b)
+    v = np.arange(8.0, dtype=z.real.dtype).reshape(2, 4)
+    assert_same(numfuse.jit(_spectral_step)(v, 0.5), _spectral_step(v, 0.5), reduced=8)
+
+
 def test_parts_are_views_that_see_updates():
     """z.real and z.imag read z's current values after an in-place update, as NumPy's views
     do; x.real of a real array writes through to x, and x.imag is zeros."""
