@@ -106,12 +106,10 @@ def _write_part(ctx, array, which: str, at, shape, value) -> None:
     `which`: the part's values so updated, in an array of their own, then the whole of `array`
     set to the complex values of both parts (its other part as it was: the bits of each part
     kept, NaNs and infinities too, which arithmetic such as re + 1j * im would not)."""
-    from .proxy import Tracer
-
     whole = array._var
     full, part = whole.aval.shape, part_dtype(whole.aval.dtype)
     other = "imag" if which == "real" else "real"
-    written = Tracer(ctx, ctx.new_array(ctx.bind(which, [whole], full, part)._var))
+    written = ctx.wrap(ctx.new_array(ctx.bind(which, [whole], full, part)._var))
     written._assign_at(at, shape, value, through_view=True)
     kept = ctx.bind(other, [whole], full, part)._var
     parts = [written._var, kept] if which == "real" else [kept, written._var]
