@@ -37,7 +37,7 @@ from .ir.primitives import abstract_eval
 from .plan.planner import Plan, plan as make_plan
 from .targets.cuda.libraries import describe as describe_array, library_of
 from .targets.cuda.streams import check_stream_option
-from .frontend.aliasing import base_of, external_sharing, find_sharing
+from .frontend.aliasing import Recipe, base_of, external_sharing, find_sharing
 from .frontend.arguments import (
     RANDOM_STATES, ContainerCopies, caller_containers, classify, flatten_containers, has_array_leaf,
     holds_caller_container,
@@ -300,7 +300,7 @@ class JitFunction:
             if sharing is None or hidden or any(s[0] == "alias" for s in specs if not isinstance(s, ArgSpec)):
                 break
             written = {traced_positions[i] for i in traced.graph.writebacks}
-            if not written & sharing.members():
+            if not written & sharing.members() and not any(g.repeats_an_object for g in sharing.groups):
                 break  # the overlapping arguments are only read: each can be its own buffer
             refusal = sharing.refusal(names, written, fn_name)
             if refusal is not None:
@@ -379,21 +379,25 @@ class JitFunction:
     @staticmethod
     def _shared_specs(names, values, specs, sharing):
         """Specs tracing each group of arguments that share memory as one buffer: the same
-        array as its first, views as views of a hidden base argument (aliasing.py)."""
+        object as the first position passed it (`X is Y` holds in the trace as in NumPy),
+        other arrays of the same memory as whole views of the first, views as views of a
+        hidden base argument (aliasing.py)."""
         specs = list(specs)
         hidden = []
         for group in sharing.groups:
             first = group.positions[0]
             if group.same:
-                for p in group.positions[1:]:
-                    specs[p] = ("alias", first, None)
+                for p, same_object in zip(group.positions[1:], group.identical[1:]):
+                    ndim = np.ndim(values[p])
+                    specs[p] = ("alias", same_object, None) if same_object != p else \
+                        ("alias", first, Recipe.whole(ndim) if ndim else None)
                 continue
             position = len(values) + len(hidden)
             base = base_of(values[first])
             name = "base of " + ", ".join(names[p] for p in group.positions)
             hidden.append((name, classify(name, base, False, describe_array)[1], functools.partial(_base_of_argument, first)))
-            for p, recipe in zip(group.positions, group.recipes):
-                specs[p] = ("alias", position, recipe)
+            for p, recipe, same_object in zip(group.positions, group.recipes, group.identical):
+                specs[p] = ("alias", same_object, None) if same_object != p else ("alias", position, recipe)
         return specs, hidden
 
     def _target_for(self, values) -> Target:

@@ -122,6 +122,11 @@ class Recipe:
         view = base.transpose(self.perm)[tuple(slice(*p) if isinstance(p, tuple) else p for p in self.index)]
         return view if self.broadcast is None else np.broadcast_to(view, self.broadcast)
 
+    @staticmethod
+    def whole(ndim: int) -> "Recipe":
+        """base[:, ..., :]: all of the base, as another array object (x[:] beside x)."""
+        return Recipe(tuple(range(ndim)), ((None, None, None),) * ndim)
+
     def __str__(self) -> str:
         def part(p):
             if isinstance(p, tuple):
@@ -136,15 +141,22 @@ class Recipe:
 @dataclass(frozen=True)
 class Group:
     """Arguments (positions) whose memory overlaps. `same`: all the same array. Otherwise
-    `recipes` makes each a view of the base (None: not such a view)."""
+    `recipes` makes each a view of the base (None: not such a view). `identical`: for each
+    position, the first position passed the same Python object (`f(X, X)`: `X is Y` holds
+    in NumPy, so the trace must get one object too)."""
 
     positions: tuple[int, ...]
     same: bool
     recipes: tuple[Recipe | None, ...] = ()
+    identical: tuple[int, ...] = ()
 
     @property
     def expressible(self) -> bool:
         return self.same or all(r is not None for r in self.recipes)
+
+    @property
+    def repeats_an_object(self) -> bool:
+        return self.identical != self.positions
 
 
 @dataclass(frozen=True)
@@ -155,7 +167,7 @@ class Sharing:
 
     @property
     def key(self) -> tuple:
-        return tuple((g.positions, g.same, g.recipes) for g in self.groups)
+        return tuple((g.positions, g.same, g.recipes, g.identical) for g in self.groups)
 
     def members(self) -> set[int]:
         return {p for g in self.groups for p in g.positions}
@@ -177,8 +189,10 @@ class Sharing:
         lines = []
         for group in self.groups:
             shared = ", ".join(repr(names[p]) for p in group.positions)
-            if group.same:
+            if group.same and group.identical == (group.positions[0],) * len(group.positions):
                 lines.append(f"arguments {shared} are the same array: traced as one")
+            elif group.same:
+                lines.append(f"arguments {shared} are the same memory: traced as one array and views of all of it")
             else:
                 views = "; ".join(f"{names[p]} = {r}" for p, r in zip(group.positions, group.recipes))
                 lines.append(f"arguments {shared} share memory: traced as views of their base ({views})")
@@ -219,13 +233,14 @@ def find_sharing(values, positions) -> Sharing | None:
 
 def _group(values, spans) -> Group:
     positions = tuple(sorted(s[2] for s in spans))
+    identical = tuple(next(q for q in positions if values[q] is values[p]) for p in positions)
     extents = {s[2]: s[3] for s in spans}
     first = values[positions[0]]
     dtype = np.dtype(_interface(first)["typestr"])
     same = all(extents[p][0] == extents[positions[0]][0] and extents[p][3:] == extents[positions[0]][3:]
                and np.dtype(_interface(values[p])["typestr"]) == dtype for p in positions)
     if same:
-        return Group(positions, True)
+        return Group(positions, True, identical=identical)
     base = base_of(first)
     recipes = []
     for p in positions:
@@ -234,7 +249,7 @@ def _group(values, spans) -> Group:
         if base_of(value) is base and _extent(base) is not None:
             recipe = recipe_for(value, base)
         recipes.append(recipe)
-    return Group(positions, False, tuple(recipes))
+    return Group(positions, False, tuple(recipes), identical)
 
 
 def recipe_for(view, base) -> Recipe | None:

@@ -4,12 +4,16 @@ A call's signature is, for each argument: for arrays whether they are NumPy or d
 (of any library: the caller passes `describe_array`, the CUDA target's targets/cuda/libraries.py,
 so that tracing imports no target), shape, dtype and layout; for Python scalars their type
 (the value is a kernel argument); for NumPy scalars their dtype; for static arguments their value.
+Python bools, and the float objects np.nan, np.inf, math.nan and math.inf, are static: the
+function may ask `flag is True` or `v is np.nan`, which only the object itself answers as in
+NumPy (a bool has two values; any other NaN is another object, and a kernel argument).
 A random number generator is passed to the function as it is, keyed by its type: its draws
 differ at every call, so a function given one runs segment by segment (graph_breaks.py).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -20,6 +24,10 @@ from ..ir.graph import Aval
 from .traced import is_host_array
 from .proxy import Tracer
 from .tracer import ArgSpec
+
+# The float objects code compares with `is` (sklearn's `missing_values is np.nan`), by id:
+# they live as long as their modules.
+NAMED_FLOATS = {id(np.nan): "np.nan", id(math.nan): "math.nan", id(np.inf): "np.inf", id(math.inf): "math.inf"}
 
 # Generators whose state changes at each draw: never a static value keyed by identity.
 RANDOM_STATES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
@@ -65,7 +73,9 @@ def classify(name: str, value, static: bool, describe_array):
         dtype = check_supported(value.dtype, f"argument {name!r}")
         return ("npscalar", dtype.str), ArgSpec("scalar", Aval((), dtype))
     if isinstance(value, bool):
-        return ("py", bool), ArgSpec("python", Aval((), np.dtype(bool)))
+        return ("static", static_key(value)), ("static", value)  # (see the module docstring)
+    if type(value) is float and id(value) in NAMED_FLOATS:
+        return ("static", ("float object", NAMED_FLOATS[id(value)])), ("static", value)
     if isinstance(value, int):
         return ("py", int), ArgSpec("python", Aval((), np.dtype(np.int64)))
     if isinstance(value, float):

@@ -37,16 +37,16 @@ from typing import Any, Callable
 import numpy as np
 
 from .arguments import classify, leaves_of, rebuilt_container
-from ..errors import SourceLoc, user_location
+from ..errors import SourceLoc, UnsupportedError, user_location
 from ..ir import viewmaps
 from ..ir.graph import Aval, Graph, SizeConst, Var
 from .proxy import Tracer, _View
 from .returns import view_or_copy
 from .traced import root_array
-from .tracer import ArgSpec, TraceContext, argument_view, flatten_outputs, unflatten_outputs
+from .tracer import ArgSpec, TraceContext, argument_view, flatten_outputs, kept_values, unflatten_outputs
 from .effects import Effects
 from .numpy_creation import SuspendingGenerator, creating_arrays, stop_tracing, suspended
-from . import eager
+from . import eager, opaque
 
 
 # What a segment costs the host, in traced operations (about 40 µs each on the CPU), for the
@@ -618,11 +618,21 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
         for leaf in leaves:
             if leaf._ctx is not ctx:
                 raise ValueError("the function returned a traced array from another trace")
-        concrete = finish(leaves, "the function returned")
+        # (traced values inside other objects returned, `return Model().fit(X)`: the object is
+        # new at each run, and gets their real values in place)
+        inside = [t for kept in kept_values(tree) for t in opaque.traced_values(kept)]
+        concrete = finish(leaves + inside, "the function returned")
     finally:
         breaker.stop_waiting()
         _unlock(breaker.locked)
     returned = [give(leaf, concrete[id(leaf)]) for leaf in leaves]
+    for kept in kept_values(tree):
+        stuck = opaque.replace(kept, lambda t: give(t, concrete[id(t)]) if id(t) in concrete
+                               else eager.real(t, breaker.eager or {}))
+        if stuck is not None:
+            raise UnsupportedError(
+                f"the function returns {stuck}, a traced array that numfuse cannot replace by its value there "
+                "(in a tuple, or a generator's local); return the arrays themselves, or build the object outside")
     result = _generators_unwrapped(unflatten_outputs(tree, returned))
     if breaker.eager is not None:
         result = eager.real(result, breaker.eager)  # (dict keys and set members too)

@@ -10,11 +10,11 @@ flattened into the graph's outputs (`flatten_outputs`, `unflatten_outputs`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from . import aliasing, fp_modes, numpy_api, numpy_views
+from . import aliasing, fp_modes, numpy_api, numpy_views, opaque
 from ..ir import viewmaps
 from ..ir.dtypes import check_supported
 from ..errors import (
@@ -511,6 +511,22 @@ def flatten_outputs(value, leaves: list) -> Any:
     return ("__const__", value)
 
 
+def kept_values(tree) -> Iterator[Any]:
+    """The values flatten_outputs kept as they are (neither traced nor a container it rebuilds)."""
+    tag, body = tree
+    if tag == "__const__":
+        yield body
+    elif tag == "__namedtuple__":
+        for t in body[1]:
+            yield from kept_values(t)
+    elif tag in ("__tuple__", "__list__"):
+        for t in body:
+            yield from kept_values(t)
+    elif tag == "__dict__":
+        for t in body.values():
+            yield from kept_values(t)
+
+
 def unflatten_outputs(tree, values: Sequence) -> Any:
     tag, body = tree
     if tag == "__leaf__":
@@ -585,6 +601,13 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
     for leaf in leaves:
         if leaf._ctx is not ctx:
             raise TracingError("the function returned a traced array from another trace")
+    for kept in kept_values(tree):
+        held = opaque.where(kept)
+        if held is not None:
+            raise RunUntraced(
+                f"{name or getattr(fn, '__name__', 'f')} returns {held}, a traced array: numfuse makes arrays, "
+                "and tuples, lists, dicts and namedtuples of them, at each call, not other objects, so the "
+                "function runs as written")
     kinds = ["python" if t._weak else "numpy_scalar" if t._numpy_scalar else "array" for t in leaves]
     outputs = []
     views = {}

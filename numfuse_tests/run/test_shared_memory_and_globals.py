@@ -767,3 +767,46 @@ def test_a_zero_that_changes_sign_traces_again():
                 _same(by_argument(x, (value,)), x + value)
     finally:
         OFFSET = 0.0
+
+
+# -- `is` on arguments: the trace gets the caller's objects' identities --------------------------
+
+
+def _euclidean(X, Y):
+    # POT's / scikit-learn's euclidean_distances: the diagonal is zeroed when X is Y
+    d = (X ** 2).sum(1)[:, None] + (Y ** 2).sum(1)[None, :] - 2 * X @ Y.T
+    if X is Y:
+        d[np.arange(len(d)), np.arange(len(d))] = 0.0
+    return d, X is Y
+
+
+def _mask(X, missing_values):
+    # scikit-learn 0.20's SimpleImputer._get_mask
+    if missing_values is np.nan:
+        return np.isnan(X)
+    return np.equal(X, missing_values)
+
+
+def _flagged(x, flag):
+    return x * 2 if flag is True else x - 1
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_the_same_array_twice_is_the_same_object_in_the_trace(same):
+    # (read only, the two arguments were two traced stand-ins: X is Y was False)
+    X = np.random.default_rng(1).standard_normal((7, 40))
+    Y = X if same else X[:]
+    (got, got_same), (expected, same_expected) = numfuse.jit(_euclidean)(X, Y), _euclidean(X, Y)
+    assert got_same is same_expected is same
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(np.diagonal(got) == 0.0, np.diagonal(expected) == 0.0)
+
+
+def test_is_on_python_scalar_arguments_answers_as_numpy():
+    X = np.array([1.0, np.nan, 3.0])
+    masked, flagged = numfuse.jit(_mask), numfuse.jit(_flagged)
+    for _ in range(2):  # (the second time through the fast path)
+        for v in (np.nan, float("nan"), 3.0, np.inf):
+            np.testing.assert_array_equal(masked(X, v), _mask(X, v))
+        for flag in (True, False, 1):
+            np.testing.assert_array_equal(flagged(X, flag), _flagged(X, flag))

@@ -524,3 +524,81 @@ def test_a_python_counter_in_array_math_compiles_its_segments_once():
         assert ours.count == theirs.count
         planned.append(len(push._segments))
     assert planned == [planned[0]] * 6  # the first call's segments serve every later one
+
+
+# -- objects the function returns that numfuse does not rebuild (frontend/opaque.py) -----------
+
+
+class _Adaline:
+    # rasbt's AdalineGD.fit, reduced: the model object returned holds the arrays it computed
+    def fit(self, X, y, w0, n_iter):
+        self.w_ = w0
+        self.cost_ = []
+        for _ in range(n_iter):
+            errors = y - (X @ self.w_[1:] + self.w_[0])
+            self.w_[1:] += 0.01 * X.T @ errors
+            self.w_[0] += 0.01 * errors.sum()
+            self.cost_.append((errors ** 2).sum() / 2.0)
+        return self
+
+
+class _Converging:
+    # a fit whose loop stops on a value (graph breaks: run segment by segment)
+    def fit(self, X, w):
+        self.costs = []
+        while True:
+            w = w * 0.5 + X.mean()
+            self.costs.append((w ** 2).sum())
+            if self.costs[-1] < 1.0 or len(self.costs) > 20:
+                break
+        self.w_ = w
+        return self
+
+
+def _fit_adaline(X, y, w0):
+    return _Adaline().fit(X, y, w0, 3)
+
+
+def _fit_converging(X, w):
+    return _Converging().fit(X, w)
+
+
+def _affine_closure(W, b):
+    return lambda X: X * W + b
+
+
+def _minibatches(X):
+    # numpy-ml's minibatch: a generator of index batches, and their count
+    def batches():
+        for i in range(0, len(X), 2):
+            yield X[i:i + 2]
+    return batches(), len(X)
+
+
+def _attributes(model):
+    return {k: v for k, v in vars(model).items()}
+
+
+@pytest.mark.parametrize("fn, make", [
+    (_fit_adaline, lambda: (np.arange(12.0).reshape(6, 2) / 10, np.arange(6.0) / 6, np.zeros(3))),
+    (_fit_converging, lambda: (np.ones((3, 2)), np.full(2, 3.0))),
+])
+def test_a_returned_model_object_holds_real_arrays(fn, make):
+    # (its attributes were numfuse's traced stand-ins, unusable outside the call)
+    _, calls = _calls(fn, make)
+    for a, expected, b, got in calls:
+        assert type(got) is type(expected)
+        _equal(_attributes(got), _attributes(expected))
+        _equal(b, a)
+
+
+def test_a_returned_closure_and_generator_hold_real_arrays():
+    W = np.arange(4.0)
+    _, calls = _calls(_affine_closure, lambda: (W.copy(), 1.5))
+    for _, expected, _, got in calls:
+        _equal(got(W), expected(W))
+    _, calls = _calls(_minibatches, lambda: (np.arange(5.0),))
+    for _, (batches, n), _, (got_batches, got_n) in calls:
+        assert got_n == n
+        _equal(list(got_batches), list(batches))
+    assert "returns a generator object" in numfuse.jit(_minibatches).explain(np.arange(5.0))
