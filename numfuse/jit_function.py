@@ -39,8 +39,8 @@ from .targets.cuda.libraries import describe as describe_array, library_of
 from .targets.cuda.streams import check_stream_option
 from .frontend.aliasing import Recipe, base_of, external_sharing, find_sharing
 from .frontend.arguments import (
-    RANDOM_STATES, ContainerCopies, caller_containers, classify, flatten_containers, has_array_leaf,
-    holds_caller_container,
+    RANDOM_STATES, ContainerCopies, caller_containers, classify, compares_bools_by_identity, flatten_containers,
+    has_array_leaf, holds_caller_container,
 )
 from .frontend.effects import Effects, TraceEffects, Watch, after_raise, after_trace
 from .frontend.captures import (
@@ -94,6 +94,8 @@ class JitFunction:
         self._static = set(static_argnames) | {self._names[i] for i in static_argnums if i < len(self._names)}
         _check_static_options(fn, params, static_argnums, static_argnames)
         self._auto_static: set[str] = set()
+        # (`flag is True` in the code: its bool arguments are static, the objects themselves)
+        self._bools_static = compares_bools_by_identity(fn)
         self._cache: dict[tuple, Compiled] = {}
         # Every array a trace read from the function's globals, closure or static arguments:
         # which arguments share memory with them is part of the cache key (_external_part).
@@ -216,7 +218,8 @@ class JitFunction:
         static where a scalar steered Python code (`range(n)`), while they hold a scalar; an
         array passed there later (`np.histogram(x, bins)` with bins=10, then edges) is traced."""
         made = {n for n, v in zip(names, values)
-                if n in self._auto_static and isinstance(v, (bool, int, float, complex, np.generic))}
+                if (n in self._auto_static and isinstance(v, (bool, int, float, complex, np.generic)))
+                or (self._bools_static and type(v) is bool)}
         return self._static | made | also_static
 
     @staticmethod

@@ -4,30 +4,30 @@ A call's signature is, for each argument: for arrays whether they are NumPy or d
 (of any library: the caller passes `describe_array`, the CUDA target's targets/cuda/libraries.py,
 so that tracing imports no target), shape, dtype and layout; for Python scalars their type
 (the value is a kernel argument); for NumPy scalars their dtype; for static arguments their value.
-Python bools, and the float objects np.nan, np.inf, math.nan and math.inf, are static: the
-function may ask `flag is True` or `v is np.nan`, which only the object itself answers as in
-NumPy (a bool has two values; any other NaN is another object, and a kernel argument).
+The float objects np.nan, np.inf, math.nan and math.inf are static: the function may ask `v is
+np.nan`, which only the object itself answers as in NumPy (any other NaN is another object, and
+a kernel argument). So are Python bools, in a function whose code asks `is True` or `is False`
+(`compares_bools_by_identity`).
 A random number generator is passed to the function as it is, keyed by its type: its draws
 differ at every call, so a function given one runs segment by segment (graph_breaks.py).
 """
 
 from __future__ import annotations
 
-import math
+import dis
+import functools
+import inspect
+from types import CodeType
 from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import check_supported
+from ..ir.dtypes import NAMED_FLOATS, check_supported
 from ..errors import UnsupportedError
 from ..ir.graph import Aval
 from .traced import is_host_array
 from .proxy import Tracer
 from .tracer import ArgSpec
-
-# The float objects code compares with `is` (sklearn's `missing_values is np.nan`), by id:
-# they live as long as their modules.
-NAMED_FLOATS = {id(np.nan): "np.nan", id(math.nan): "math.nan", id(np.inf): "np.inf", id(math.inf): "math.inf"}
 
 # Generators whose state changes at each draw: never a static value keyed by identity.
 RANDOM_STATES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
@@ -73,7 +73,7 @@ def classify(name: str, value, static: bool, describe_array):
         dtype = check_supported(value.dtype, f"argument {name!r}")
         return ("npscalar", dtype.str), ArgSpec("scalar", Aval((), dtype))
     if isinstance(value, bool):
-        return ("static", static_key(value)), ("static", value)  # (see the module docstring)
+        return ("py", bool), ArgSpec("python", Aval((), np.dtype(bool)))
     if type(value) is float and id(value) in NAMED_FLOATS:
         return ("static", ("float object", NAMED_FLOATS[id(value)])), ("static", value)
     if isinstance(value, int):
@@ -371,3 +371,23 @@ def flatten_containers(names, values, call, describe_array, keep=frozenset()):
 
     rebuilt.structure = tuple(t[0] if t is not None else None for t in trees)
     return flat_names, flat_values, rebuilt
+
+
+def compares_bools_by_identity(fn) -> bool:
+    """Whether `fn`'s code (its nested functions' too) asks `x is True`, `x is not False` and
+    the like: its Python bool arguments must then be the objects themselves (static), which a
+    traced stand-in is not."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    fn = inspect.unwrap(getattr(fn, "__func__", fn))
+    code = getattr(fn, "__code__", None)
+    return code is not None and _code_compares_bools(code)
+
+
+def _code_compares_bools(code: CodeType) -> bool:
+    instructions = list(dis.get_instructions(code))
+    for k, ins in enumerate(instructions):
+        if ins.opname == "IS_OP" and any(p.opname == "LOAD_CONST" and type(p.argval) is bool
+                                         for p in instructions[max(0, k - 2):k]):
+            return True
+    return any(isinstance(c, CodeType) and _code_compares_bools(c) for c in code.co_consts)

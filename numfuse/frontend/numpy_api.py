@@ -257,9 +257,10 @@ def _python_checks(ctx, ufunc, atoms, result):
         if result.dtype.kind == "i":
             check = ctx.bind("python_power_fits", list(atoms), (), np.dtype(bool))
         else:
-            defined = ctx.bind("python_power_defined", list(atoms), (), np.dtype(bool))
-            result = ctx.bind("where", [defined._var, result._var, result._var], (), result.dtype, weak=True,
-                              numpy_scalar=True)
+            for name in ("python_power_defined", "python_power_real"):
+                defined = ctx.bind(name, list(atoms), (), np.dtype(bool))
+                result = ctx.bind("where", [defined._var, result._var, result._var], (), result.dtype, weak=True,
+                                  numpy_scalar=True)
             check = ctx.bind("python_power_finite", [atoms[0], result._var], (), np.dtype(bool))
     elif ufunc in _PYTHON_INT_CHECKS and all(a.aval.dtype.kind == "i" for a in atoms):
         check = ctx.bind(_PYTHON_INT_CHECKS[ufunc], list(atoms), (), np.dtype(bool))

@@ -15,6 +15,8 @@ operation and the dtype.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import unsupported
@@ -86,6 +88,11 @@ def compute_dtype(dtype: np.dtype) -> np.dtype:
     float32, rounding after each operation, as NumPy's half-precision loops do."""
     dtype = np.dtype(dtype)
     return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+# The float objects code compares with `is` (scikit-learn's `missing_values is np.nan`), by
+# id (they live as long as their modules): an argument that is one is static (its object).
+NAMED_FLOATS = {id(np.nan): "np.nan", id(math.nan): "math.nan", id(np.inf): "np.inf", id(math.inf): "math.inf"}
 
 
 def complex_dtype(dtype: np.dtype) -> np.dtype:

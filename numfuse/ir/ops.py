@@ -22,6 +22,7 @@ from . import scalar_impl as S
 from . import scalar_impl_bits as B
 from . import scalar_impl_complex as C
 from .numpy_loops import complex_absolute, complex_multiply_fuses
+from ..errors import UnsupportedError
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,9 @@ RUNTIME_ERRORS: dict[int, tuple[type, str]] = {
     6: (ZeroDivisionError, "division by zero (of Python numbers passed as arguments)"),
     7: (ZeroDivisionError, "0.0 cannot be raised to a negative power"),
     8: (OverflowError, "(34, 'Numerical result out of range')"),
+    9: (UnsupportedError, "a negative Python float argument to a fractional power is a complex number in Python "
+                          "((-8.0) ** (1/3)), which numfuse computes as a float: make the argument static "
+                          "(numfuse.jit(static_argnames=...)) to compute it in Python"),
 }
 
 _NEGATIVE_INT_POWER = RuntimeCheck(1, S.negative_exponent, reads=(1,))
@@ -67,6 +71,7 @@ _PYTHON_DIVISOR = RuntimeCheck(6, S.is_zero, reads=(0,))
 _PYTHON_POWER = RuntimeCheck(5, S.power_leaves_int64, reads=(0, 1))
 _PYTHON_ZERO_POWER = RuntimeCheck(7, S.zero_to_negative_power, reads=(0, 1))
 _PYTHON_POWER_OVERFLOW = RuntimeCheck(8, S.power_overflowed, reads=(0, 1))
+_PYTHON_COMPLEX_POWER = RuntimeCheck(9, S.power_is_complex, reads=(0, 1))
 
 
 @dataclass(frozen=True)
@@ -309,6 +314,7 @@ _ELEMENTWISE = [
     ElementwiseOp("python_power_fits", 2, {"i": S.no_operand_problem}, checks={"i": _PYTHON_POWER}),
     ElementwiseOp("python_power_defined", 2, {"f": S.no_operand_problem}, checks={"f": _PYTHON_ZERO_POWER}),
     ElementwiseOp("python_power_finite", 2, {"f": S.no_operand_problem}, checks={"f": _PYTHON_POWER_OVERFLOW}),
+    ElementwiseOp("python_power_real", 2, {"f": S.no_operand_problem}, checks={"f": _PYTHON_COMPLEX_POWER}),
 ]
 
 ELEMENTWISE: dict[str, ElementwiseOp] = {op.name: op for op in _ELEMENTWISE}

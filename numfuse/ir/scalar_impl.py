@@ -662,6 +662,12 @@ def zero_to_negative_power(a, b):
     return a == T(0) and b < T(0)
 
 
+def power_is_complex(a, b):
+    # Python's float ** float of a finite negative base and a finite fractional exponent is
+    # complex (pow gives NaN).
+    return a < T(0) and not math.isinf(a) and not math.isinf(b) and b == b and math.floor(b) != b
+
+
 def power_overflowed(a, r):
     # Python's float ** int raises where the power of a finite base overflows (pow gives inf;
     # 0.0 to a negative power is zero_to_negative_power's error).

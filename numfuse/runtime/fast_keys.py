@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..frontend.arguments import NAMED_FLOATS
+from ..ir.dtypes import NAMED_FLOATS
 
 # Types whose key is the type alone: the value is a kernel argument.
 _SCALAR_TYPES = (bool, int, float, complex) + tuple(
@@ -30,7 +30,8 @@ def ndarray_key(array: np.ndarray) -> tuple:
 # their libraries first meet them.
 _KEYS: dict[type, Callable] = {t: operator.attrgetter("__class__") for t in _SCALAR_TYPES}
 _KEYS[np.ndarray] = ndarray_key
-# A Python bool, and the float objects np.nan and the like, are static (arguments.classify).
+# The float objects np.nan and the like are static (frontend/arguments.py), and so are bools
+# in some functions: keyed by their value.
 _KEYS[bool] = bool
 _KEYS[float] = lambda value: NAMED_FLOATS.get(id(value))
 

@@ -295,7 +295,7 @@ def test_concatenate_is_one_value_fused_with_producers_and_consumers():
 
 
 def test_stack_is_a_concatenation_of_size_one_views():
-    graph = graph_text(lambda x, y: np.stack([x, y], axis=-1), X, X)
+    graph = graph_text(lambda x, y: np.stack([x, y], axis=-1), X, X.copy())
     assert "c:f32[4,6,1] = reshape[shape=(4,6,1)] a" in graph
     assert "e:f32[4,6,2] = concatenate[axis=2] c d" in graph
 

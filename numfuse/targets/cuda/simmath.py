@@ -8,6 +8,8 @@ NumPy's float32 loops differ by machine (on a CPU with AVX-512 they are SVML's, 
 the C library's), and the simulator's results must not.
 """
 
+import math
+
 import numpy as np
 
 from ...codegen import numpy_math
@@ -27,10 +29,26 @@ def _in_float64(function):
     return computed
 
 
+def _c_pow(a, b):
+    """C99's pow, as the device's (and the C library's) computes it: NumPy's own power of a
+    scalar gives NaN for pow(-inf, 0.5) and -0.0 for pow(-0.0, 0.5), where C gives inf and 0.0;
+    Python's math.pow is C's but raises where C returns NaN or an infinity."""
+    x, y = float(a), float(b)
+    odd = math.isfinite(y) and y == math.floor(y) and math.fmod(y, 2.0) != 0.0
+    try:
+        r = math.pow(x, y)
+    except ValueError:  # a negative base to a fractional power (NaN), or zero to a negative power
+        r = math.copysign(math.inf, x) if x == 0.0 and odd else (math.inf if x == 0.0 else math.nan)
+    except OverflowError:
+        r = -math.inf if x < 0.0 and odd else math.inf
+    return type(a)(r)
+
+
 _TRANSCENDENTAL = ("exp", "expm1", "log", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan",
-                   "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "pow")
+                   "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh")
 for _name in _TRANSCENDENTAL:
     globals()[_name] = _in_float64(getattr(numpy_math, _name))
+pow = _in_float64(_c_pow)  # noqa: A001 (the name generated code calls)
 
 exp2 = _in_float64(np.exp2)
 log2 = _in_float64(np.log2)
