@@ -653,6 +653,13 @@ class Tracer(TracedArray):
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)  # protocol probes (hasattr) must see a plain miss
+        if self._weak:
+            # A Python number argument's own methods (v.is_integer(), k.bit_length()): Python's,
+            # on its value (which makes the argument static, as any Python use of it does).
+            python_type = type(self.dtype.type(0).item())
+            if not hasattr(python_type, name):
+                raise AttributeError(f"'{python_type.__name__}' object has no attribute '{name}'")
+            return getattr(self._ctx.concrete(self, f"{python_type.__name__}.{name}").item(), name)
         error = UnsupportedAttributeError(str(unsupported(f"ndarray.{name}")))
         if not callable(getattr(np.ndarray, name, None)):
             raise error

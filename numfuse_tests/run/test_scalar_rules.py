@@ -132,3 +132,18 @@ def test_floats_cast_to_unsigned_wrap_as_numpy_casts_them(source, target):
         got = numfuse.jit(lambda a: a.astype(target))(x)
     np.testing.assert_array_equal(got, expected)
     assert got.dtype == np.dtype(target)
+
+
+def _python_number_methods(x, v, k):
+    if v.is_integer():
+        x = x * 2
+    return x + k.bit_length() + v.as_integer_ratio()[1]
+
+
+@pytest.mark.parametrize("v, k", [(3.0, 5), (2.5, 1)])
+def test_a_python_number_arguments_own_methods_are_pythons(v, k):
+    # (they were refused as "ndarray.is_integer is not supported")
+    x = np.ones(3)
+    np.testing.assert_array_equal(numfuse.jit(_python_number_methods)(x, v, k), _python_number_methods(x, v, k))
+    with pytest.raises(AttributeError, match="'float' object has no attribute 'nope'"):
+        numfuse.jit(lambda x, v: x * v.nope())(x, v)
