@@ -29,7 +29,7 @@ from ...codegen.pyast import assign, assigned_names, call, target, var
 from ...codegen.statements import (
     TYPE_NAMES, CodeCache, KernelParam, KernelSource, Rename, StatementRenderer, code_key, convert, index_item, literal, positional_names, type_name, unravel, with_header,
 )
-from ...codegen.templates import clone, fill, fill_body, module
+from ...codegen.templates import clone, fill, fill_body, inline, module
 from ...ir.dtypes import compute_dtype
 from ...ir.graph import Literal
 from ...loops.loopnest import Compute, LoopNest, Parts, Phase, walk
@@ -108,7 +108,10 @@ class _Statements(StatementRenderer):
             return super().compute(s)
         self.types[s.dst] = s.dtype
         cd = compute_dtype(s.type_dtype)
-        stmts, expr = self.apply(template, [self.operand(s.args[0], cd)], cd, s.dtype, f"{s.dst}_")
+        # A call of the module's function for it (_vector_functions), which LLVM inlines into the
+        # loop after Numba compiled each once: inlined here, Numba's own passes took seconds
+        # for each use (an attention kernel of several exps, tens of seconds).
+        stmts, expr = [], call(type_name(s.dtype), call(vector_function_name(s.op, cd), self.operand(s.args[0], cd)))
         if limited:
             fabs = ast.Attribute(var("math"), "fabs", ast.Load())
             past = ast.Compare(ast.Call(fabs, [self.operand(s.args[0], cd)], []), [ast.Gt()],
@@ -504,6 +507,29 @@ def _part_only(nest: LoopNest, part) -> LoopNest:
     return dataclasses.replace(nest, phases=(Phase((), part.body),))
 
 
+VECTOR_FUNCTION_PREFIX = "nf_vm_"
+
+
+def vector_function_name(op: str, cd: np.dtype) -> str:
+    return f"{VECTOR_FUNCTION_PREFIX}{op}_{np.dtype(cd).name}"
+
+
+def _vector_functions(fn: ast.FunctionDef) -> list[ast.FunctionDef]:
+    """The functions of vector_math's templates that `fn` calls (vector_function_name), each
+    a serial njit function of the module."""
+    called = sorted({n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                     and n.func.id.startswith(VECTOR_FUNCTION_PREFIX)})
+    made = []
+    for name in called:
+        op, cd = name[len(VECTOR_FUNCTION_PREFIX):].rsplit("_", 1)
+        cd = np.dtype(cd)
+        stmts, expr = inline(vector_math.TEMPLATES[op][cd.name], [var("a")], type_name(cd), "", type_name(cd))
+        args = ast.arguments(posonlyargs=[], args=[ast.arg("a")], kwonlyargs=[], kw_defaults=[], defaults=[])
+        function = ast.FunctionDef(name=name, args=args, body=stmts + [ast.Return(expr)], decorator_list=[])
+        made.append(_decorated(_ForCpu({}).visit(function), False))
+    return made
+
+
 class _ForCpu(Rename):
     """One pass over a kernel's tree: its names as the code names them (Rename); `cuda.popc(x)`
     (a scalar template's GPU intrinsic) as `popc(x)` (intrinsics.py); and `a if c else b` whose
@@ -572,7 +598,7 @@ def render_code(nest: LoopNest, params, names: dict[str, str], lanes: int = 1, n
         ast.ImportFrom("numfuse.targets.cpu", [ast.alias("cpumath", "math")], 0),
         ast.ImportFrom("numfuse.targets.cpu.intrinsics", [ast.alias(n) for n in INTRINSICS], 0),
     ]
-    parallel = ast.unparse(module(imports + [_decorated(fn, True)]))
+    parallel = ast.unparse(module(imports + _vector_functions(fn) + [_decorated(fn, True)]))
     # The serial function: the same tree, its prange loops made range (after the parallel
     # one is text: no copy of the tree).
     serial = _decorated(_Serial().visit(fn), False)
