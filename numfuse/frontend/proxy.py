@@ -125,7 +125,7 @@ class _Flat:
 
     def __setitem__(self, key, value):
         view = self._array.ravel()
-        view[key] = value
+        view[key] = _raveled(value)  # (B.flat[i] = A.flat: A's points in C order)
 
     def __len__(self):
         return self._array.size

@@ -26,7 +26,7 @@ from .numpy_masked import MaskedSelection, returned_error
 from ..ir.primitives import VIEWS, abstract_eval
 from .layouts import Layouts
 from .numpy_api import Operand
-from .proxy import _UNSURE_HINT, Tracer, _concrete_value_error, _view, _View
+from .proxy import _UNSURE_HINT, Tracer, _concrete_value_error, _Flat, _view, _View
 from .traced import root_array
 from .proxy import UnsupportedAttributeError  # noqa: F401  (re-exported: numfuse.tracer names it too)
 
@@ -236,6 +236,8 @@ class TraceContext(Layouts):
             return Operand(None, x, np.dtype(np.complex128), True)
         if isinstance(x, MaskedSelection):
             x = x.compacted("x[mask] beside an array")
+        if isinstance(x, _Flat):  # x.flat as an operand: the 1-D array of its points, as NumPy reads it
+            return self.operand(x._array.ravel())
         if isinstance(x, (np.ndarray, list, tuple)):
             array = np.asarray(x)
             dtype = check_supported(array.dtype, "a constant array captured by the function")

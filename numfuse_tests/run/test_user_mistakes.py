@@ -380,6 +380,20 @@ def test_flat_reads_and_writes_in_c_order():
         numfuse.jit(lambda x: x.T.flat[1])(cov)
 
 
+def _to_spiral(A, order):
+    # a Rosetta Code spiral matrix: B.flat[order] = A.flat, A.flat as an operand
+    B = np.empty_like(A)
+    B.flat[order] = A.flat
+    return B, np.maximum(A.flat, 3) + np.ones(A.size)
+
+
+def test_flat_as_a_value_and_an_operand_is_the_1d_array_of_its_points():
+    # (an operand of type _Flat was refused)
+    A = np.arange(12).reshape(3, 4)
+    order = np.random.default_rng(0).permutation(12)
+    assert_same(numfuse.jit(_to_spiral)(A, order), _to_spiral(A, order))
+
+
 # -- found by a battery of misuse scripts (stop 31) ----------------------------------------------
 
 def _both(fn, *args):
