@@ -637,6 +637,13 @@ def trace(fn: Callable, specs: Sequence[ArgSpec | tuple], name: str | None = Non
         elif var in ctx.family and ctx.latest.get(ctx.family[var]) is not var:
             # An earlier version of an array updated since: its buffer holds the latest.
             var = ctx.copy_var(var)
+        elif not any(t is a for a in arguments) and (
+                any(a._var is var for a in arguments) or
+                any(e._var is var and t is not e for e in ctx.external_tracers.values())):
+            # A copy of an argument (or global array) written in place (`x += 1; return
+            # x.copy()`): the argument's buffer holds that version, and the caller's array is
+            # not NumPy's new array.
+            var = ctx.copy_var(var)
         if not (t._weak or t._numpy_scalar) and k not in views and k not in output_views and k not in returned \
                 and any(o is var and leaves[j] is not t and kinds[j] == "array" for j, o in enumerate(outputs)):
             # Another array object with the same values (`return y, y.copy()`): its own

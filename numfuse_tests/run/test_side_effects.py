@@ -602,3 +602,19 @@ def test_a_returned_closure_and_generator_hold_real_arrays():
         assert got_n == n
         _equal(list(got_batches), list(batches))
     assert "returns a generator object" in numfuse.jit(_minibatches).explain(np.arange(5.0))
+
+
+def _written_then_copied(x):
+    x += 1
+    return x, x.copy(), np.copy(x), np.array(x), x.astype(x.dtype)
+
+
+def test_a_copy_of_an_argument_written_in_place_is_a_new_array():
+    # A Game of Life step `Z[...] = ...; return Z.copy()` kept in a history: the copy was the
+    # argument's own buffer, so the next step overwrote every earlier snapshot
+    mine, theirs = np.zeros(3, np.int64), np.zeros(3, np.int64)
+    got, expected = numfuse.jit(_written_then_copied)(mine), _written_then_copied(theirs)
+    mine[:], theirs[:] = 77, 77
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+    assert got[0] is mine and not any(np.shares_memory(g, mine) for g in got[1:])
