@@ -11,8 +11,8 @@ are passed, else the CPU target (Numba parallel functions on NumPy arrays).
 """
 
 from .errors import (
-    CacheSecurityError, NumfuseError, NumfuseWarning, SimulatorWarning, TargetWarning, TracingError, UnfusedCallWarning,
-    UnsupportedError,
+    CacheSecurityError, LayoutError, NumfuseError, NumfuseWarning, SimulatorWarning, TargetWarning, TracingError,
+    UnfusedCallWarning, UnsupportedError,
 )
 from .api import jit
 from .jit_function import JitFunction
@@ -34,6 +34,6 @@ def set_num_threads(n: int) -> None:
     numba.set_num_threads(n)
 
 
-__all__ = ["CacheSecurityError", "clear_cache", "jit", "JitFunction", "NumfuseError", "NumfuseWarning", "SimulatorWarning",
+__all__ = ["CacheSecurityError", "clear_cache", "jit", "JitFunction", "LayoutError", "NumfuseError", "NumfuseWarning", "SimulatorWarning",
            "TargetWarning", "TracingError", "UnfusedCallWarning",
            "UnsupportedError", "set_num_threads", "__version__"]

@@ -23,6 +23,13 @@ class UnsupportedError(NumfuseError, TypeError):
     """A NumPy function, method, argument or dtype that numfuse cannot trace."""
 
 
+class LayoutError(UnsupportedError):
+    """A result that depends on the memory layout NumPy gives an array (np.ravel(x,
+    order="K"), as_strided), where numfuse does not know that layout: NumPy's function run on
+    numfuse's real array, laid out in C order, would give other values, so it is refused
+    rather than run at a graph break."""
+
+
 class TracingError(NumfuseError):
     """Python code asked for a concrete value of an array that only exists at run time.
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from .arguments import classify, leaves_of, rebuilt_container
 from ..errors import SourceLoc, UnsupportedError, user_location
@@ -46,6 +47,7 @@ from .traced import root_array
 from .tracer import ArgSpec, TraceContext, argument_view, flatten_outputs, kept_values, unflatten_outputs
 from .effects import Effects
 from .numpy_creation import SuspendingGenerator, creating_arrays, stop_tracing, suspended
+from .numpy_views import layout_refusal
 from . import eager, opaque
 
 
@@ -123,6 +125,21 @@ def _base_and_chain(ctx, view: _View):
         return None
     found = argument_view(ctx, view, [root])
     return None if found is None else (root, found[1])
+
+
+def _reads_memory_layout(func, args, kwargs) -> bool:
+    """Whether untraced `func` gives values that depend on its array arguments' memory layout
+    (as_strided's windows over the memory, a view as a dtype of another size, the bytes, an
+    'A' or 'K' order)."""
+    name = getattr(func, "__name__", "")
+    if func is as_strided or name in ("ndarray.tobytes", "ndarray.tofile", "ndarray.data"):
+        return True
+    if name == "ndarray.view":
+        dtype = kwargs.get("dtype", args[1] if len(args) > 1 else None)
+        return dtype is not None and not (isinstance(dtype, type) and issubclass(dtype, np.ndarray))
+    order = kwargs.get("order")
+    return order in ("A", "K") and name in ("ndarray.ravel", "ndarray.reshape", "ndarray.flatten", "ndarray.copy",
+                                            "ravel", "reshape", "copy", "array", "asarray")
 
 
 def _replace_tracers(value, concrete: dict[int, Any]):
@@ -311,6 +328,13 @@ class Breaker:
         # A view is given as the same view of its base's buffer (np.fill_diagonal(S[j], v)
         # writes S), where its chain of views from that base is known.
         bases = {id(t): _base_and_chain(self.ctx, t) for t in passed if isinstance(t, _View)} if may_write else {}
+        if _reads_memory_layout(func, args, kwargs):
+            for t in passed:
+                if not self.given_in_numpys_layout(t, bases.get(id(t)) is not None):
+                    name = func.__name__ if func.__name__.startswith("ndarray.") else function_name(func)
+                    raise layout_refusal(
+                        f"{name} of an array not C-contiguous in NumPy (or of a layout numfuse does not know)",
+                        "it reads the array's memory, which numfuse lays out in C order")
         if may_write:
             # What it writes into is the array object it was given, alone.
             self._own_buffer(passed + [b[0] for b in bases.values() if b is not None])
@@ -346,6 +370,17 @@ class Breaker:
                         self.read_only_given.append(what or f"{function_name(func)} is not traced")
                     self._expose(t, buffer)
         return result
+
+    def given_in_numpys_layout(self, t: Tracer, as_view: bool = False) -> bool:
+        """Whether the real array Python gets for `t` is laid out as NumPy's would be: a
+        scalar, a C-contiguous array, the caller's own array (an argument not written since),
+        or (`as_view`) the real view of its base's buffer. A view's snapshot and what numfuse
+        computed are in C order, whatever NumPy's layout."""
+        if t._weak or t._numpy_scalar or t.ndim < 2 or self.ctx.c_contiguous(t._var):
+            return True
+        if isinstance(t, _View):
+            return as_view
+        return t._var in self.values and t._var not in self.numfuse_layout
 
     def _roots(self) -> list[Tracer]:
         # Views are rebuilt from their bases: only arrays that own their value are kept.

@@ -20,7 +20,7 @@ from numpy.lib.array_utils import normalize_axis_tuple  # noqa: F401  (the trace
 
 from ..ir.dtypes import check_supported
 from ..ir.graph import Literal
-from ..errors import TracingError, UnsupportedError, at_user_line, unsupported, user_catches, user_line_noted
+from ..errors import LayoutError, TracingError, UnsupportedError, at_user_line, unsupported, user_catches, user_line_noted
 from .numpy_complex import FUNCTIONS as COMPLEX_FUNCTIONS
 from .numpy_complex import complex_hint, refuse_complex, warn_if_imaginary_dropped
 from .numpy_functions import FUNCTIONS as COMPOSED_FUNCTIONS
@@ -625,6 +625,8 @@ def call_function(ctx, func, args, kwargs):
         return untraced(ctx, func, args, kwargs, unsupported(function_name(func)), f"{function_name(func)} is not traced")
     try:
         return handler(ctx, *args, **kwargs)
+    except LayoutError:
+        raise  # (NumPy's function on numfuse's C-ordered array would give other values)
     except UnsupportedError as refusal:
         # An argument numfuse does not trace (np.max(x, initial=0)): NumPy's function runs on
         # the real arrays at a graph break.

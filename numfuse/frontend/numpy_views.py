@@ -30,7 +30,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..ir import viewmaps
-from ..errors import at_user_line, unsupported, user_line_noted
+from ..errors import LayoutError, at_user_line, unsupported, user_line_noted
 
 
 def stand_in(shape, strides=None, dtype=np.float64) -> np.ndarray:
@@ -287,9 +287,13 @@ def _tracer(ctx, a):
 
 
 def reshape(ctx, a, shape=None, order="C", *, newshape=None, copy=None):
+    x = _tracer(ctx, a)
+    if order == "A" and (x.ndim < 2 or ctx.c_contiguous(x._var)):
+        order = "C"  # (NumPy's 'A' is 'C' for an array that is not Fortran-contiguous)
+    elif order == "A":
+        raise layout_refusal("reshape(order='A')", "its order is the memory layout's")
     if order != "C":
         raise unsupported(f"reshape(order={order!r})", "only order='C'")
-    x = _tracer(ctx, a)
     target = reshape_target(x.shape, newshape if shape is None else shape)
     if copy:
         return ctx.wrap(ctx.reshape_var(x._var, target))
@@ -309,10 +313,18 @@ def ravel(ctx, a, order="C"):
         # Column-major order is the reversed axes' row-major order, a view exactly where NumPy's
         # is one (x is Fortran-contiguous, its transpose C-contiguous).
         return ctx.reshaped(np.transpose(x), (x.size,), ravel=True)
-    if order == "K" and x.ndim > 1 and not ctx.c_contiguous(x._var):
-        # NumPy then reads the array in its memory order: strides numfuse does not always know.
-        raise unsupported(f"ravel(order={order!r}) of an array neither C- nor Fortran-contiguous", "use order='C'")
+    if order == "K" and x.ndim > 1 and not ctx.c_contiguous(x._var) or \
+            order == "A" and x.ndim > 1 and strides is None:
+        # NumPy then reads the array in its memory order: strides numfuse does not always know
+        # (what NumPy computes from a transposed array is laid out like it).
+        raise layout_refusal(f"ravel(order={order!r}) of an array neither C- nor Fortran-contiguous, or of "
+                             "a layout numfuse does not know", "its order is the memory layout's")
     return ctx.reshaped(x, (x.size,), ravel=True)
+
+
+def layout_refusal(what: str, why: str) -> LayoutError:
+    return LayoutError(str(unsupported(what, f"{why}; make the array C-contiguous first with "
+                                             "np.ascontiguousarray(x), or use order='C'")))
 
 
 def expand_dims(ctx, a, axis):

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import builtins
 import operator
+import sys
 import warnings
 from typing import Callable
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from . import (
     array_flags, numpy_api, numpy_complex, numpy_functions, numpy_indexing, numpy_masked, numpy_products, numpy_reductions, numpy_views,
@@ -153,6 +155,22 @@ def _raveled(value):
     return value
 
 
+# (the code of NumPy's as_strided, which asks np.array of its argument: see Tracer.__array__)
+_AS_STRIDED_CODE = getattr(as_strided, "__code__", None)
+
+
+def _called_by(code, depth: int = 4) -> bool:
+    """Whether one of the few frames below the caller runs `code` (through np.array and
+    numfuse's own np.array while tracing)."""
+    frame = sys._getframe(2)
+    for _ in range(depth):
+        if frame is None:
+            return False
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
+
 class Tracer(TracedArray):
     """A proxy array seen by the user's function while it is traced."""
 
@@ -276,6 +294,13 @@ class Tracer(TracedArray):
 
     def __array__(self, dtype=None, copy=None):
         what = "Converting a traced array to a NumPy array (np.asarray)"
+        if self.ndim > 1 and _called_by(_AS_STRIDED_CODE) and not self._ctx.c_contiguous(self._var) and \
+                not (self._ctx.breaks is None and not isinstance(self, _View) and self._var in self._ctx.inputs) and \
+                not (self._ctx.breaks is not None and self._ctx.breaks.given_in_numpys_layout(self)):
+            # as_strided reads the array's memory: NumPy's layout of it, which numfuse's real
+            # array (in C order) is not
+            raise numpy_views.layout_refusal("as_strided of an array not C-contiguous in NumPy (or of a layout "
+                                             "numfuse does not know)", "its windows are over the memory's order")
         if copy:
             return np.array(self._ctx.concrete(self, what), dtype=dtype, copy=True)  # its own array
         # The array's buffer, read-only (Python's writes would not reach traced code), kept

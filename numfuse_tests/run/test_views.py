@@ -241,3 +241,34 @@ def test_ravel_in_column_major_order_is_a_view_where_numpys_is(order, layout):
             np.testing.assert_array_equal(g, e)
         assert np.shares_memory(got[1], got_x) == np.shares_memory(expected[1], expected_x)
 
+
+
+_XC = np.arange(6.0).reshape(2, 3)
+
+
+@pytest.mark.parametrize("fn, x", [
+    (lambda x: (x.T * 2).ravel(order="K"), _XC),                 # NumPy lays x.T * 2 out like x.T
+    (lambda x: (x * 2).ravel(order="K"), np.asfortranarray(_XC)),
+    (lambda x: (x * 2).ravel(order="A"), np.asfortranarray(_XC)),
+    (lambda x: (x.T + 1.0).reshape(-1, order="A"), _XC),
+    # cs231n's conv_forward_strides: as_strided over np.pad of a Fortran-ordered input
+    (lambda x: np.lib.stride_tricks.as_strided(np.pad(x, 1), shape=(4, 5), strides=(40, 8)).copy(),
+     np.asfortranarray(_XC)),
+    (lambda x: np.lib.stride_tricks.as_strided(x.T, shape=(6,), strides=(8,)).copy(), _XC),
+    (lambda x: (x.T * 2).view(np.int32), _XC),
+])
+def test_what_reads_numpys_memory_layout_is_refused_where_numfuse_does_not_know_it(fn, x):
+    # (NumPy's function ran at a graph break on numfuse's real array, laid out in C order: other
+    # values, silently)
+    with pytest.raises(numfuse.UnsupportedError, match="C-contiguous"):
+        numfuse.jit(fn)(x)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: (x + 1.0).reshape(-1, order="A"),
+    lambda x: np.lib.stride_tricks.as_strided(x * 2, shape=(2, 2), strides=(8, 8)).copy(),
+    lambda x: x.T.ravel(order="K"),
+    lambda x: (x * 2).view(np.int64) + 1,
+])
+def test_what_reads_a_c_contiguous_layout_matches_numpy(fn):
+    np.testing.assert_array_equal(numfuse.jit(fn)(_XC), fn(_XC))
