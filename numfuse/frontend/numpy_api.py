@@ -100,13 +100,14 @@ def broadcast_shapes(shapes: tuple[tuple[int, ...], ...]) -> tuple[int, ...] | N
     return tuple(result)
 
 
-def _loop_dtypes(ufunc: np.ufunc, operands: list[Operand], all_outputs: bool = False, dtype=None):
+def _loop_dtypes(ufunc: np.ufunc, operands: list[Operand], all_outputs: bool = False, dtype=None,
+                 casting: str = "same_kind"):
     """The NumPy loop that runs `ufunc` on these operands: its input dtypes and output dtype
     (with `all_outputs`, the list of its output dtypes)."""
-    key = _loop_key(ufunc, operands, all_outputs, dtype)
+    key = _loop_key(ufunc, operands, all_outputs, (dtype, casting))
     found = _LOOPS.get(key) if key is not None else None
     if found is None:
-        found = _find_loop_dtypes(ufunc, operands, all_outputs, dtype)
+        found = _find_loop_dtypes(ufunc, operands, all_outputs, dtype, casting)
         if key is not None:
             if len(_LOOPS) >= _LOOPS_KEPT:
                 _LOOPS.clear()
@@ -137,7 +138,7 @@ def _loop_key(ufunc, operands, all_outputs, dtype):
     return key
 
 
-def _find_loop_dtypes(ufunc: np.ufunc, operands: list[Operand], all_outputs: bool, dtype):
+def _find_loop_dtypes(ufunc: np.ufunc, operands: list[Operand], all_outputs: bool, dtype, casting: str = "same_kind"):
     name = f"np.{ufunc.__name__}"
     if all(op.weak for op in operands):
         types = tuple(op.dtype for op in operands)
@@ -146,12 +147,13 @@ def _find_loop_dtypes(ufunc: np.ufunc, operands: list[Operand], all_outputs: boo
     # Run NumPy on stand-ins first so that its own errors (bad dtypes, Python ints out of
     # range for the array's dtype) surface unchanged.
     with np.errstate(all="ignore"), user_line_noted():
-        ufunc(*[op.stand_in() for op in operands], **({} if dtype is None else {"dtype": dtype}))
+        ufunc(*[op.stand_in() for op in operands], casting=casting, **({} if dtype is None else {"dtype": dtype}))
     # dtype=: the output's dtype, which picks the loop (NumPy's signature=(None, ..., dtype)).
     if dtype is None:
-        resolved = ufunc.resolve_dtypes(types + (None,) * ufunc.nout)
+        resolved = ufunc.resolve_dtypes(types + (None,) * ufunc.nout, casting=casting)
     else:
-        resolved = ufunc.resolve_dtypes(types + (None,), signature=(None,) * ufunc.nin + (np.dtype(dtype),))
+        resolved = ufunc.resolve_dtypes(types + (None,), signature=(None,) * ufunc.nin + (np.dtype(dtype),),
+                                        casting=casting)
     ins, out = list(resolved[: ufunc.nin]), resolved[-1]
     outs = list(resolved[ufunc.nin:])
     # NumPy compares Python ints with integer arrays exactly, even beyond the array's dtype
@@ -192,7 +194,9 @@ def apply_ufunc(ctx, ufunc: np.ufunc, args, kwargs, python_operator: bool = Fals
             operands = _python_negative_power(ctx, operands)
     if op is None:
         return _apply_multi_output(ctx, ufunc, operands, python_operator)
-    ins, out = _loop_dtypes(ufunc, operands, dtype=dtype)  # NumPy checks the loop before the shapes
+    # (NumPy checks the loop before the shapes; casting= decides whether the operands may be
+    # cast to it)
+    ins, out = _loop_dtypes(ufunc, operands, dtype=dtype, casting=kwargs.get("casting") or "same_kind")
     shape = _broadcast_shape(operands)
     constant = _out_of_range_comparison(ufunc, operands, ins)
     if constant is not None:

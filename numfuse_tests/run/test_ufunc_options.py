@@ -85,3 +85,13 @@ def test_casting_into_out_raises_numpys_error():
         f(X)
     with pytest.raises(TypeError, match="same_kind"):
         numfuse.jit(f)(X)
+
+
+def test_dtype_with_unsafe_casting_casts_as_numpy():
+    # an image plus float noise into uint8: the operands cast to the loop's dtype, as NumPy does
+    # with casting='unsafe' (it was ignored without out=: numfuse raised the same_kind error)
+    img, noise = np.array([10, 200, 255], np.uint8), np.array([1.4, -5.2, 3.9])
+    fn = lambda a, b: np.add(a, b, casting="unsafe", dtype=np.uint8)  # noqa: E731
+    check(fn, img, noise)
+    with pytest.raises(TypeError, match="same_kind"):
+        numfuse.jit(lambda a, b: np.add(a, b, dtype=np.uint8))(img, noise)
