@@ -298,7 +298,14 @@ class TraceContext(Layouts):
     def as_tracer(self, operand: Operand) -> "Tracer":
         if operand.tracer is not None:
             return operand.tracer
-        return self.broadcast(operand.dtype.type(operand.value), ())
+        value = operand.value
+        if type(value) is int and not -2**63 <= value < 2**63:
+            # NumPy's array of a Python int past int64: uint64 up to 2**64 - 1 (a hash constant
+            # searched for in a uint64 array), else of dtype object, which numfuse refuses
+            array = np.asarray(value)
+            check_supported(array.dtype, f"the Python int {value}")
+            return self.broadcast(array[()], ())
+        return self.broadcast(operand.dtype.type(value), ())
 
     def atom(self, tracer: "Tracer") -> Var:
         return tracer._var

@@ -290,3 +290,20 @@ STAT_ALL_NAN_ROW[3, :] = np.nan
 def test_nanmedian_and_i0_match_numpy(fn, x):
     with np.errstate(all="ignore"):
         check(fn, x, reduced=6)
+
+
+_HASHES = np.array([1, 5, 2**63, 2**64 - 2], np.uint64)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda h: np.searchsorted(h, 2**63 + 1),
+    lambda h: np.digitize(2**63 + 1, h),
+    lambda h: np.searchsorted(h, [2**63 + 1, 5]),
+    lambda h: (np.add.at(h, [0, 1], 2**63), h)[1],
+])
+def test_python_ints_past_int64_are_numpys_uint64(fn):
+    # uint64 hash keys written as Python int constants: NumPy makes them uint64 (numfuse's int64
+    # conversion raised OverflowError, naming no line)
+    mine, theirs = _HASHES.copy(), _HASHES.copy()
+    assert_same(numfuse.jit(fn)(mine), fn(theirs))
+    np.testing.assert_array_equal(mine, theirs)
