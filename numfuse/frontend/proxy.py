@@ -116,16 +116,20 @@ def _method(function: Callable) -> Callable:
 class _Flat:
     """A traced array's .flat: its points in C order, through a ravel view of it."""
 
-    __slots__ = ("_array",)
+    __slots__ = ("_array", "_writable")
 
-    def __init__(self, array):
+    def __init__(self, array, writable: bool = True):
         self._array = array
+        self._writable = writable  # (False: x.ravel() is a copy, which writes would not reach x)
 
     def __getitem__(self, key):
         picked = self._array.ravel()[key]
         return picked if not picked.shape else picked.copy()  # one point: NumPy's scalar
 
     def __setitem__(self, key, value):
+        if not self._writable:
+            raise unsupported("writing through x.flat of an array that is not C-contiguous (or of unknown layout)",
+                              "write into x itself (x[np.unravel_index(i, x.shape)] = v)")
         view = self._array.ravel()
         view[key] = _raveled(value)  # (B.flat[i] = A.flat: A's points in C order)
 
@@ -558,13 +562,11 @@ class Tracer(TracedArray):
     @property
     def flat(self):
         """x.flat: indexing it reads (a copy, as NumPy's flatiter gives) and writes x's points in
-        C order (sklearn's `cov.flat[::n + 1] += shrink`, the diagonal)."""
+        C order (sklearn's `cov.flat[::n + 1] += shrink`, the diagonal). Of an array whose C-order
+        ravel is a copy (a Fortran-ordered argument), reads only."""
         from .numpy_views import reshape_kind
 
-        if reshape_kind(self.shape, self._ctx.strides_of(self._var), (self.size,), True) != "view":
-            raise unsupported("x.flat of an array that is not C-contiguous (or of unknown layout)",
-                              "index x.ravel() to read, or x itself to write")
-        return _Flat(self)
+        return _Flat(self, reshape_kind(self.shape, self._ctx.strides_of(self._var), (self.size,), True) == "view")
 
     def flatten(self, order="C"):
         if order != "C":

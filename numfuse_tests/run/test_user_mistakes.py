@@ -376,8 +376,19 @@ def _shrunk_covariance(cov, shrinkage):
 def test_flat_reads_and_writes_in_c_order():
     cov = np.arange(16.0).reshape(4, 4)
     assert_same(numfuse.jit(_shrunk_covariance)(cov.copy(), 0.1), _shrunk_covariance(cov.copy(), 0.1))
+    # of an array whose C-order ravel is a copy: reads (a radial profile's image.flat[ind] of a
+    # Fortran-ordered image), and writes refused, which would not reach the array
+    assert numfuse.jit(lambda x: x.T.flat[1])(cov) == cov.T.flat[1]
+    image = np.asfortranarray(cov)
+    index = np.array([0, 5, 7])
+    assert_same(numfuse.jit(lambda x, i: x.flat[i].sum())(image, index), image.flat[index].sum())
+
+    def write(x):
+        x.T.flat[1] = 7.0
+        return x
+
     with pytest.raises(numfuse.UnsupportedError, match="not C-contiguous"):
-        numfuse.jit(lambda x: x.T.flat[1])(cov)
+        numfuse.jit(write)(cov.copy())
 
 
 def _to_spiral(A, order):
