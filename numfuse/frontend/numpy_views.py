@@ -30,6 +30,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..ir import viewmaps
+from ..ir.graph import Var
 from ..errors import LayoutError, at_user_line, unsupported, user_line_noted
 
 
@@ -434,3 +435,39 @@ FUNCTIONS = {
     np.concatenate: concatenate,
     np.stack: stack,
 }
+
+
+# -- x.view(another dtype of its size): the same bits read as that dtype --------------------------
+
+
+def _reinterpreted(ctx, var: Var, source: np.dtype, target: np.dtype) -> Var:
+    """`var`'s bits as `target` (same itemsize): integers of one size are C casts of each other
+    (the same bits); a float is float_bits' signed integer, an integer float_from_bits' float."""
+    def convert(v: Var, dtype) -> Var:
+        dtype = np.dtype(dtype)
+        return v if v.aval.dtype == dtype else ctx.bind("int_bits", [v], v.aval.shape, dtype,
+                                                         params=(("dtype", dtype),))._var
+    signed = np.dtype(f"i{source.itemsize}")
+    if source.kind == "f":
+        var = ctx.bind("float_bits", [var], var.aval.shape, signed)._var
+    if target.kind == "f":
+        return ctx.bind("float_from_bits", [convert(var, signed)], var.aval.shape, target)._var
+    return convert(var, target)
+
+
+def reinterpreting_view(ctx, tracer, dtype: np.dtype):
+    """`x.view(dtype)` for another dtype of x's itemsize (float32 and int32 or uint32, int64 and
+    uint64, ...): a view whose values are x's bits read as `dtype`, and whose writes write those
+    bits into x (numpy-100's `Z.view(np.int32)[:] = Z`, a sign flip by `^= 0x80000000`); None
+    where it is not such a view (another size, float16, complex, bool, a scalar)."""
+    source = tracer.dtype
+    if tracer._weak or tracer._numpy_scalar or source.itemsize != dtype.itemsize or \
+            source.kind not in "iuf" or dtype.kind not in "iuf" or \
+            ("f" in (source.kind, dtype.kind) and source.itemsize not in (4, 8)):
+        return None
+
+    def rewrite(at, shape, value):
+        bits = ctx.convert(ctx.as_tracer(ctx.operand(value)), dtype)
+        tracer._assign_at(at, shape, ctx.wrap(_reinterpreted(ctx, bits._var, dtype, source)), through_view=True)
+
+    return ctx.view(tracer, lambda var: _reinterpreted(ctx, var, source, dtype), dtype=dtype, rewrite=rewrite)

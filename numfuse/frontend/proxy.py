@@ -621,6 +621,10 @@ class Tracer(TracedArray):
             type = None  # (a traced array is NumPy's own ndarray)
         if dtype is not None and np.dtype(dtype) == self.dtype:
             dtype = None  # the same elements: a traced view (writes through it reach x)
+        if dtype is not None and type is None:
+            view = numpy_views.reinterpreting_view(self._ctx, self, np.dtype(dtype))
+            if view is not None:
+                return view
         if dtype is not None or type is not None:
             options = {"dtype": dtype} if dtype is not None else {}
             return Tracer.__getattr__(self, "view")(**options, **({"type": type} if type is not None else {}))

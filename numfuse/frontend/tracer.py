@@ -708,7 +708,7 @@ def argument_view(ctx, tracer, arguments):
     if index is None:
         return None
     var = tracer._var  # (first: a view binds its equations when first read)
-    chain = viewmaps.view_chain(ctx.eqns, var, root._var)
+    chain = viewmaps.view_chain(ctx.eqns, var, root._var, dtype_views=True)
     return None if chain is None else (index, chain)
 
 

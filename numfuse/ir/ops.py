@@ -290,6 +290,10 @@ _ELEMENTWISE = [
     ElementwiseOp("where", 3, {**_all(S.where), "c": S.where}, type_from=1),
     ElementwiseOp("real", 1, {"c": S.real_part}),
     ElementwiseOp("imag", 1, {"c": S.imag_part}),
+    # a float's bits as the signed integer of its size, and back (x.view(another dtype))
+    ElementwiseOp("float_bits", 1, {"f": B.bits_of_float}),
+    ElementwiseOp("float_from_bits", 1, {"i": B.float_of_bits}),
+    ElementwiseOp("int_bits", 1, {"i": B.same_bits, "u": B.same_bits}),
     # a complex value from its two parts (a write through x.real or x.imag: the other part kept)
     ElementwiseOp("complex_from_parts", 2, {"f": S.complex_from_parts}),
     # np.multiply's reduce, accumulate and at loops (np.prod, np.cumprod, np.multiply.at):

@@ -69,6 +69,12 @@ def _elementwise_rule(op) -> Callable:
             return _ufunc_rule(ufunc, parts.index(op.name))
     if op.name in ("real", "imag"):
         return lambda avals, params, out: Aval(avals[0].shape, part_dtype(avals[0].dtype))
+    if op.name == "float_bits":
+        return lambda avals, params, out: Aval(_shape(avals), np.dtype(f"i{avals[0].dtype.itemsize}"))
+    if op.name == "int_bits":
+        return lambda avals, params, out: Aval(_shape(avals), np.dtype(params["dtype"]))
+    if op.name == "float_from_bits":
+        return lambda avals, params, out: Aval(_shape(avals), np.dtype(f"f{avals[0].dtype.itemsize}"))
     if op.name == "complex_from_parts":
         return lambda avals, params, out: Aval(_shape(avals), complex_dtype(avals[0].dtype))
     if op.name == "where":

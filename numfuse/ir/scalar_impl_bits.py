@@ -17,6 +17,22 @@ NumPy's C loop does when it truncates to the narrow type).
 import math
 
 
+# -- a float's bits (x.view(np.int32) of a float32 array) -----------------------------------------
+# float_bits and float_from_bits are the targets' bitcasts (intrinsics of the kernel module).
+def bits_of_float(a):
+    return float_bits(a)
+
+
+def float_of_bits(a):
+    return float_from_bits(a)
+
+
+def same_bits(a):
+    # a signed integer as the unsigned one of its size, or back: the generator's C cast of the
+    # value to the result dtype keeps its bits
+    return a
+
+
 # -- shifts ----------------------------------------------------------------------------------------
 # NumPy (npy_lshift, npy_rshift): a count outside [0, width) shifts everything out: 0, or for a
 # right shift of a negative signed value, -1. Inside, a << b keeps the low bits of the result.

@@ -188,14 +188,20 @@ def gather_pieces(eqn: Eqn, imap: IndexMap, index_entry) -> list[tuple]:
     return [(eqn.inputs[0], xmap)] + [(i, bmap) for i in indices]
 
 
-def view_chain(eqns, var, root):
-    """The view equations (broadcast, transpose, slice, reshape) that make `var` from `root`,
-    in order, among `eqns`; None where something else does."""
+# The operations of x.view(another dtype of its size) (frontend/numpy_views.reinterpreting_view):
+# the same bits read as another dtype, a view of the same memory in NumPy.
+DTYPE_VIEWS = frozenset({"float_bits", "float_from_bits", "int_bits"})
+
+
+def view_chain(eqns, var, root, dtype_views: bool = False):
+    """The view equations (broadcast, transpose, slice, reshape; with `dtype_views`,
+    DTYPE_VIEWS too) that make `var` from `root`, in order, among `eqns`; None where something
+    else does."""
     chain = []
     producers = {eqn.out: eqn for eqn in eqns}
     while var is not root:
         eqn = producers.get(var)
-        if eqn is None or eqn.prim not in VIEWS:
+        if eqn is None or not (eqn.prim in VIEWS or dtype_views and eqn.prim in DTYPE_VIEWS):
             return None
         chain.append(eqn)
         var = eqn.inputs[0]
@@ -237,6 +243,8 @@ def view_function(xp, eqns):
             if len(drop) == len(index):
                 index.append(Ellipsis)  # a 0-d view, as NumPy's x[0, ...] is (x[0] would be a scalar)
             steps.append((_indexed, tuple(index), out))
+        elif eqn.prim in DTYPE_VIEWS:
+            steps.append((_as_dtype, eqn.out.aval.dtype, out))
         else:
             raise AssertionError(f"{eqn.prim} is no view")
 
@@ -248,6 +256,10 @@ def view_function(xp, eqns):
         return array
 
     return view
+
+
+def _as_dtype(array, dtype):
+    return array.view(dtype)
 
 
 def _transposed(array, perm):

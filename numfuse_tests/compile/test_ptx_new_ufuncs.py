@@ -103,3 +103,19 @@ def test_integer_kernels_compute_no_floats():
     report = one_report(integer_ops, x, x)
     body = report.ptx
     assert ".f32" not in body and ".f64" not in body
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_views_as_another_dtype_compile_to_bitcasts(dtype):
+    """x.view(int) of a float array and writes through it: float_bits and float_from_bits,
+    one mov.b32/mov.b64 each, no conversion instruction and no call."""
+    def flip_sign(x):
+        bits = x.view(np.uint32 if x.dtype == np.float32 else np.uint64)
+        bits ^= np.uint32(1 << 31) if x.dtype == np.float32 else np.uint64(1 << 63)
+        return x * 2
+
+    reports = compile_all(flip_sign, np.ones(64, dtype))
+    ops = {s.op for kernel, _ in reports for s in kernel.nest.body if hasattr(s, "op")}
+    assert {"float_bits", "float_from_bits"} <= ops, ops
+    for _, report in reports:
+        assert "cvt.rn" not in report.ptx and "call" not in report.ptx

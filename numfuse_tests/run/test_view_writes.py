@@ -372,3 +372,54 @@ def test_an_array_written_with_itself_at_other_points_reads_its_old_values(layou
         return x, y
 
     check_in_place(f, arg(7, layout=layout if layout != "F" else "C"), arg(5, 5, layout=layout), kernels=None)
+
+
+def _sign_flip(z):
+    bits = z.view(np.uint32)
+    bits ^= 0x80000000
+    return z
+
+
+def _bits_written(Z):
+    # numpy-100 #53: a float32 array converted into an int32 one in place
+    Y = Z.view(np.int32)
+    Y[:] = Z
+    return Y
+
+
+def _inverse_sqrt(x):
+    # the fast inverse square root's bit trick, float32
+    i = x.view(np.int32)
+    i = 0x5f3759df - (i >> 1)
+    y = i.view(np.float32)
+    return y * (1.5 - 0.5 * x * y * y)
+
+
+def _exponent_and_view(x):
+    v = x.view(np.int64)
+    x *= 2
+    v[0] = 0  # into x, after its doubling
+    return (x.view(np.int64) >> 52) & 0x7FF, x.view(np.uint64) + 1, v
+
+
+@pytest.mark.parametrize("fn, x", [
+    (_sign_flip, np.array([1.5, -2.0, 0.0, np.nan], np.float32)),
+    (_bits_written, np.arange(4, dtype=np.float32) * 10.7),
+    (_inverse_sqrt, np.array([1.0, 4.0, 0.25, 1e-30], np.float32)),
+    (_exponent_and_view, np.array([1.0, 3.5, -0.0, 1e300])),
+])
+def test_a_view_as_another_dtype_of_its_size_reads_and_writes_the_bits_as_numpys(fn, x):
+    # (writes through it raised NumPy's read-only ValueError: the view ran at a graph break)
+    mine, theirs = x.copy(), x.copy()
+    got, expected = numfuse.jit(fn, numpy_fallback=False)(mine), fn(theirs)
+    for g, e in zip(got if isinstance(got, tuple) else (got,), expected if isinstance(expected, tuple) else (expected,)):
+        assert g.dtype == e.dtype
+        np.testing.assert_array_equal(g.view(np.uint8), e.view(np.uint8))
+    np.testing.assert_array_equal(mine.view(np.uint8), theirs.view(np.uint8))
+
+
+def test_a_returned_view_as_another_dtype_is_a_view_of_the_callers_array():
+    x = np.array([1.5, 2.5])
+    got = numfuse.jit(lambda x: x[::-1].view(np.uint64))(x)
+    assert np.shares_memory(got, x)
+    np.testing.assert_array_equal(got, x[::-1].view(np.uint64))

@@ -48,7 +48,8 @@ COLUMN_BLOCK_BYTES = 16 * 1024
 COLUMN_BLOCK_MIN = 256
 GPU_INTRINSICS = ("popc", "cbrt")  # what scalar templates call as cuda.<name>
 INTRINSICS = GPU_INTRINSICS + ("float16", "float16_load", "float16_bits", "float32_from_bits", "float64_from_bits",
-                             "float32_bits", "float64_bits", "fma", "prefetch", "select")
+                             "float32_bits", "float64_bits", "float_bits", "float_from_bits", "fma", "prefetch",
+                             "select")
 
 
 class _Statements(StatementRenderer):

@@ -122,6 +122,34 @@ float32_bits = _bitcast("float32_bits", numba.types.float32, numba.types.int32, 
 float64_bits = _bitcast("float64_bits", numba.types.float64, numba.types.int64, llvmlite.ir.IntType(64))
 
 
+
+
+@numba.extending.intrinsic
+def float_bits(typingctx, value):
+    """The bits of a float32 or float64 as an int32 or int64 (x.view(np.int32) of a float32)."""
+    if not isinstance(value, numba.types.Float) or value.bitwidth not in (32, 64):
+        return None
+    result = numba.types.int32 if value.bitwidth == 32 else numba.types.int64
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], llvmlite.ir.IntType(value.bitwidth))
+
+    return result(value), codegen
+
+
+@numba.extending.intrinsic
+def float_from_bits(typingctx, value):
+    """The float32 or float64 whose bits an int32 or int64 holds."""
+    if not isinstance(value, numba.types.Integer) or value.bitwidth not in (32, 64):
+        return None
+    result = numba.types.float32 if value.bitwidth == 32 else numba.types.float64
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], llvmlite.ir.FloatType() if value.bitwidth == 32 else llvmlite.ir.DoubleType())
+
+    return result(value), codegen
+
+
 # -- fused multiply-add --------------------------------------------------------------------------
 # fma(a, b, c) = a * b + c with one rounding: LLVM's llvm.fma, one vfmadd instruction where the
 # CPU has FMA (and libm's correctly rounded fma where it has not: the same bits, slower). Numba

@@ -365,6 +365,7 @@ def render_code(nest: LoopNest, params, names: dict[str, str]) -> str:
         ast.ImportFrom("numba", [ast.alias("cuda")], 0),
         ast.ImportFrom("numba.cuda.types", [ast.alias(t) for t in TYPE_NAMES], 0),
         ast.ImportFrom("numfuse.targets.cuda.products", [ast.alias("fma"), ast.alias("mul")], 0),
+        ast.ImportFrom("numfuse.targets.cuda.bits", [ast.alias("float_bits"), ast.alias("float_from_bits")], 0),
     ]
     return ast.unparse(module(imports + [fn]))
 
