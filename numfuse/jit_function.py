@@ -250,6 +250,10 @@ class JitFunction:
                    for i, j, how in self._external_part(values, specs) if how is not False}
         budget = numpy_fallback.trace_budget(self._numpy_fallback, values)
         target = self._target_for(values)
+        if sharing is not None and any(g.repeats_an_object for g in sharing.groups):
+            # One array object at several positions is one traced object (X is Y), whatever
+            # the function writes: traced so from the start.
+            specs, hidden = self._shared_specs(names, values, specs, sharing)
         while True:
             all_specs = list(specs) + [h[1] for h in hidden]
             traced_positions = [i for i, s in enumerate(all_specs) if isinstance(s, ArgSpec)]

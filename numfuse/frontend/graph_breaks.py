@@ -664,7 +664,7 @@ def run_segmented(fn: Callable, specs: list, values: list, names: list[str], run
     for kept in kept_values(tree):
         stuck = opaque.replace(kept, lambda t: give(t, concrete[id(t)]) if id(t) in concrete
                                else eager.real(t, breaker.eager or {}))
-        if stuck is not None:
+        if stuck is not None and breaker.eager is None:  # (after the switch, eager.real's below)
             raise UnsupportedError(
                 f"the function returns {stuck}, a traced array that numfuse cannot replace by its value there "
                 "(in a tuple, or a generator's local); return the arrays themselves, or build the object outside")

@@ -112,21 +112,17 @@ def out_of_domain(x, p):
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_functions_outside_their_domains(dtype):
     x = np.array(EDGES, dtype=dtype)
-    # known bug (simulator only): np.power(-inf, 0.5) is inf in NumPy's loops and CUDA's pow,
-    # nan in numfuse's simulator math (targets/cuda/simmath.py calls NumPy's scalar power, which
-    # takes x ** 0.5 as sqrt(x)); so -inf is raised to 3 here.
+    # np.power(-inf, 0.5) is inf in C's pow (a GPU's, the CPU target's, the simulator's since
+    # simmath._c_pow) and in NumPy's scalar loop, NaN in NumPy's SIMD loop of some lengths: so
+    # -inf is raised to 3 here.
     p = np.array([0.5, -1.5, 2.0, -1.0, 0.5, 1.5, 3.0, -2.0, 0.5, 3.0, 2.0, 0.5], dtype=dtype)
     check(out_of_domain, x, p)
 
 
 # -- known bugs --------------------------------------------------------------------------------------
 
-# The repro of each exclusion in numfuse_tests/fuzz/known_bugs.py (and of the simulator's power
-# of -inf, left out of test_functions_outside_their_domains above).
+# The repro of each exclusion in numfuse_tests/fuzz/known_bugs.py.
 KNOWN_BUGS: dict = {}
-if backend().simulated:
-    KNOWN_BUGS["simulator power of -inf"] = (lambda x, p: (np.power(x, p),),
-                                             (np.array([-np.inf]), np.array([0.5])))
 
 
 @pytest.mark.parametrize("bug", sorted(KNOWN_BUGS))
