@@ -151,6 +151,9 @@ MEASUREMENTS = [
      "`python -m benchmarks.roll_loops`: np.roll stencils, a game of life and an RK4 integrator whose "
      "steps read the step before through concatenations: the first call with an empty kernel cache "
      "(trace, plan, compile), a later call, NumPy (plan/select_nesting.py keeps each kernel's code bounded)."),
+    ("compile-time-cpu", "First-call compile time of vector math (CPU target)",
+     "`python -m benchmarks.compile_time`: the first call, with an empty cache, of loops chaining 8 or 24 of "
+     "exp, tanh, log1p, sin and cos, each in a fresh process; run at two commits to compare them."),
     ("ptx-loops", "Instructions per point",
      "`python -m benchmarks.ptx_loops`: PTX instructions per point in each kernel's costliest inner "
      "loop, integer divisions in it, and negative-index wraparounds in the kernel (no GPU needed; "
