@@ -124,30 +124,28 @@ float64_bits = _bitcast("float64_bits", numba.types.float64, numba.types.int64, 
 
 
 
-@numba.extending.intrinsic
-def float_bits(typingctx, value):
-    """The bits of a float32 or float64 as an int32 or int64 (x.view(np.int32) of a float32)."""
-    if not isinstance(value, numba.types.Float) or value.bitwidth not in (32, 64):
-        return None
-    result = numba.types.int32 if value.bitwidth == 32 else numba.types.int64
+def _sized_bitcast(name: str, kind, results: dict):
+    """An intrinsic `name(value)`: the bits of a 32- or 64-bit value of `kind` (a Numba type
+    class) as the type `results` holds for its width, one LLVM bitcast."""
 
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], llvmlite.ir.IntType(value.bitwidth))
+    def typer(typingctx, value):
+        if not isinstance(value, kind) or value.bitwidth not in results:
+            return None
+        result = results[value.bitwidth]
 
-    return result(value), codegen
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(result))
+
+        return result(value), codegen
+
+    typer.__name__ = typer.__qualname__ = name
+    return numba.extending.intrinsic(typer)
 
 
-@numba.extending.intrinsic
-def float_from_bits(typingctx, value):
-    """The float32 or float64 whose bits an int32 or int64 holds."""
-    if not isinstance(value, numba.types.Integer) or value.bitwidth not in (32, 64):
-        return None
-    result = numba.types.float32 if value.bitwidth == 32 else numba.types.float64
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], llvmlite.ir.FloatType() if value.bitwidth == 32 else llvmlite.ir.DoubleType())
-
-    return result(value), codegen
+# x.view(np.int32) of a float32 (and back): ops.py's float_bits and float_from_bits
+float_bits = _sized_bitcast("float_bits", numba.types.Float, {32: numba.types.int32, 64: numba.types.int64})
+float_from_bits = _sized_bitcast("float_from_bits", numba.types.Integer,
+                                 {32: numba.types.float32, 64: numba.types.float64})
 
 
 # -- fused multiply-add --------------------------------------------------------------------------

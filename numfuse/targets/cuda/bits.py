@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .products import SIMULATED
+
 
 def simulated_float_bits(value):
     return value.view(np.int32 if value.dtype.itemsize == 4 else np.int64)
@@ -43,12 +45,5 @@ def _intrinsics():
     return float_bits, float_from_bits
 
 
-try:
-    from numba import config as _config
-except ImportError:  # the no-numba tier never imports a kernel module
-    _config = None
 # What kernel modules import: the GPU's intrinsics, or the simulator's Python.
-if _config is not None and not _config.ENABLE_CUDASIM:
-    float_bits, float_from_bits = _intrinsics()
-else:
-    float_bits, float_from_bits = simulated_float_bits, simulated_float_from_bits
+float_bits, float_from_bits = (simulated_float_bits, simulated_float_from_bits) if SIMULATED else _intrinsics()

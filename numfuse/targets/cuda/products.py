@@ -113,8 +113,7 @@ try:
     from numba import config as _config
 except ImportError:  # the no-numba tier never imports a kernel module
     _config = None
+# Whether kernel modules run on Numba's CUDA simulator (as Python), not compiled for a GPU.
+SIMULATED = _config is None or bool(_config.ENABLE_CUDASIM)
 # What kernel modules import: the GPU's intrinsics, or the simulator's Python.
-if _config is not None and not _config.ENABLE_CUDASIM:
-    mul, fma = _intrinsics()
-else:
-    mul, fma = simulated_mul, simulated_fma
+mul, fma = (simulated_mul, simulated_fma) if SIMULATED else _intrinsics()
