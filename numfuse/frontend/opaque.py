@@ -71,12 +71,16 @@ def _children(value) -> Iterator[tuple[str, Any, Callable | None]]:
 
 
 def _walk(value, path: str, seen: set[int]) -> Iterator[tuple[str, TracedArray, Callable | None]]:
-    for where, child, put in _children(value):
-        if isinstance(child, TracedArray):
-            yield path + where, child, put
-        elif not isinstance(child, _LEAVES) and id(child) not in seen:
-            seen.add(id(child))
-            yield from _walk(child, path + where, seen)
+    # (a stack, not recursion: a returned linked structure may be deeper than Python's limit)
+    stack = [(value, path)]
+    while stack:
+        holder, at = stack.pop()
+        for where, child, put in _children(holder):
+            if isinstance(child, TracedArray):
+                yield at + where, child, put
+            elif not isinstance(child, _LEAVES) and id(child) not in seen:
+                seen.add(id(child))
+                stack.append((child, at + where))
 
 
 def _opaque(value) -> bool:
