@@ -165,7 +165,7 @@ def _axis_call(prim, name):
                 getattr(np, prim)(np.zeros((), t.dtype), axis=axis)  # np.sort's AxisError
             axis = None  # NumPy's argsort of a 0-d value: of it flattened, shape (1,)
         params = {"axis": _axis_param(t, axis, name)}
-        if stable or kind == "stable":
+        if stable or kind in ("stable", "mergesort"):  # (NumPy's 'mergesort' is its stable sort)
             params["kind"] = "stable"
         note(ctx, f"{name} runs as a library call (a sort: CUB on a GPU)")
         return ctx.numpy_scalar(bind_library(ctx, prim, [t], params)[0])

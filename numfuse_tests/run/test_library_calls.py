@@ -307,3 +307,12 @@ def test_python_ints_past_int64_are_numpys_uint64(fn):
     mine, theirs = _HASHES.copy(), _HASHES.copy()
     assert_same(numfuse.jit(fn)(mine), fn(theirs))
     np.testing.assert_array_equal(mine, theirs)
+
+
+def test_a_mergesort_argsort_is_stable_as_numpys():
+    # scipy's rankdata(method='ordinal') sorts with kind='mergesort', NumPy's stable sort: ties
+    # in their order (numfuse took it for the default, unstable sort)
+    a = np.array([3, 1, 3, 1, 2, 3, 1, 2, 2, 1] * 30)
+    for fn in (lambda a: np.argsort(a, kind="mergesort"), lambda a: a.argsort(kind="mergesort"),
+               lambda a: np.argsort(a.reshape(30, 10), axis=0, kind="mergesort")):
+        np.testing.assert_array_equal(numfuse.jit(fn)(a), fn(a))
