@@ -444,3 +444,18 @@ def test_an_in_place_update_of_x_k_for_a_traced_k_writes_x_as_numpys_view():
     x = rng.random((3, 3))
     for got, expected in zip(numfuse.jit(column)(x.copy(), y[1:]), column(x.copy(), y[1:])):
         np.testing.assert_array_equal(got, expected)
+
+
+def _gathered_statistics(data, idx):
+    # a bootstrap's statistics of a resample: x = data[idx]; its sum beside its max takes a pass
+    # of its own over the row (pairwise.sums_apart), which read x[...] without computing the
+    # gathered index (a compile error in the serial function, under 32,768 points)
+    x = data[idx]
+    return x.sum(), x.max(), x.mean(), np.argmax(x), np.cumsum(x)
+
+
+@pytest.mark.parametrize("n", [50, 300])
+def test_a_gathers_sum_beside_a_max_or_cumsum_matches_numpy(n):
+    rng = np.random.default_rng(n)
+    data, idx = rng.random(n), rng.integers(-n, n, n)
+    assert_same(numfuse.jit(_gathered_statistics, numpy_fallback=False)(data, idx), _gathered_statistics(data, idx))

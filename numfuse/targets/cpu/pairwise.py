@@ -23,6 +23,7 @@ from ...codegen.pyast import Suffix, assign, call, target, unrolled_points, var
 from ...codegen.statements import literal
 from ...codegen.templates import clone, fill_body
 from ...ir.dtypes import compute_dtype
+from ...ir.indexing import DivMod, Gathered, Lin
 from ...loops.loopnest import Accumulate, Check, Compute, Iota, Load, LoopNest, OnlineAccumulate, Phase, Store, walk
 from . import templates
 
@@ -107,13 +108,31 @@ def _apart(nest: LoopNest, phase: Phase, lanes: int) -> list[Phase] | None:
         if operand in made:
             needed.add(operand)
             statement = made[operand]
-            stack.extend(statement.args if isinstance(statement, Compute) else ())
+            # (a Compute's operands; a gather's load, the values its index is computed from)
+            stack.extend(statement.args if isinstance(statement, Compute) else
+                         _index_names(statement.index) if isinstance(statement, Load) else ())
     first = Phase(tuple(a for a in accumulators if a.name in sums),
                   tuple(s for s in phase.body if getattr(s, "dst", None) in needed
                         or isinstance(s, Accumulate) and s.acc in sums))
     rest = Phase(tuple(a for a in accumulators if a.name not in sums),
                  tuple(s for s in phase.body if not (isinstance(s, Accumulate) and s.acc in sums)))
     return [first, rest] if uses_pairwise(nest, first, lanes) else None
+
+
+def _index_names(entry) -> list[str]:
+    """The names an index (or a tuple of them) reads: loop variables, and the values a gathered
+    index is (x[idx]: the loaded and wrapped idx)."""
+    if isinstance(entry, str):
+        return [entry]
+    if isinstance(entry, tuple):
+        return [n for e in entry for n in _index_names(e)]
+    if isinstance(entry, Lin):
+        return [n for v, _ in entry.terms for n in _index_names(v)]
+    if isinstance(entry, DivMod):
+        return _index_names(entry.inner)
+    if isinstance(entry, Gathered):
+        return _index_names(entry.value)
+    return []
 
 
 def pairwise_loop(body, nest: LoopNest, phase, start: ast.expr | None = None,
