@@ -307,7 +307,7 @@ class JitFunction:
             if sharing is None or hidden or any(s[0] == "alias" for s in specs if not isinstance(s, ArgSpec)):
                 break
             written = {traced_positions[i] for i in traced.graph.writebacks}
-            if not written & sharing.members() and not any(g.repeats_an_object for g in sharing.groups):
+            if not written & sharing.members():
                 break  # the overlapping arguments are only read: each can be its own buffer
             refusal = sharing.refusal(names, written, fn_name)
             if refusal is not None:

@@ -298,11 +298,11 @@ class Tracer(TracedArray):
 
     def __array__(self, dtype=None, copy=None):
         what = "Converting a traced array to a NumPy array (np.asarray)"
-        if self.ndim > 1 and _called_by(_AS_STRIDED_CODE) and not self._ctx.c_contiguous(self._var) and \
-                not (self._ctx.breaks is None and not isinstance(self, _View) and self._var in self._ctx.inputs) and \
-                not (self._ctx.breaks is not None and self._ctx.breaks.given_in_numpys_layout(self)):
+        breaks = self._ctx.breaks
+        if breaks is not None and not breaks.given_in_numpys_layout(self) and _called_by(_AS_STRIDED_CODE):
             # as_strided reads the array's memory: NumPy's layout of it, which numfuse's real
-            # array (in C order) is not
+            # array (in C order) is not (a trace without breaks stops below, and the run segment
+            # by segment that follows meets this check)
             raise numpy_views.layout_refusal("as_strided of an array not C-contiguous in NumPy (or of a layout "
                                              "numfuse does not know)", "its windows are over the memory's order")
         if copy:
